@@ -1,0 +1,123 @@
+"""Parquet table schemas, all in one place.
+
+Each table is a mapping column -> polars dtype. ``check`` verifies a frame has every column
+with the declared dtype (extra columns are allowed) and raises SchemaError naming the file
+and column. ``ARRAY_F32`` marks a fixed-size float32 array column of any width.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from stages.errors import SchemaError
+
+ARRAY_F32 = "Array[Float32]"  # sentinel: fixed-size float32 array, width checked elsewhere
+
+RETRIEVED = pl.Struct(
+    {
+        "chunk_id": pl.String,
+        "rank": pl.Int32,
+        "score": pl.Float64,
+        "doc_id": pl.String,
+        "char_start": pl.Int64,
+        "char_end": pl.Int64,
+        "text": pl.String,
+    }
+)
+
+TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
+    "documents": {
+        "doc_id": pl.String,
+        "path": pl.String,
+        "title": pl.String,
+        "format": pl.String,
+        "text": pl.String,
+        "n_chars": pl.Int64,
+        "duplicate_of": pl.String,  # null unless an exact duplicate of another doc_id
+    },
+    "rejected_documents": {
+        "path": pl.String,
+        "reason": pl.String,
+    },
+    "chunks": {
+        "chunk_id": pl.String,
+        "chunking": pl.String,
+        "doc_id": pl.String,
+        "chunk_index": pl.Int32,
+        "char_start": pl.Int64,
+        "char_end": pl.Int64,
+        "n_tokens": pl.Int32,
+        "text": pl.String,
+    },
+    "embeddings": {
+        "chunk_id": pl.String,
+        "embedding": ARRAY_F32,
+    },
+    "retrieval_run": {
+        "query_id": pl.String,
+        "chunk_id": pl.String,
+        "rank": pl.Int32,
+        "score": pl.Float64,
+        "retriever": pl.String,
+    },
+    "qa": {
+        "question_id": pl.String,
+        "question": pl.String,
+        "reference_answers": pl.List(pl.String),
+        "doc_id": pl.String,
+        "char_start": pl.Int64,
+        "char_end": pl.Int64,
+        "context": pl.String,
+    },
+    "qa_rejected": {
+        "candidate_id": pl.String,
+        "failed_filter": pl.String,
+        "reason": pl.String,
+    },
+    "answers": {
+        "system": pl.String,
+        "question_id": pl.String,
+        "answer": pl.String,
+        "abstained": pl.Boolean,
+        "retrieved": pl.List(RETRIEVED),
+        "query_variants": pl.List(pl.String),
+        "latency_s": pl.Float64,
+        "prompt_tokens": pl.Int64,
+        "completion_tokens": pl.Int64,
+        "error": pl.String,
+    },
+}
+
+
+def _dtype_ok(actual: pl.DataType, expected: pl.DataType | type[pl.DataType] | str) -> bool:
+    if expected == ARRAY_F32:
+        return isinstance(actual, pl.Array) and actual.inner == pl.Float32
+    return actual == expected
+
+
+def check(df: pl.DataFrame, table: str, source: Path | str) -> pl.DataFrame:
+    """Raise SchemaError if ``df`` lacks a column of ``table`` or has a wrong dtype."""
+    try:
+        spec = TABLES[table]
+    except KeyError:
+        raise SchemaError(f"unknown table schema '{table}'") from None
+    for col, expected in spec.items():
+        if col not in df.columns:
+            raise SchemaError(f"{source}: missing column '{col}' (table '{table}')")
+        actual = df.schema[col]
+        if not _dtype_ok(actual, expected):
+            raise SchemaError(
+                f"{source}: column '{col}' has dtype {actual}, expected {expected} "
+                f"(table '{table}')"
+            )
+    return df
+
+
+def empty(table: str) -> pl.DataFrame:
+    """An empty frame with ``table``'s declared columns (array columns become Float32 lists)."""
+    cols = {
+        c: (pl.Array(pl.Float32, 1) if t == ARRAY_F32 else t) for c, t in TABLES[table].items()
+    }
+    return pl.DataFrame(schema=cols)
