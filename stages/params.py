@@ -116,8 +116,15 @@ class QAGenParams(Strict):
     few_shot_file: str | None = None
     thresholds: QAGenThresholds = Field(default_factory=QAGenThresholds)
     near_duplicate_threshold: float = Field(default=0.9, gt=0, le=1)
+    near_duplicate_embedder: str | None = None  # key of `embedders`; None: the first one
     prompt_version: str = "v1"
     qa_file: str | None = None  # bring-your-own QA set: validated and used instead
+    batch_size: int = Field(default=8, gt=0)  # candidates per generation round (concurrency)
+    min_context_tokens: int = Field(default=40, ge=1)  # shorter chunks are not sampled
+    few_shot_k: int = Field(default=3, ge=0)  # example questions shown per candidate
+    question_max_tokens: int = Field(default=64, gt=0)
+    answer_max_tokens: int = Field(default=128, gt=0)
+    judge_max_tokens: int = Field(default=160, gt=0)
 
 
 class JudgeSpec(Strict):

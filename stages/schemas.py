@@ -70,11 +70,69 @@ TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
         "char_start": pl.Int64,
         "char_end": pl.Int64,
         "context": pl.String,
+        # provenance and filter record (qagen; a bring-your-own file gets nulls, origin 'byo')
+        "candidate_id": pl.String,
+        "origin": pl.String,  # 'generated' | 'byo'
+        "source_chunk_id": pl.String,
+        "reference_chunking": pl.String,
+        "attempt_index": pl.Int32,
+        "answerability_score": pl.Float64,
+        "answerability_reason": pl.String,
+        "faithfulness_score": pl.Float64,
+        "faithfulness_reason": pl.String,
+        "relevance_score": pl.Float64,
+        "relevance_reason": pl.String,
+        "question_model": pl.String,
+        "answer_model": pl.String,
+        "filter_model": pl.String,
+        "prompt_version": pl.String,
     },
     "qa_rejected": {
         "candidate_id": pl.String,
-        "failed_filter": pl.String,
+        "failed_filter": pl.String,  # first failing check, e.g. 'faithfulness', 'answer_error'
         "reason": pl.String,
+        "raw_output": pl.String,  # model text of a failed generation/parse, else null
+        "duplicate_of": pl.String,  # question_id kept instead (duplicate filters), else null
+        "question": pl.String,
+        "answer": pl.String,
+        "doc_id": pl.String,
+        "char_start": pl.Int64,
+        "char_end": pl.Int64,
+        "context": pl.String,
+        "source_chunk_id": pl.String,
+        "reference_chunking": pl.String,
+        "attempt_index": pl.Int32,
+        "answerability_score": pl.Float64,
+        "answerability_reason": pl.String,
+        "faithfulness_score": pl.Float64,
+        "faithfulness_reason": pl.String,
+        "relevance_score": pl.Float64,
+        "relevance_reason": pl.String,
+        "question_model": pl.String,
+        "answer_model": pl.String,
+        "filter_model": pl.String,
+        "prompt_version": pl.String,
+    },
+    "retrieval_per_query": {
+        "chunking": pl.String,
+        "embedder": pl.String,  # null for BM25 (embedder-independent)
+        "retriever": pl.String,
+        "query_id": pl.String,
+        "measure": pl.String,  # ir-measures name, e.g. 'R@5', 'RR@10', 'nDCG@5'
+        "value": pl.Float64,
+    },
+    "retrieval_summary": {
+        "chunking": pl.String,
+        "chunk_size": pl.Int64,
+        "chunk_overlap": pl.Int64,
+        "embedder": pl.String,
+        "retriever": pl.String,
+        "measure": pl.String,
+        "metric": pl.String,  # measure name without the cutoff, e.g. 'R'
+        "k": pl.Int64,
+        "value": pl.Float64,  # mean over queries
+        "std": pl.Float64,
+        "n_queries": pl.Int64,
     },
     "answers": {
         "system": pl.String,
