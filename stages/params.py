@@ -128,7 +128,9 @@ class QAGenParams(Strict):
 
 
 class JudgeSpec(Strict):
-    """A judge instance: ``kind`` names a registered judge type; other keys configure it."""
+    """A judge instance: ``kind`` names a registered judge type (``token_f1``,
+    ``containment``, ``embedding_similarity``, ``llm`` or a user-registered one); other keys
+    configure it (``model`` null -> ``llm.model``; ``embedder`` a key of ``embedders``)."""
 
     kind: str
     model: str | None = None
@@ -137,34 +139,58 @@ class JudgeSpec(Strict):
     prompt_version: str = "v1"
 
 
+def _default_judges() -> dict[str, JudgeSpec]:
+    return {
+        "token_f1": JudgeSpec(kind="token_f1", threshold=0.5),
+        "ref_similarity": JudgeSpec(kind="embedding_similarity", embedder="minilm", threshold=0.7),
+        "llm": JudgeSpec(kind="llm"),
+    }
+
+
 class UDCGParams(Strict):
+    """UDCG (SPEC 5): ``model`` gives P(NO-RESPONSE) (null -> ``llm.model``); a passage is
+    relevant (R = +1) when its RAGElo grade >= ``relevance_threshold``; UDCGθ is fitted
+    when ``fit_theta`` and at least ``theta_min_pairs`` ranked context pairs exist."""
+
     model: str | None = None
-    gamma: float = 1.0 / 3.0
+    gamma: float = Field(default=1.0 / 3.0, ge=0, le=1)
     k: int = Field(default=5, gt=0)
+    relevance_threshold: int = Field(default=1, ge=1, le=2)
+    fit_theta: bool = True
+    theta_min_pairs: int = Field(default=50, ge=1)
 
 
 class JudgeParams(Strict):
-    judges: dict[str, JudgeSpec] = Field(default_factory=dict)
+    """DAFE judging (SPEC 4) plus correctness, relevance and UDCG (SPEC 5).
+    ``prompt_version`` selects the correctness / relevance / UDCG prompts."""
+
+    judges: dict[str, JudgeSpec] = Field(default_factory=_default_judges)
     primaries: list[str] = Field(default_factory=lambda: ["token_f1", "ref_similarity"])
     arbitrator: str = "llm"
     correctness_model: str | None = None
     relevance_model: str | None = None
+    prompt_version: str = "v1"
     udcg: UDCGParams = Field(default_factory=UDCGParams)
 
     @model_validator(mode="after")
     def _judges_known(self) -> JudgeParams:
         if len(self.primaries) != 2:
             raise ValueError("primaries must name exactly two judges")
+        if len(set(self.primaries)) != 2 or self.arbitrator in self.primaries:
+            raise ValueError("primaries and arbitrator must be three different judges")
         for name in [*self.primaries, self.arbitrator]:
-            if self.judges and name not in self.judges:
+            if name not in self.judges:
                 raise ValueError(f"judge '{name}' is not defined under judge.judges")
         return self
 
 
 class TournamentParams(Strict):
+    """DICE tournament (SPEC 6). ``judge``: a key of stages.dice.pairwise_judges registry."""
+
     judge: str = "correctness_margin"
     model: str | None = None
-    rounds: int | None = None  # None: ceil(log2 N) + 1
+    rounds: int | None = Field(default=None, gt=0)  # None: ceil(log2 N) + 1
+    until_stable: int = Field(default=0, ge=0)  # >0: stop once ranking unchanged this many rounds
     margin: float = Field(default=0.1, ge=0, le=1)
     k_factor: float = Field(default=32.0, gt=0)
     upset_weighting: bool = True
@@ -172,6 +198,12 @@ class TournamentParams(Strict):
     bootstrap: int = Field(default=200, ge=0)
     seed: int = 0
     round_robin: bool = True
+    prompt_version: str = "v1"
+    evidence_passages: int = Field(default=3, ge=0)  # retrieved passages shown per system
+    evidence_chars: int = Field(default=600, gt=0)  # characters kept per passage
+    analysis_max_tokens: int = Field(default=256, gt=0)
+    correctness_scale: float = Field(default=0.1, gt=0)  # ordered-logit scale s
+    correctness_tie_band: float = Field(default=0.1, ge=0)  # ordered-logit cut point tau
 
 
 class Params(Strict):
