@@ -144,7 +144,8 @@ TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
         "latency_s": pl.Float64,
         "prompt_tokens": pl.Int64,
         "completion_tokens": pl.Int64,
-        "error": pl.String,
+        "model": pl.String,  # the generator model string the answer came from
+        "error": pl.String,  # null, or why this (system, question) has no answer
     },
 }
 
