@@ -1,0 +1,222 @@
+"""Retrieval evaluation on the QA set (SPEC 1, 5): Recall/MRR/nDCG/Precision/Hits@k.
+
+For every (chunking, embedder, retriever) of params - BM25 does not use an embedder, so it is
+evaluated once per chunking with ``embedder`` null (``-`` in metrics.json) - every QA question
+is retrieved with :func:`stages.retrieve.open_retriever` to depth ``max(retrieval.depth,
+max(ks))``. A chunk is relevant when it overlaps the item's ground-truth document span under
+``retrieval.relevance`` (:func:`stages.span_relevance.qrels_from_spans`), which is what makes
+systems that chunk differently comparable. Per-query values come from
+:func:`stages.ir_metrics.evaluate` (ir-measures); the summary is their mean (and std) over the
+questions. Outputs: per_query.parquet, summary.parquet, metrics.json, recall_vs_chunk_size.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from stages.entry import run_entry
+from stages.errors import RagcourtError
+from stages.io import read_table, write_json, write_parquet, write_with
+from stages.params import DEFAULT_PARAMS_PATH, Params, load_params
+from stages.schemas import TABLES
+
+log = logging.getLogger("ragcourt.retrieval_eval")
+
+QA_PATH = Path("data/qa/qa.parquet")
+CHUNKS_DIR = Path("data/chunks")
+OUT_DIR = Path("data/retrieval")
+PER_QUERY_PATH = OUT_DIR / "per_query.parquet"
+SUMMARY_PATH = OUT_DIR / "summary.parquet"
+METRICS_PATH = OUT_DIR / "metrics.json"
+PLOT_PATH = OUT_DIR / "recall_vs_chunk_size.png"
+
+NO_EMBEDDER = "-"  # label of embedder-independent retrievers (BM25) in metrics.json and plots
+_MEASURE = re.compile(r"^(?P<metric>.+?)@(?P<k>\d+)$")
+
+
+def evaluation_grid(params: Params) -> Iterator[tuple[str, str | None, str]]:
+    """(chunking, embedder or None, retriever) triples; BM25 once per chunking."""
+    for chunking in params.chunkings:
+        for retriever in params.retrieval.retrievers:
+            if retriever == "bm25":
+                yield chunking, None, retriever
+            else:
+                for embedder in params.embedders:
+                    yield chunking, embedder, retriever
+
+
+def search_depth(params: Params) -> int:
+    return max(params.retrieval.depth, *params.retrieval.ks)
+
+
+def evaluate_config(
+    qa: pl.DataFrame,
+    chunks: pl.DataFrame,
+    run: pl.DataFrame,
+    params: Params,
+) -> pl.DataFrame:
+    """Per-query measures (query_id, measure, value) of one retrieval ``run`` over ``qa``.
+
+    A question whose retriever returned nothing still scores 0 on every measure: the value is
+    filled in for each (question, measure) missing from the evaluator's output.
+    """
+    from stages.ir_metrics import evaluate
+    from stages.span_relevance import qrels_from_spans
+
+    qrels = qrels_from_spans(qa, chunks, params.retrieval.relevance)
+    per = evaluate(run, qrels, params.retrieval.ks).select(
+        pl.col("query_id").cast(pl.String), pl.col("measure").cast(pl.String),
+        pl.col("value").cast(pl.Float64),
+    )  # fmt: skip
+    judged = qrels.filter(pl.col("relevance") > 0)["query_id"].unique()
+    measures = per["measure"].unique().sort()
+    if measures.is_empty():
+        return per
+    grid = pl.DataFrame({"query_id": judged}).join(pl.DataFrame({"measure": measures}), how="cross")
+    return (
+        grid.join(per, on=["query_id", "measure"], how="left")
+        .with_columns(pl.col("value").fill_null(0.0))
+        .sort(["query_id", "measure"])
+    )
+
+
+def evaluate_all(qa: pl.DataFrame, params: Params) -> pl.DataFrame:
+    """Per-query rows (table ``retrieval_per_query``) for the whole grid of params."""
+    from stages.retrieve import open_retriever
+
+    queries = qa.select(pl.col("question_id").alias("query_id"), pl.col("question").alias("query"))
+    depth = search_depth(params)
+    frames: list[pl.DataFrame] = []
+    chunk_cache: dict[str, pl.DataFrame] = {}
+    for chunking, embedder, kind in evaluation_grid(params):
+        if chunking not in chunk_cache:
+            chunk_cache[chunking] = read_table(CHUNKS_DIR / f"{chunking}.parquet", "chunks")
+        retriever = open_retriever(kind, chunking, embedder, params)
+        run = retriever.search(queries, depth)
+        per = evaluate_config(qa, chunk_cache[chunking], run, params)
+        frames.append(
+            per.select(
+                pl.lit(chunking).alias("chunking"),
+                pl.lit(embedder, dtype=pl.String).alias("embedder"),
+                pl.lit(kind).alias("retriever"),
+                "query_id",
+                "measure",
+                "value",
+            )
+        )
+        log.info("retrieval_eval: %s/%s/%s done", chunking, embedder or NO_EMBEDDER, kind)
+    if not frames:
+        return pl.DataFrame(schema=TABLES["retrieval_per_query"])
+    return pl.concat(frames)
+
+
+def summarize(per_query: pl.DataFrame, params: Params) -> pl.DataFrame:
+    """Mean and std over questions per (chunking, embedder, retriever, measure)."""
+    sizes = pl.DataFrame(
+        {
+            "chunking": list(params.chunkings),
+            "chunk_size": [c.size for c in params.chunkings.values()],
+            "chunk_overlap": [c.overlap for c in params.chunkings.values()],
+        },
+        schema={"chunking": pl.String, "chunk_size": pl.Int64, "chunk_overlap": pl.Int64},
+    )
+    keys = ["chunking", "embedder", "retriever", "measure"]
+    agg = per_query.group_by(keys).agg(
+        pl.col("value").mean().alias("value"),
+        pl.col("value").std().alias("std"),
+        pl.len().cast(pl.Int64).alias("n_queries"),
+    )
+    parsed = agg["measure"].map_elements(_split_measure, return_dtype=pl.Struct(
+        {"metric": pl.String, "k": pl.Int64}))  # fmt: skip
+    out = (
+        agg.with_columns(parsed.alias("_m"))
+        .unnest("_m")
+        .join(sizes, on="chunking", how="left")
+        .sort(["chunk_size", "chunking", "embedder", "retriever", "metric", "k"], nulls_last=True)
+    )
+    return out.select(list(TABLES["retrieval_summary"]))
+
+
+def _split_measure(measure: str) -> dict[str, Any]:
+    m = _MEASURE.match(measure)
+    if m is None:
+        return {"metric": measure, "k": None}
+    return {"metric": m["metric"], "k": int(m["k"])}
+
+
+def metrics_json(summary: pl.DataFrame) -> dict[str, Any]:
+    """Nested {chunking: {embedder or '-': {retriever: {measure: mean}}}} for DVC metrics."""
+    out: dict[str, Any] = {}
+    for r in summary.iter_rows(named=True):
+        emb = r["embedder"] or NO_EMBEDDER
+        node = out.setdefault(r["chunking"], {}).setdefault(emb, {})
+        node.setdefault(r["retriever"], {})[r["measure"]] = round(float(r["value"]), 6)
+    return out
+
+
+def recall_metric(summary: pl.DataFrame) -> str:
+    """The recall family's name in ``summary`` ('R' in ir-measures, 'Recall' elsewhere)."""
+    for name in ("R", "Recall", "recall"):
+        if summary.filter(pl.col("metric") == name).height:
+            return name
+    raise RagcourtError("retrieval summary holds no recall measure (R@k / Recall@k)")
+
+
+def plot_recall(summary: pl.DataFrame, path: Path) -> None:
+    """Recall@k against chunk size, one panel per k, one line per (retriever, embedder)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    recall = summary.filter(pl.col("metric") == recall_metric(summary)).sort("chunk_size")
+    ks = sorted(recall["k"].drop_nulls().unique().to_list())
+    fig, axes = plt.subplots(1, len(ks), figsize=(3.6 * len(ks), 3.4), sharey=True, squeeze=False)
+    for ax, k in zip(axes[0], ks, strict=True):
+        sub = recall.filter(pl.col("k") == k)
+        for (emb, ret), line in sub.group_by(["embedder", "retriever"], maintain_order=True):
+            label = ret if emb is None else f"{ret} / {emb}"
+            line = line.sort("chunk_size")
+            ax.plot(line["chunk_size"], line["value"], marker="o", label=label)
+        ax.set_title(f"Recall@{k}")
+        ax.set_xlabel("chunk size (tokens)")
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("mean over questions")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    n = int(recall["n_queries"].max() or 0)
+    fig.suptitle(f"Retrieval recall vs chunk size ({n} questions)", fontsize=10)
+    fig.tight_layout()
+    write_with(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
+    plt.close(fig)
+
+
+def run(params: Params) -> None:
+    """Whole stage, paths relative to the cwd."""
+    qa = read_table(QA_PATH, "qa")
+    if qa.is_empty():
+        raise RagcourtError(f"{QA_PATH}: no QA items to evaluate retrieval on")
+    per_query = evaluate_all(qa, params)
+    summary = summarize(per_query, params)
+    write_parquet(per_query, PER_QUERY_PATH, "retrieval_per_query")
+    write_parquet(summary, SUMMARY_PATH, "retrieval_summary")
+    write_json(metrics_json(summary), METRICS_PATH)
+    plot_recall(summary, PLOT_PATH)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="Retrieval metrics of every config on the QA set.")
+    ap.add_argument("--params", default=str(DEFAULT_PARAMS_PATH))
+    args = ap.parse_args()
+    run(load_params(args.params))
+
+
+if __name__ == "__main__":
+    run_entry(main)
