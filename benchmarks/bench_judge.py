@@ -1,0 +1,134 @@
+"""Judging benchmarks: judge calls per verdict (DAFE vs always three judges) and verdicts per
+minute on the configured model (default: the embedded local model).
+
+1. Calls per verdict: read from ``data/judge/summary.json`` of a finished run (the demo
+   ``dvc repro``), when present.
+2. Throughput: ``--n`` items judged with a fresh, empty gateway cache (so every model call
+   is real): the LLM judge alone (verdicts/min) and the configured DAFE ensemble
+   (final verdicts/min, arbitrator calls). Items come from the run's answers + QA when
+   present, else from STS-B pairs (reference = sentence1, answer = sentence2).
+
+    python benchmarks/bench_judge.py --n 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from stages.judging.base import JudgeContext, JudgeItem, build_judges
+from stages.judging.dafe import dafe_summary, run_dafe
+from stages.params import load_params
+
+SUMMARY = Path("data/judge/summary.json")
+ANSWERS = Path("data/answers/answers.parquet")
+QA = Path("data/qa/qa.parquet")
+STS = Path("../shared/validation/sts_train.json")
+
+
+def demo_items(n: int) -> tuple[str, list[JudgeItem]]:
+    if ANSWERS.is_file() and QA.is_file():
+        rows = (
+            pl.read_parquet(ANSWERS)
+            .filter(pl.col("error").is_null())
+            .join(pl.read_parquet(QA), on="question_id")
+            .head(n)
+        )
+        items = [
+            JudgeItem(r["question"], r["answer"], tuple(r["reference_answers"]))
+            for r in rows.iter_rows(named=True)
+        ]
+        return f"{ANSWERS} (+ {QA})", items
+    data = json.loads(STS.read_text(encoding="utf-8"))[:n]
+    return str(STS), [JudgeItem("", d["sentence2"], (d["sentence1"],)) for d in data]
+
+
+def calls_per_verdict() -> dict[str, Any] | None:
+    if not SUMMARY.is_file():
+        return None
+    dafe = json.loads(SUMMARY.read_text(encoding="utf-8"))["dafe"]
+    keys = (
+        "items",
+        "final_verdicts",
+        "judge_calls",
+        "judge_calls_always_three",
+        "judge_calls_per_verdict",
+        "arbitrator_calls",
+        "disagreement_rate",
+        "llm_judge_calls",
+        "llm_judge_calls_always_three",
+    )
+    return {k: dafe.get(k) for k in keys}
+
+
+def throughput(params_path: str, n: int) -> dict[str, Any]:
+    params = load_params(params_path)
+    with tempfile.TemporaryDirectory() as tmp:
+        llm = params.llm.model_copy(update={"cache_dir": tmp, "metrics_dir": tmp})
+        params = params.model_copy(update={"llm": llm})
+        source, items = demo_items(n)
+        ctx = JudgeContext(params, stage="bench_judge")
+        jp = params.judge
+        judges = build_judges([*jp.primaries, jp.arbitrator], ctx)
+        out: dict[str, Any] = {"items": len(items), "source": source, "model": llm.model}
+        llm_names = [n for n, j in judges.items() if j.uses_llm]
+        if llm_names:
+            t0 = time.perf_counter()
+            verdicts = judges[llm_names[0]].judge(items)
+            dt = time.perf_counter() - t0
+            out["llm_judge"] = {
+                "judge": llm_names[0],
+                "seconds": round(dt, 2),
+                "verdicts_per_min": round(60 * len(items) / dt, 2),
+                "failures": sum(not v.ok for v in verdicts),
+            }
+        # fresh cache again so DAFE's arbitrator calls are real model calls too
+        with tempfile.TemporaryDirectory() as tmp2:
+            llm2 = llm.model_copy(update={"cache_dir": tmp2})
+            ctx2 = JudgeContext(params.model_copy(update={"llm": llm2}), stage="bench_judge")
+            judges2 = build_judges([*jp.primaries, jp.arbitrator], ctx2)
+            p1, p2 = (judges2[n] for n in jp.primaries)
+            t0 = time.perf_counter()
+            outcomes = run_dafe(items, p1, p2, judges2[jp.arbitrator])
+            dt = time.perf_counter() - t0
+        s = dafe_summary(outcomes)
+        out["dafe"] = {
+            "seconds": round(dt, 2),
+            "final_verdicts": s["final_verdicts"],
+            "verdicts_per_min": round(60 * len(items) / dt, 2),
+            "arbitrator_calls": s["arbitrator_calls"],
+            "judge_calls_per_verdict": s["judge_calls_per_verdict"],
+        }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--n", type=int, default=20, help="items for the throughput run")
+    args = ap.parse_args()
+    demo = calls_per_verdict()
+    if demo is None:
+        print(f"calls per verdict: {SUMMARY} not found (run `dvc repro` first)")
+    else:
+        print("calls per verdict on the last run (DAFE vs always three judges):")
+        for k, v in demo.items():
+            print(f"  {k:30s} {v}")
+        if demo.get("final_verdicts"):
+            three = demo["judge_calls_always_three"] / demo["final_verdicts"]
+            print(f"  {'always-three calls/verdict':30s} {three:.3f}")
+    res = throughput(args.params, args.n)
+    print(f"\nthroughput on {res['items']} items from {res['source']} (model {res['model']}):")
+    for part in ("llm_judge", "dafe"):
+        if part in res:
+            print(f"  {part:10s} {res[part]}")
+
+
+if __name__ == "__main__":
+    main()

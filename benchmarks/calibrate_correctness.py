@@ -1,0 +1,200 @@
+"""Calibrate the correctness judges and the DAFE ensemble against STS-B human similarity.
+
+Each item of ``../shared/validation/sts_train.json`` ``{sentence1, sentence2, similarity}``
+is judged as reference = sentence1, candidate answer = sentence2, no question (RAGalyst's
+STS-B protocol). Reported per judge (every judge under ``judge.judges`` in params), for the
+RAGalyst correctness rubric and for the DAFE ensemble (params' primaries + arbitrator):
+
+* scores (token F1, cosine, rubric score): Spearman rho with SE = sqrt((1 + rho²/2)/(n − 3))
+  and Kendall tau-b against the human similarity;
+* binary verdicts against "equivalent" = similarity >= 0.7: accuracy, macro-F1, Cohen's
+  kappa. The rubric's verdict is score >= 0.7 (its "aligns, minor errors" level).
+
+Metrics are over the items a judge answered; failures are counted, and the ``fail=wrong``
+row scores each failure as the wrong label so failing cannot look good. Nothing is tuned.
+RAGalyst reports rho = 0.874 (GPT-4o-mini) for its rubric and 0.622 for cosine similarity.
+
+    python benchmarks/calibrate_correctness.py --limit 40
+    python benchmarks/calibrate_correctness.py --model openai/gpt-4o-mini
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from stages.judging.agreement import binary_agreement, rank_correlation
+from stages.judging.base import JudgeContext, JudgeItem, JudgeVerdict, build_judge
+from stages.judging.correctness import grade_correctness
+from stages.judging.dafe import dafe_summary, run_dafe
+from stages.params import Params, load_params
+
+DEFAULT_DATA = Path("../shared/validation/sts_train.json")
+EQUIVALENT = 0.7  # human similarity (0-5 scaled to 0-1) at or above which a pair is equivalent
+
+
+def _binary(human: list[float], verdicts: list[bool | None]) -> dict[str, Any]:
+    truth = [h >= EQUIVALENT for h in human]
+    answered = [(t, v) for t, v in zip(truth, verdicts, strict=True) if v is not None]
+    as_wrong = [v if v is not None else not t for t, v in zip(truth, verdicts, strict=True)]
+    return {
+        "answered": binary_agreement([t for t, _ in answered], [v for _, v in answered]),
+        "fail=wrong": binary_agreement(truth, as_wrong),
+        "positive_rate": (sum(v for _, v in answered) / len(answered)) if answered else None,
+    }
+
+
+def _scores(human: list[float], scores: list[float | None]) -> dict[str, Any]:
+    return rank_correlation(human, [math.nan if s is None else s for s in scores])
+
+
+def evaluate_judge(
+    name: str, verdicts: list[JudgeVerdict], human: list[float], seconds: float
+) -> dict[str, Any]:
+    has_score = any(v.score is not None for v in verdicts)
+    return {
+        "judge": name,
+        "failures": sum(not v.ok for v in verdicts),
+        "seconds": round(seconds, 1),
+        "binary": _binary(human, [v.verdict if v.ok else None for v in verdicts]),
+        "scores": _scores(human, [v.score if v.ok else None for v in verdicts])
+        if has_score
+        else None,
+        "first_errors": sorted({v.error or "" for v in verdicts if not v.ok})[:3],
+    }
+
+
+def calibrate(items: list[dict[str, Any]], params: Params, model: str | None) -> dict[str, Any]:
+    """All judges, the rubric and DAFE; LLM roles use ``model`` when given."""
+    jp = params.judge
+    if model is not None:
+        judges = {
+            n: s.model_copy(update={"model": model}) if s.kind == "llm" else s
+            for n, s in jp.judges.items()
+        }
+        params = params.model_copy(
+            update={"judge": jp.model_copy(update={"judges": judges, "correctness_model": model})}
+        )
+        jp = params.judge
+    ctx = JudgeContext(params, stage="calibration")
+    human = [float(i["similarity"]) for i in items]
+    jitems = [JudgeItem("", i["sentence2"], (i["sentence1"],)) for i in items]
+    out: dict[str, Any] = {"items": len(items), "judges": [], "model": model or params.llm.model}
+
+    cache: dict[str, list[JudgeVerdict]] = {}
+    for name, spec in jp.judges.items():
+        judge = build_judge(name, spec, ctx)
+        t0 = time.perf_counter()
+        cache[name] = judge.judge(jitems)
+        out["judges"].append(evaluate_judge(name, cache[name], human, time.perf_counter() - t0))
+
+    t0 = time.perf_counter()
+    graded = grade_correctness(
+        jitems,
+        ctx.gateway,
+        params.llm.resolve(jp.correctness_model),
+        jp.prompt_version,
+        params.llm.temperature,
+    )
+    rubric = [
+        JudgeVerdict(
+            "correctness",
+            g.score >= EQUIVALENT if g.score is not None else None,
+            g.rationale,
+            g.score,
+            g.error,
+        )
+        for g in graded
+    ]
+    out["correctness"] = evaluate_judge("correctness", rubric, human, time.perf_counter() - t0)
+
+    # DAFE reuses the verdicts above (a judge is deterministic; LLM calls would be cache hits)
+    replay = {n: _Replay(n, v, jitems) for n, v in cache.items()}
+    p1, p2 = (replay[n] for n in jp.primaries)
+    outcomes = run_dafe(jitems, p1, p2, replay[jp.arbitrator])
+    finals = [JudgeVerdict("dafe", o.final, o.resolution, None, o.error) for o in outcomes]
+    out["dafe"] = evaluate_judge("dafe", finals, human, 0.0) | {
+        "summary": {
+            k: v
+            for k, v in dafe_summary(outcomes).items()
+            if k in ("disagreement_rate", "arbitrator_calls", "judge_calls_saved", "degraded")
+        },
+        "arbitrator_seen": len(replay[jp.arbitrator].asked),
+    }
+    return out
+
+
+class _Replay:
+    """A judge that answers from verdicts already computed for the same items (so DAFE's
+    arbitrator is consulted, and counted, only on the items that need it)."""
+
+    def __init__(self, name: str, verdicts: list[JudgeVerdict], items: list[JudgeItem]):
+        self.name = name
+        self.uses_llm = False
+        self._by_item = dict(zip(map(id, items), verdicts, strict=True))
+        self.asked: list[JudgeItem] = []
+
+    def judge(self, items: Any) -> list[JudgeVerdict]:
+        self.asked.extend(items)
+        return [self._by_item[id(it)] for it in items]
+
+
+def _f(v: float | None) -> str:
+    return "   -  " if v is None else f"{v:6.3f}"
+
+
+def _print(res: dict[str, Any]) -> None:
+    rows = [*res["judges"], res["correctness"], res["dafe"]]
+    print(f"\nmodel for LLM roles: {res['model']}  ({res['items']} items)")
+    print(
+        f"{'judge':16s} {'fail':>4s} {'sec':>6s} | {'spearman':>8s} {'SE':>6s} {'tau_b':>6s} | "
+        f"{'acc':>6s} {'macroF1':>7s} {'kappa':>6s} | {'F1 fail=wrong':>13s} {'kappa':>6s}"
+    )
+    for r in rows:
+        s = r["scores"] or {}
+        a, w = r["binary"]["answered"], r["binary"]["fail=wrong"]
+        print(
+            f"{r['judge']:16s} {r['failures']:4d} {r['seconds']:6.1f} | "
+            f"{_f(s.get('spearman')):>8s} {_f(s.get('spearman_se'))} "
+            f"{_f(s.get('kendall_tau_b'))} | "
+            f"{_f(a['accuracy'])} {_f(a['macro_f1']):>7s} {_f(a['kappa'])} | "
+            f"{_f(w['macro_f1']):>13s} {_f(w['kappa'])}"
+        )
+    print(f"DAFE: {res['dafe']['summary']}")
+    for r in rows:
+        for e in r["first_errors"]:
+            print(f"  {r['judge']} failure e.g.: {e[:160]}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(DEFAULT_DATA))
+    ap.add_argument("--model", action="append", help="litellm model for the LLM roles (repeatable)")
+    ap.add_argument("--limit", type=int, default=None, help="first N items only")
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--json", default=None, help="also write the results to this file")
+    args = ap.parse_args()
+
+    data = Path(args.data)
+    if not data.is_file():
+        sys.exit(f"calibrate_correctness: {data} not found (expects ../shared/validation)")
+    items = json.loads(data.read_text(encoding="utf-8"))[: args.limit]
+    params = load_params(args.params)
+    n_eq = sum(float(i["similarity"]) >= EQUIVALENT for i in items)
+    print(f"{data}: {len(items)} pairs, {n_eq} equivalent (similarity >= {EQUIVALENT})")
+    results = []
+    for model in args.model or [None]:
+        res = calibrate(items, params, model)
+        results.append(res)
+        _print(res)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
