@@ -359,6 +359,21 @@ CORRELATED = (
 TARGETS = ("correctness", "final_verdict", "outcome")
 
 
+def metric_label(metric: str, k: int) -> str:
+    """Human label of a per_question metric column."""
+    labels = {
+        "udcg": f"UDCG (k<={k})",
+        "udcg_theta": f"UDCGθ (k<={k}, out-of-fold)",
+        f"rr1_at{MRR_K}": f"MRR@{MRR_K}, LLM relevance >= 1",
+        f"rr2_at{MRR_K}": f"MRR@{MRR_K}, LLM relevance >= 2",
+        "ndcg_at_k": f"nDCG@{k}, span rule",
+        "rr_at_k": f"MRR@{k}, span rule",
+        "recall_at_k": f"Recall@{k}, span rule",
+        "precision_at_k": f"Precision@{k}, span rule",
+    }
+    return labels.get(metric, metric)
+
+
 def metric_correlation(per_q: pl.DataFrame, k: int) -> pl.DataFrame:
     """Spearman (with SE) and Kendall τ-b of each retrieval metric with each end-to-end
     target over the (system, question) pairs where both are known (``n``)."""
@@ -368,8 +383,9 @@ def metric_correlation(per_q: pl.DataFrame, k: int) -> pl.DataFrame:
             x = per_q[metric].cast(pl.Float64).to_list()
             y = per_q[target].cast(pl.Float64).to_list()
             stats = rank_correlation([_nan(v) for v in x], [_nan(v) for v in y])
-            label = metric.replace("_at_k", f"@{k}")
-            rows.append({"metric": label, "target": target} | stats)
+            rows.append(
+                {"metric": metric, "label": metric_label(metric, k), "target": target} | stats
+            )
     return pl.DataFrame(rows, schema=TABLES["metric_correlation"], orient="row")
 
 
@@ -463,7 +479,7 @@ def summary_json(
 ) -> dict[str, Any]:
     jp = params.judge
     n_passage_rows = int(relevance["n_systems"].sum() or 0)
-    dist = relevance.group_by("relevance").len().sort("relevance")
+    grades = relevance["relevance"].value_counts()
     corr = correlation.filter(pl.col("target") == "correctness")
     return {
         "dafe": dafe_summary(outcomes_from_verdicts(verdicts), llm_roles)
@@ -488,7 +504,10 @@ def summary_json(
             "passage_rows_across_systems": n_passage_rows,
             "judgments_saved_by_dedup": n_passage_rows - relevance.height,
             "errors": int(relevance["relevance"].is_null().sum()),
-            "grades": {str(g): int(n) for g, n in dist.iter_rows()},
+            "grades": {
+                ("error" if g is None else str(g)): int(n)
+                for g, n in sorted(grades.iter_rows(), key=lambda r: (r[0] is None, r[0] or 0))
+            },
         },
         "udcg": {
             "model": params.llm.resolve(jp.udcg.model),
@@ -502,7 +521,7 @@ def summary_json(
             "theta": theta,
         },
         "spearman_with_correctness": {
-            r["metric"]: {"spearman": r["spearman"], "se": r["spearman_se"], "n": r["n"]}
+            r["label"]: {"spearman": r["spearman"], "se": r["spearman_se"], "n": r["n"]}
             for r in corr.iter_rows(named=True)
         },
     }

@@ -248,7 +248,8 @@ TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
         "precision_at_k": pl.Float64,
     },
     "metric_correlation": {  # retrieval metric vs end-to-end target over (system, question)
-        "metric": pl.String,
+        "metric": pl.String,  # column of judge_per_question
+        "label": pl.String,  # e.g. "nDCG@5, span rule"
         "target": pl.String,  # correctness | final_verdict | outcome
         "n": pl.Int64,
         "spearman": pl.Float64,
