@@ -1,0 +1,376 @@
+"""DVC stage ``tournament``: DICE pairwise judging, Swiss tournament with Elo, round-robin,
+Bradley-Terry and bootstrap CIs (SPEC 6).
+
+Inputs: ``data/answers/answers.parquet`` (every system's answers), ``data/qa/qa.parquet``,
+and ``data/judge/correctness.parquet`` when ``tournament.judge`` is ``correctness_margin``.
+Outputs under ``data/tournament/``: ``pairwise.parquet`` (every (pair, question) judged, both
+orders), ``matches.parquet`` (Swiss and round-robin matches with Elo before/after),
+``leaderboard.parquet`` + ``leaderboard.png`` and ``summary.json`` (judge calls used by Swiss
+vs round-robin, error counts, Kendall τ-b between the Swiss and round-robin rankings).
+Both schedules share one judgement memo, so a pair is judged once whichever needs it first;
+the round-robin ranking is its Bradley-Terry fit (for a complete round-robin this orders
+systems like their total scores).
+
+Single-system mode: ``python -m stages.tournament --single SYSTEM --reference-leaderboard
+PATH`` plays SYSTEM against the high / mid / low systems of an earlier leaderboard and writes
+``data/tournament/single/<SYSTEM>.parquet`` and ``.json`` (see stages.dice.single_system).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy.stats import kendalltau
+
+from stages.dice import bootstrap, single_system
+from stages.dice.pairwise_judges import (
+    PAIRWISE_JUDGES,
+    JudgeInputs,
+    JudgementMemo,
+    PairwiseJudge,
+    make_judge,
+)
+from stages.dice.score_matrix import ScoreMatrix
+from stages.dice.swiss import MatchRecord, TournamentResult, round_robin, swiss
+from stages.entry import log, run_entry
+from stages.errors import RagcourtError, SchemaError
+from stages.io import read_table, write_json, write_parquet, write_with
+from stages.params import DEFAULT_PARAMS_PATH, Params, TournamentParams, load_params
+
+ANSWERS = Path("data/answers/answers.parquet")
+QA = Path("data/qa/qa.parquet")
+CORRECTNESS = Path("data/judge/correctness.parquet")
+OUT = Path("data/tournament")
+
+
+@dataclass
+class TournamentOutputs:
+    pairwise: pl.DataFrame
+    matches: pl.DataFrame
+    leaderboard: pl.DataFrame
+    summary: dict[str, Any]
+
+
+def systems_and_questions(answers: pl.DataFrame, qa: pl.DataFrame) -> tuple[list[str], list[str]]:
+    """Sorted system names and the QA question ids; one-line errors for unusable input."""
+    dup = answers.filter(pl.struct("system", "question_id").is_duplicated())
+    if dup.height:
+        row = dup.row(0, named=True)
+        raise SchemaError(
+            f"{ANSWERS}: duplicate answer for system '{row['system']}', question "
+            f"'{row['question_id']}'"
+        )
+    systems = sorted(answers["system"].unique().to_list())
+    if len(systems) < 2:
+        raise RagcourtError(f"{ANSWERS}: a tournament needs at least 2 systems, found {systems}")
+    questions = qa["question_id"].to_list()
+    if not questions:
+        raise RagcourtError(f"{QA}: no questions")
+    if len(set(questions)) != len(questions):
+        raise SchemaError(f"{QA}: duplicate question_id values")
+    return systems, questions
+
+
+def _matches_frame(result: TournamentResult, name: str) -> pl.DataFrame:
+    records = [
+        {
+            "tournament": name,
+            "round": m.round,
+            "system_a": m.system_a,
+            "system_b": m.system_b,
+            "n_questions": m.n,
+            "n_errors": m.n_errors,
+            "score_a": m.s_a,
+            "score_b": m.s_b,
+            "elo_a_before": m.elo_a_before,
+            "elo_b_before": m.elo_b_before,
+            "expected_a": m.expected_a,
+            "k": m.k,
+            "elo_a_after": m.elo_a_after,
+            "elo_b_after": m.elo_b_after,
+        }
+        for m in result.matches
+    ]
+    schema = {c: t for c, t in _MATCH_SCHEMA.items()}
+    return pl.DataFrame(records, schema=schema)
+
+
+_MATCH_SCHEMA: dict[str, pl.DataType] = {
+    "tournament": pl.String(),
+    "round": pl.Int64(),
+    "system_a": pl.String(),
+    "system_b": pl.String(),
+    "n_questions": pl.Int64(),
+    "n_errors": pl.Int64(),
+    "score_a": pl.Float64(),
+    "score_b": pl.Float64(),
+    "elo_a_before": pl.Float64(),
+    "elo_b_before": pl.Float64(),
+    "expected_a": pl.Float64(),
+    "k": pl.Float64(),
+    "elo_a_after": pl.Float64(),
+    "elo_b_after": pl.Float64(),
+}
+
+
+def _records(matches: list[MatchRecord], systems: list[str]) -> dict[str, Counter[str]]:
+    """Match-level wins / ties / losses per system (matches with at least one valid question)."""
+    rec = {s: Counter[str]() for s in systems}
+    for m in matches:
+        if m.system_b is None or m.n == 0:
+            continue
+        diff = m.s_a - m.s_b
+        a, b = (
+            ("wins", "losses")
+            if diff > 1e-9
+            else ("losses", "wins")
+            if diff < -1e-9
+            else ("ties", "ties")
+        )
+        rec[m.system_a][a] += 1
+        rec[m.system_b][b] += 1
+    return rec
+
+
+def _tau(x: list[float], y: list[float]) -> dict[str, float | None]:
+    if len(x) < 2:
+        return {"tau_b": None, "p_value": None}
+    res = kendalltau(x, y)
+    tau, p = float(res.statistic), float(res.pvalue)
+    return {"tau_b": None if np.isnan(tau) else tau, "p_value": None if np.isnan(p) else p}
+
+
+def run_tournament(
+    judge: PairwiseJudge, systems: list[str], questions: list[str], tp: TournamentParams
+) -> TournamentOutputs:
+    """Swiss (+ round-robin), BT and bootstrap CIs on one judge; pure apart from judge calls."""
+    memo = JudgementMemo(judge, questions, tp.margin)
+    elo_kw = {"k": tp.k_factor, "upset_weighting": tp.upset_weighting, "initial": tp.initial_elo}
+    sw = swiss(
+        systems,
+        memo.play_as("swiss"),
+        tp.rounds,
+        until_stable=tp.until_stable,
+        seed=tp.seed,
+        **elo_kw,
+    )
+    rr = round_robin(systems, memo.play_as("round_robin"), **elo_kw) if tp.round_robin else None
+    pairwise = memo.pairwise_frame(judge.name)
+    sm = ScoreMatrix.from_pairwise(pairwise, systems)
+    bt = sm.fit_bt(anchor=tp.initial_elo)
+    ci = bootstrap.intervals(sm, sw.schedule, tp.bootstrap, tp.seed, bt_pairs=None, **elo_kw)
+    rec = _records(sw.matches, systems)
+    board = pl.DataFrame(
+        {
+            "system": systems,
+            "elo": [sw.ratings[s] for s in systems],
+            "elo_lo": ci.elo_lo,
+            "elo_hi": ci.elo_hi,
+            "bt": bt,
+            "bt_lo": ci.bt_lo,
+            "bt_hi": ci.bt_hi,
+            "wins": [rec[s]["wins"] for s in systems],
+            "ties": [rec[s]["ties"] for s in systems],
+            "losses": [rec[s]["losses"] for s in systems],
+            "elo_rr": [rr.ratings[s] if rr else None for s in systems],
+        },
+        schema_overrides={
+            "elo_rr": pl.Float64,
+            "wins": pl.Int64,
+            "ties": pl.Int64,
+            "losses": pl.Int64,
+        },
+    ).with_columns(pl.col(c).fill_nan(None) for c in ("elo_lo", "elo_hi", "bt", "bt_lo", "bt_hi"))
+    board = (
+        board.with_columns(matches=pl.col("wins") + pl.col("ties") + pl.col("losses"))
+        .sort(["elo", "system"], descending=[True, False])
+        .with_row_index("rank", offset=1)
+        .with_columns(pl.col("rank").cast(pl.Int64))
+    )
+    matches = pl.concat(
+        [_matches_frame(sw, "swiss"), *([_matches_frame(rr, "round_robin")] if rr else [])]
+    )
+    summary = _summary(judge.name, systems, questions, sw, rr, memo, pairwise, board, tp)
+    return TournamentOutputs(pairwise, matches, board, summary)
+
+
+def _summary(
+    judge: str,
+    systems: list[str],
+    questions: list[str],
+    sw: TournamentResult,
+    rr: TournamentResult | None,
+    memo: JudgementMemo,
+    pairwise: pl.DataFrame,
+    board: pl.DataFrame,
+    tp: TournamentParams,
+) -> dict[str, Any]:
+    n, q = len(systems), len(questions)
+    played = [m for m in sw.matches if m.system_b is not None]
+    rr_played = [m for m in rr.matches if m.system_b is not None] if rr else []
+    errors = pairwise.filter(pl.col("error").is_not_null())
+    reasons = Counter(e[:200] for e in errors["error"].to_list())
+    by_system = board.sort("system")
+    rr_rank = "bt" if rr else None
+    return {
+        "judge": judge,
+        "n_systems": n,
+        "n_questions": q,
+        "judge_call_unit": "one presentation order of one question of one pair "
+        "(llm judge: one analysis call + one verdict call)",
+        "swiss": {
+            "rounds": sw.rounds_played,
+            "stopped": sw.stopped,
+            "matches": len(played),
+            "byes": len(sw.matches) - len(played),
+            "judge_calls": 2 * q * len(played),
+            "error_judgements": sum(m.n_errors for m in played),
+            "ranking": sw.ranking(),
+        },
+        "round_robin": {
+            "enabled": rr is not None,
+            "matches": len(rr_played) if rr else n * (n - 1) // 2,
+            "judge_calls": 2 * q * (n * (n - 1) // 2),
+            "error_judgements": sum(m.n_errors for m in rr_played),
+            "ranking": board.sort(["bt", "system"], descending=[True, False])["system"].to_list()
+            if rr
+            else None,
+        },
+        "judge_calls_executed": memo.executed,
+        "swiss_saving": 1.0 - len(played) / max(1, n * (n - 1) // 2),
+        "pairwise_rows": pairwise.height,
+        "error_rows": errors.height,
+        "error_reasons": dict(reasons.most_common(10)),
+        "schemes": dict(Counter(pairwise["scheme"].drop_nulls().to_list())),
+        "kendall_swiss_vs_rr": _tau(by_system["elo"].to_list(), by_system[rr_rank].to_list())
+        if rr_rank
+        else None,
+        "kendall_swiss_vs_rr_elo": _tau(by_system["elo"].to_list(), by_system["elo_rr"].to_list())
+        if rr
+        else None,
+        "bootstrap": {
+            "replicates": tp.bootstrap,
+            "seed": tp.seed,
+            "level": 0.95,
+            "unit": "questions",
+        },
+        "bt_basis": "all judged pairs (round-robin)" if rr else "Swiss pairs only",
+    }
+
+
+def plot_leaderboard(board: pl.DataFrame, path: Path) -> None:
+    """Two panels, Swiss Elo and Bradley-Terry, each with its bootstrap 95% CI as error bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    b = board.sort("rank", descending=True)
+    y = np.arange(b.height)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 1.2 + 0.45 * b.height), sharey=True)
+    for ax, col, title in ((axes[0], "elo", "Swiss Elo"), (axes[1], "bt", "Bradley-Terry")):
+        mid = b[col].fill_null(np.nan).to_numpy()
+        lo = b[f"{col}_lo"].fill_null(np.nan).to_numpy()
+        hi = b[f"{col}_hi"].fill_null(np.nan).to_numpy()
+        err = np.vstack([np.clip(mid - lo, 0, None), np.clip(hi - mid, 0, None)])
+        ax.errorbar(mid, y, xerr=np.nan_to_num(err), fmt="o", capsize=3)
+        ax.axvline(1500.0 if col == "elo" else np.nanmean(mid), color="grey", lw=0.5, ls=":")
+        ax.set_title(f"{title} (95% bootstrap CI)")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(y, [f"{r}. {s}" for r, s in b.select("rank", "system").iter_rows()])
+    fig.tight_layout()
+    write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=120))
+    plt.close(fig)
+
+
+def _inputs(params: Params) -> JudgeInputs:
+    answers = read_table(ANSWERS, "answers")
+    qa = read_table(QA, "qa")
+    entry = PAIRWISE_JUDGES.get(params.tournament.judge)
+    correctness = read_table(CORRECTNESS) if entry is not None and entry.needs_correctness else None
+    return JudgeInputs(params, answers, qa, correctness)
+
+
+def run(
+    params: Params, single: str | None = None, reference_leaderboard: str | Path | None = None
+) -> None:
+    """The whole stage (paths relative to the cwd); single-system mode when ``single`` is set."""
+    inputs = _inputs(params)
+    systems, questions = systems_and_questions(inputs.answers, inputs.qa)
+    judge = make_judge(params.tournament.judge, inputs)
+    try:
+        if single is not None:
+            _run_single(params, judge, single, reference_leaderboard, systems, questions)
+            return
+        out = run_tournament(judge, systems, questions, params.tournament)
+    finally:
+        judge.finish()
+    write_parquet(out.pairwise, OUT / "pairwise.parquet", "pairwise")
+    write_parquet(out.matches, OUT / "matches.parquet", "matches")
+    write_parquet(out.leaderboard, OUT / "leaderboard.parquet", "leaderboard")
+    plot_leaderboard(out.leaderboard, OUT / "leaderboard.png")
+    write_json(out.summary, OUT / "summary.json")
+    s = out.summary
+    log.info(
+        "tournament: %d systems, Swiss %d matches vs round-robin %d; %d judge errors; top: %s",
+        s["n_systems"],
+        s["swiss"]["matches"],
+        s["round_robin"]["matches"],
+        s["error_rows"],
+        out.leaderboard["system"][0],
+    )
+
+
+def _run_single(
+    params: Params,
+    judge: PairwiseJudge,
+    system: str,
+    reference_leaderboard: str | Path | None,
+    systems: list[str],
+    questions: list[str],
+) -> None:
+    if reference_leaderboard is None:
+        raise RagcourtError("--single needs --reference-leaderboard PATH")
+    if system not in systems:
+        raise RagcourtError(f"{ANSWERS}: no answers from system '{system}' (have {systems})")
+    board = read_table(reference_leaderboard, "leaderboard")
+    tiers = single_system.reference_tiers(board, exclude=system, available=systems)
+    memo = JudgementMemo(judge, questions, params.tournament.margin)
+    table, summary = single_system.evaluate(system, tiers, memo)
+    summary["reference_leaderboard"] = str(reference_leaderboard)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", system)
+    write_parquet(table, OUT / "single" / f"{stem}.parquet")
+    write_json(summary, OUT / "single" / f"{stem}.json")
+    log.info(
+        "single-system %s: Elo %.0f against %s", system, summary["elo"], tiers["system"].to_list()
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        prog="python -m stages.tournament", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument("--params", default=str(DEFAULT_PARAMS_PATH))
+    ap.add_argument(
+        "--single", metavar="SYSTEM", help="evaluate one system against reference tiers"
+    )
+    ap.add_argument(
+        "--reference-leaderboard",
+        metavar="PATH",
+        help="leaderboard.parquet of an earlier tournament (with --single)",
+    )
+    args = ap.parse_args()
+    if args.reference_leaderboard and not args.single:
+        raise RagcourtError("--reference-leaderboard is only used with --single SYSTEM")
+    run(load_params(args.params), args.single, args.reference_leaderboard)
+
+
+if __name__ == "__main__":
+    run_entry(main)

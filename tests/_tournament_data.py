@@ -1,0 +1,88 @@
+"""Synthetic inputs for the tournament tests (answers, qa, correctness tables)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from stages.schemas import TABLES
+
+RUBRIC = np.array([0.0, 0.3, 0.5, 0.7, 1.0])
+
+
+def table(name: str, rows: list[dict]) -> pl.DataFrame:
+    """Rows for a declared table; columns a row leaves out are null."""
+    return pl.DataFrame(rows, schema=dict(TABLES[name]))
+
+
+def qa_frame(n_questions: int) -> pl.DataFrame:
+    return table(
+        "qa",
+        [
+            {
+                "question_id": f"q{j:02d}",
+                "question": f"What is fact number {j}?",
+                "reference_answers": [f"Fact {j} is {j * 7}."],
+                "doc_id": "d0",
+            }
+            for j in range(n_questions)
+        ],
+    )
+
+
+def answers_frame(systems: list[str], n_questions: int, abstain_every: int = 0) -> pl.DataFrame:
+    rows = []
+    for s in systems:
+        for j in range(n_questions):
+            abstained = bool(abstain_every) and j % abstain_every == 0
+            rows.append(
+                {
+                    "system": s,
+                    "question_id": f"q{j:02d}",
+                    "answer": "NO-RESPONSE" if abstained else f"{s} says fact {j} is {j * 7}.",
+                    "abstained": abstained,
+                    "retrieved": [
+                        {
+                            "chunk_id": f"c{j}-{r}",
+                            "rank": r,
+                            "score": 1.0 / r,
+                            "doc_id": "d0",
+                            "char_start": 0,
+                            "char_end": 10,
+                            "text": f"Passage {r}: fact {j} is {j * 7}.",
+                        }
+                        for r in (1, 2)
+                    ],
+                    "query_variants": [],
+                    "model": "local/smollm2-135m",
+                }
+            )
+    return table("answers", rows)
+
+
+def correctness_frame(strengths: dict[str, float], n_questions: int, seed: int = 0) -> pl.DataFrame:
+    """Rubric scores: system i's answer quality = strength + noise, snapped to the rubric grid."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s, mu in strengths.items():
+        for j in range(n_questions):
+            x = float(np.clip(mu + rng.normal(0, 0.15), 0, 1))
+            rows.append(
+                {
+                    "system": s,
+                    "question_id": f"q{j:02d}",
+                    "correctness": float(RUBRIC[np.abs(RUBRIC - x).argmin()]),
+                    "rationale": "synthetic",
+                    "error": None,
+                }
+            )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "system": pl.String,
+            "question_id": pl.String,
+            "correctness": pl.Float64,
+            "rationale": pl.String,
+            "error": pl.String,
+        },
+    )
