@@ -64,7 +64,8 @@ class BM25Params(Strict):
     method: Literal["robertson", "lucene", "bm25l", "bm25+", "atire"] = "lucene"
     k1: float = 1.5
     b: float = 0.75
-    stopwords: str | None = "en"
+    stopwords: str | None = "en"  # bm25s stopword list ("en") or null
+    stemmer: str | None = "english"  # PyStemmer language, or null for no stemming
 
 
 class RetrievalParams(Strict):
