@@ -42,6 +42,7 @@ from stages.dice.swiss import MatchRecord, TournamentResult, round_robin, swiss
 from stages.entry import log, run_entry
 from stages.errors import RagcourtError, SchemaError
 from stages.io import read_table, write_json, write_parquet, write_with
+from stages.llm.gateway import Gateway
 from stages.params import DEFAULT_PARAMS_PATH, Params, TournamentParams, load_params
 
 ANSWERS = Path("data/answers/answers.parquet")
@@ -290,19 +291,25 @@ def plot_leaderboard(board: pl.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def _inputs(params: Params) -> JudgeInputs:
+def _inputs(params: Params, gateway: Gateway) -> JudgeInputs:
     answers = read_table(ANSWERS, "answers")
     qa = read_table(QA, "qa")
     entry = PAIRWISE_JUDGES.get(params.tournament.judge)
-    correctness = read_table(CORRECTNESS) if entry is not None and entry.needs_correctness else None
-    return JudgeInputs(params, answers, qa, correctness)
+    needs = entry is not None and entry.needs_correctness
+    correctness = read_table(CORRECTNESS, "correctness") if needs else None
+    return JudgeInputs(params, answers, qa, correctness, gateway)
 
 
 def run(
     params: Params, single: str | None = None, reference_leaderboard: str | Path | None = None
 ) -> None:
-    """The whole stage (paths relative to the cwd); single-system mode when ``single`` is set."""
-    inputs = _inputs(params)
+    """The whole stage (paths relative to the cwd); single-system mode when ``single`` is set.
+
+    The gateway's accounting goes to data/metrics/llm_tournament.json (zero calls for a
+    non-LLM judge), or llm_tournament_single.json in single-system mode.
+    """
+    gateway = Gateway(params.llm, stage="tournament" if single is None else "tournament_single")
+    inputs = _inputs(params, gateway)
     systems, questions = systems_and_questions(inputs.answers, inputs.qa)
     judge = make_judge(params.tournament.judge, inputs)
     try:
@@ -311,7 +318,7 @@ def run(
             return
         out = run_tournament(judge, systems, questions, params.tournament)
     finally:
-        judge.finish()
+        gateway.write_metrics()
     write_parquet(out.pairwise, OUT / "pairwise.parquet", "pairwise")
     write_parquet(out.matches, OUT / "matches.parquet", "matches")
     write_parquet(out.leaderboard, OUT / "leaderboard.parquet", "leaderboard")

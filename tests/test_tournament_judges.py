@@ -86,9 +86,6 @@ class CountingJudge:
                 out.append(OrderVerdict(Probs(0.5, 0.3, 0.2), "y first"))
         return out
 
-    def finish(self) -> None:
-        pass
-
 
 def test_memo_judges_each_order_once_and_combines() -> None:
     judge = CountingJudge()

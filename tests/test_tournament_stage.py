@@ -49,6 +49,8 @@ def test_stage_writes_leaderboard_plot_and_summary(tmp_path, monkeypatch) -> Non
     matches = read_table(out / "matches.parquet", "matches")
     summary = json.loads((out / "summary.json").read_text())
     assert (out / "leaderboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    llm_metrics = json.loads((tmp_path / "data/metrics/llm_tournament.json").read_text())
+    assert llm_metrics  # written even though the correctness_margin judge makes no model call
 
     n = len(STRENGTHS)
     assert board["rank"].to_list() == list(range(1, n + 1))

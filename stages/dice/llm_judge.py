@@ -20,7 +20,8 @@ import polars as pl
 
 from stages.dice.pairwise_judges import JudgeInputs, OrderKey, OrderVerdict
 from stages.dice.scoring import LABELS, Probs
-from stages.llm import ChatRequest, Gateway
+from stages.llm.gateway import Gateway
+from stages.llm.types import ChatRequest
 from stages.params import TournamentParams
 from stages.prompts import prompt
 
@@ -94,7 +95,7 @@ class LLMPairwiseJudge:
     def from_inputs(cls, inputs: JudgeInputs) -> LLMPairwiseJudge:
         p = inputs.params
         return cls(
-            Gateway(p.llm, stage="tournament"),
+            inputs.gateway or Gateway(p.llm, stage="tournament"),
             p.llm.resolve(p.tournament.model),
             inputs.answers,
             inputs.qa,
@@ -198,7 +199,3 @@ class LLMPairwiseJudge:
             except ValueError as err:
                 verdicts[i] = OrderVerdict(None, analysis, f"verdict probabilities unusable: {err}")
         return [v if v is not None else OrderVerdict(None, error="not judged") for v in verdicts]
-
-    def finish(self) -> None:
-        """Write the gateway's call accounting (data/metrics/llm_tournament.json)."""
-        self.gateway.write_metrics()

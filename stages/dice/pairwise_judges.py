@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
@@ -28,6 +28,9 @@ from stages.dice.scoring import Probs, combine_orders, ordered_logit, score
 from stages.dice.swiss import MatchScore, Pair
 from stages.errors import ConfigError, SchemaError
 from stages.params import Params
+
+if TYPE_CHECKING:
+    from stages.llm.gateway import Gateway
 
 
 @dataclass(frozen=True)
@@ -53,17 +56,16 @@ class PairwiseJudge(Protocol):
         """One verdict per key, in order; failures are verdicts with ``error`` set."""
         ...
 
-    def finish(self) -> None:
-        """Flush accounting (e.g. the gateway's metrics file) at the end of a stage."""
-        ...
-
 
 @dataclass(frozen=True)
 class JudgeInputs:
+    """What a judge factory may use; ``gateway`` is the stage's (LLM judges build one if None)."""
+
     params: Params
     answers: pl.DataFrame
     qa: pl.DataFrame
     correctness: pl.DataFrame | None = None
+    gateway: Gateway | None = None
 
 
 @dataclass(frozen=True)
@@ -141,9 +143,6 @@ class CorrectnessMarginJudge:
             why = f"correctness A={c1:.2f} vs B={c2:.2f} (d={d:+.2f})"
             out.append(OrderVerdict(ordered_logit_probs(d, self.scale, self.tie_band), why))
         return out
-
-    def finish(self) -> None:
-        """Nothing to flush: no model calls."""
 
 
 def _correctness_factory(inputs: JudgeInputs) -> PairwiseJudge:
