@@ -91,6 +91,9 @@ class LLMParams(Strict):
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=3, ge=0)
     parse_retries: int = Field(default=2, ge=0)
+    retry_backoff_s: float = Field(default=1.0, ge=0)  # delay before retry n: base * 2**(n-1)
+    retry_backoff_max_s: float = Field(default=30.0, ge=0)
+    next_token_top_logprobs: int = Field(default=20, ge=1, le=20)  # hosted next_token_probs
     temperature: float = Field(default=0.0, ge=0)
     seed: int = 0
     metrics_dir: str = "data/metrics"

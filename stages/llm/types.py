@@ -67,6 +67,7 @@ class ChatResult(BaseModel):
     cost_usd: float = 0.0
     attempts: int = 1
     logprobs: list[PositionLogprobs] | None = None
+    finish_reason: str | None = None
 
 
 class StructuredResult(BaseModel, Generic[T]):
@@ -99,6 +100,7 @@ class TokenDistribution(BaseModel):
     raw: dict[str, float] = Field(default_factory=dict)
     method: str = ""
     candidate_tokens: dict[str, str] = Field(default_factory=dict)
+    fallback: list[str] = Field(default_factory=list)  # labels whose ``raw`` is an upper bound
     error: str | None = None
     model: str = ""
     cached: bool = False
