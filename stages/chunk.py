@@ -3,14 +3,17 @@
 Splitting is langchain-text-splitters' ``RecursiveCharacterTextSplitter`` with a tiktoken
 length function (``chunk_tokenizer``, default ``cl100k_base``; its BPE file is read offline
 from litellm's bundled copy via ``TIKTOKEN_CACHE_DIR``, see ``stages._offline``). Chunks hold at
-most ``size`` tokens (up to a few tokens more where a single word is split) with about
-``overlap`` tokens shared between neighbours; the splitter cuts at paragraph, line, sentence,
-clause and word boundaries in that order of preference.
+most ``size`` tokens (a few more are possible: the splitter adds up per-piece token counts)
+and the splitter cuts at paragraph, line, sentence, clause and word boundaries in that order
+of preference. Overlap is carried in whole pieces: the next chunk starts with a run of
+trailing pieces (sentences, clauses...) of the previous one totalling <= ``overlap`` tokens,
+so a piece longer than ``overlap`` tokens is never repeated.
 
 Offsets: every chunk satisfies ``text == document.text[char_start:char_end]``. The splitter
 returns contiguous, whitespace-stripped slices of the document; each is located with
-``str.find`` starting just after the previous chunk's start (starts are strictly increasing),
-and a chunk that cannot be located is an error, never a silent guess.
+``str.find`` after the previous chunk's start (starts strictly increase; see
+:func:`split_with_offsets` for repeated text), and a chunk that cannot be located is an
+error, never a silent guess.
 
 ``chunk_id`` = ``<chunking>:<doc_id>:<chunk_index>`` (stable while the document text and the
 chunking config are unchanged). Documents flagged ``duplicate_of`` are not chunked.
@@ -75,19 +78,30 @@ def make_splitter(spec: ChunkSpec, tokenizer: str):  # -> RecursiveCharacterText
     )
 
 
-def split_with_offsets(text: str, splitter) -> list[tuple[int, int]]:
-    """(char_start, char_end) of each chunk the splitter makes from ``text``."""
+def split_with_offsets(
+    text: str, splitter, overlap: int, count: Callable[[str], int]
+) -> list[tuple[int, int]]:
+    """(char_start, char_end) of each chunk the splitter makes from ``text``.
+
+    A chunk is located with ``str.find`` after the previous chunk's start. In repetitive text
+    the same chunk text occurs several times; the splitter carries at most ``overlap`` tokens
+    of the previous chunk over, so the first occurrence whose region shared with the previous
+    chunk has <= ``overlap`` tokens is taken (else the first occurrence).
+    """
     spans: list[tuple[int, int]] = []
-    cursor = 0
+    prev_start, prev_end = -1, 0
     for piece in splitter.split_text(text):
-        start = text.find(piece, cursor)
+        first = start = text.find(piece, prev_start + 1)
         if start < 0:
             raise RagcourtError(
                 f"chunker produced text that is not a slice of the document "
-                f"(near offset {cursor}): {piece[:60]!r}"
+                f"(after offset {prev_start}): {piece[:60]!r}"
             )
+        while start >= 0 and start < prev_end and count(text[start:prev_end]) > overlap:
+            start = text.find(piece, start + 1)
+        start = first if start < 0 else start
         spans.append((start, start + len(piece)))
-        cursor = start + 1
+        prev_start, prev_end = start, start + len(piece)
     return spans
 
 
@@ -100,7 +114,7 @@ def chunk_documents(
     rows: list[dict[str, object]] = []
     kept = documents.filter(pl.col("duplicate_of").is_null())
     for doc_id, text in kept.select("doc_id", "text").iter_rows():
-        for i, (start, end) in enumerate(split_with_offsets(text, splitter)):
+        for i, (start, end) in enumerate(split_with_offsets(text, splitter, spec.overlap, count)):
             piece = text[start:end]
             rows.append(
                 {

@@ -216,7 +216,10 @@ class Params(Strict):
     corpus: CorpusParams = Field(default_factory=CorpusParams)
     chunk_tokenizer: str = "cl100k_base"
     chunkings: dict[str, ChunkSpec] = Field(
-        default_factory=lambda: {"c256": ChunkSpec(size=256, overlap=32)}
+        default_factory=lambda: {
+            "c256": ChunkSpec(size=256, overlap=32),
+            "c512": ChunkSpec(size=512, overlap=64),
+        }
     )
     embedders: dict[str, EmbedderSpec] = Field(
         default_factory=lambda: {"minilm": EmbedderSpec(model="all-minilm-l6-v2")}
