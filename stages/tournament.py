@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ from stages.errors import RagcourtError, SchemaError
 from stages.io import read_table, write_json, write_parquet, write_with
 from stages.llm.gateway import Gateway
 from stages.params import DEFAULT_PARAMS_PATH, Params, TournamentParams, load_params
+from stages.schemas import TABLES
 
 ANSWERS = Path("data/answers/answers.parquet")
 QA = Path("data/qa/qa.parquet")
@@ -80,63 +81,19 @@ def systems_and_questions(answers: pl.DataFrame, qa: pl.DataFrame) -> tuple[list
 
 
 def _matches_frame(result: TournamentResult, name: str) -> pl.DataFrame:
-    records = [
-        {
-            "tournament": name,
-            "round": m.round,
-            "system_a": m.system_a,
-            "system_b": m.system_b,
-            "n_questions": m.n,
-            "n_errors": m.n_errors,
-            "score_a": m.s_a,
-            "score_b": m.s_b,
-            "elo_a_before": m.elo_a_before,
-            "elo_b_before": m.elo_b_before,
-            "expected_a": m.expected_a,
-            "k": m.k,
-            "elo_a_after": m.elo_a_after,
-            "elo_b_after": m.elo_b_after,
-        }
-        for m in result.matches
-    ]
-    schema = {c: t for c, t in _MATCH_SCHEMA.items()}
-    return pl.DataFrame(records, schema=schema)
-
-
-_MATCH_SCHEMA: dict[str, pl.DataType] = {
-    "tournament": pl.String(),
-    "round": pl.Int64(),
-    "system_a": pl.String(),
-    "system_b": pl.String(),
-    "n_questions": pl.Int64(),
-    "n_errors": pl.Int64(),
-    "score_a": pl.Float64(),
-    "score_b": pl.Float64(),
-    "elo_a_before": pl.Float64(),
-    "elo_b_before": pl.Float64(),
-    "expected_a": pl.Float64(),
-    "k": pl.Float64(),
-    "elo_a_after": pl.Float64(),
-    "elo_b_after": pl.Float64(),
-}
+    records = [{"tournament": name, **asdict(m)} for m in result.matches]
+    return pl.DataFrame(records, schema=dict(TABLES["matches"]))
 
 
 def _records(matches: list[MatchRecord], systems: list[str]) -> dict[str, Counter[str]]:
     """Match-level wins / ties / losses per system (matches with at least one valid question)."""
     rec = {s: Counter[str]() for s in systems}
     for m in matches:
-        if m.system_b is None or m.n == 0:
+        if m.system_b is None or m.n_questions == 0:
             continue
-        diff = m.s_a - m.s_b
-        a, b = (
-            ("wins", "losses")
-            if diff > 1e-9
-            else ("losses", "wins")
-            if diff < -1e-9
-            else ("ties", "ties")
-        )
-        rec[m.system_a][a] += 1
-        rec[m.system_b][b] += 1
+        outcome = int(np.sign(round(m.score_a - m.score_b, 9)))
+        rec[m.system_a][("losses", "ties", "wins")[outcome + 1]] += 1
+        rec[m.system_b][("wins", "ties", "losses")[outcome + 1]] += 1
     return rec
 
 

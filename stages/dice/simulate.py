@@ -91,8 +91,8 @@ def _bt_from_matches(result: TournamentResult, names: list[str]) -> np.ndarray:
     return bradley_terry.fit(
         [idx[m.system_a] for m in played],
         [idx[m.system_b] for m in played],  # type: ignore[index]
-        [m.s_a for m in played],
-        [m.s_b for m in played],
+        [m.score_a for m in played],
+        [m.score_b for m in played],
         len(names),
     )
 

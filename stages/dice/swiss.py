@@ -47,9 +47,9 @@ class MatchRecord:
     round: int
     system_a: str
     system_b: str | None  # None: a bye for system_a
-    s_a: float
-    s_b: float
-    n: int
+    score_a: float
+    score_b: float
+    n_questions: int
     n_errors: int
     elo_a_before: float
     elo_b_before: float | None
