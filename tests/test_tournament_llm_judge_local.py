@@ -10,6 +10,7 @@ from stages.dice.pairwise_judges import JudgeInputs, JudgementMemo, make_judge
 ROOT = Path(__file__).parents[1]
 
 
+@pytest.mark.slow  # ~1 min on 2 shared cores: model load + 2 analyses + 2 verdicts
 def test_llm_judge_real_local_model_gives_label_probabilities(tmp_path, monkeypatch) -> None:
     from stages.params import load_params
 
