@@ -35,10 +35,15 @@ JudgeName = Literal["answerability", "faithfulness", "relevance"]
 JUDGES: tuple[JudgeName, ...] = ("answerability", "faithfulness", "relevance")
 
 
+# The JSON schema (not the validation) caps the reason, so a grammar-constrained local model
+# closes the string instead of running into max_tokens with half a JSON object.
+REASON_FIELD: Any = Field(json_schema_extra={"maxLength": 200})
+
+
 class ScoreVerdict(BaseModel):
     """Graded judge reply: a one-sentence reason, then a score in [0, 1]."""
 
-    reason: str
+    reason: str = REASON_FIELD
     score: float = Field(ge=0.0, le=1.0)
 
 
@@ -53,7 +58,7 @@ class BinaryVerdict(BaseModel):
     anything else (e.g. ``0.7``) is a parse failure, not silently rounded.
     """
 
-    reason: str
+    reason: str = REASON_FIELD
     score: Literal[0, 1]
 
     @field_validator("score", mode="before")

@@ -64,27 +64,14 @@ def evaluate_config(
 ) -> pl.DataFrame:
     """Per-query measures (query_id, measure, value) of one retrieval ``run`` over ``qa``.
 
-    A question whose retriever returned nothing still scores 0 on every measure: the value is
-    filled in for each (question, measure) missing from the evaluator's output.
+    Every question with at least one relevant chunk under this chunking gets every measure (a
+    question the retriever returned nothing for scores 0: see :mod:`stages.ir_metrics`).
     """
     from stages.ir_metrics import evaluate
     from stages.span_relevance import qrels_from_spans
 
     qrels = qrels_from_spans(qa, chunks, params.retrieval.relevance)
-    per = evaluate(run, qrels, params.retrieval.ks).select(
-        pl.col("query_id").cast(pl.String), pl.col("measure").cast(pl.String),
-        pl.col("value").cast(pl.Float64),
-    )  # fmt: skip
-    judged = qrels.filter(pl.col("relevance") > 0)["query_id"].unique()
-    measures = per["measure"].unique().sort()
-    if measures.is_empty():
-        return per
-    grid = pl.DataFrame({"query_id": judged}).join(pl.DataFrame({"measure": measures}), how="cross")
-    return (
-        grid.join(per, on=["query_id", "measure"], how="left")
-        .with_columns(pl.col("value").fill_null(0.0))
-        .sort(["query_id", "measure"])
-    )
+    return evaluate(run, qrels, params.retrieval.ks)
 
 
 def evaluate_all(qa: pl.DataFrame, params: Params) -> pl.DataFrame:
