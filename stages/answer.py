@@ -13,17 +13,19 @@ Rules a reviewer should know:
   answer such as "No response was given by Congress" is not an abstention. Regex
   ``ABSTAIN_RE``. Error rows have it null.
 * **Shared retrieval**: systems are grouped by :class:`~stages.systems.RetrievalKey`
-  (chunking, embedder, retriever, depth, RAG-Fusion config); each group retrieves once at
-  ``depth = max(retrieval.depth, top_k)`` and every system keeps its first ``top_k`` passages.
-  Dense/BM25/hybrid rankings at a fixed depth are prefix-consistent, so this equals retrieving
-  ``top_k`` alone (hybrid and fusion fuse the depth-``depth`` rankings either way).
+  (chunking, embedder, retriever, depth, RAG-Fusion config); each group ranks every question
+  once to ``depth = max(retrieval.depth, top_k)`` and every system keeps its first ``top_k``
+  passages. Dense and BM25 rankings are prefix-consistent, so this equals retrieving ``top_k``
+  alone; hybrid and RAG-Fusion fuse component rankings taken to ``depth`` and then cut to
+  ``top_k`` (fuse deep lists, then cut), so a system's passages never depend on which other
+  systems share its group.
 * **Accounting per row**: ``latency_s`` = the group's retrieval wall time / #questions +
   RAG-Fusion variant call latency + answer call latency (as the gateway reports them; a cache hit
   reports the gateway's figure). Tokens = answer call + variant call (what the system spends
   per question, even though the variant call is shared inside a group).
 * **Partitions and freshness**: each system is written to ``data/answers/systems/<name>.parquet``
   with Parquet metadata ``ragcourt.config_hash`` (resolved system config, prompt texts, sampling
-  and retrieval params, sha256 of the chunks file and FAISS index it reads) and
+  and retrieval params, sha256 of the chunks, FAISS index and embeddings files it reads) and
   ``ragcourt.qa_hash`` (question ids and texts). A partition whose hashes match and which has no
   error rows is reused as is (no retrieval, no model call); otherwise the system is re-run (the
   gateway's disk cache still makes unchanged calls free, so failed pairs are retried cheaply).
@@ -54,6 +56,7 @@ from stages.llm.types import ChatRequest, ChatResult
 from stages.params import Params, load_params
 from stages.prompts import prompt
 from stages.rag_fusion import Variants, fused_search, generate_variants
+from stages.retrieve import CHUNKS_DIR, EMBEDDINGS_DIR, INDEX_DIR
 from stages.schemas import TABLES, check
 from stages.systems import RetrievalKey, System, group_by_retrieval, load_systems
 
@@ -145,11 +148,13 @@ class GroupRetrieval:
 
 
 def chunks_path(chunking: str) -> Path:
-    return Path("data/chunks") / f"{chunking}.parquet"
+    return CHUNKS_DIR / f"{chunking}.parquet"
 
 
-def index_path(chunking: str, embedder: str) -> Path:
-    return Path("data/index") / f"{chunking}__{embedder}.faiss"
+def dense_inputs(chunking: str, embedder: str) -> list[Path]:
+    """The artifacts a dense ranking reads besides the chunks (index + row -> chunk_id map)."""
+    stem = f"{chunking}__{embedder}"
+    return [INDEX_DIR / f"{stem}.faiss", EMBEDDINGS_DIR / f"{stem}.parquet"]
 
 
 def _questions(qa: pl.DataFrame) -> pl.DataFrame:
@@ -318,7 +323,7 @@ def config_hash(system: System, params: Params, prompts_dir: Path | None = None)
         }
     inputs = {"chunks": _sha256_file(chunks_path(key.chunking))}
     if key.embedder is not None:
-        inputs["index"] = _sha256_file(index_path(key.chunking, key.embedder))
+        inputs |= {p.name: _sha256_file(p) for p in dense_inputs(key.chunking, key.embedder)}
     return _digest(
         {
             "system": system.describe(),

@@ -20,6 +20,7 @@ import polars as pl
 
 from stages.llm.types import ChatRequest, ChatResult
 from stages.prompts import prompt
+from stages.retrieve import rrf_fuse
 
 if TYPE_CHECKING:
     from stages.params import LLMParams
@@ -149,8 +150,6 @@ def fused_search(
     Returns a ``retrieval_run`` frame (query_id = the question's id), ranks 1..depth.
     All variant queries go to the retriever in one batch (one embedding pass).
     """
-    from stages.retrieve import rrf_fuse
-
     runs = [retriever.search(queries.select("query_id", "query"), depth)]
     rows = [
         (f"{qid}\x1f{i}", qid, i, text)
@@ -169,5 +168,6 @@ def fused_search(
             runs.append(
                 one.with_columns(pl.col("question_id").alias("query_id")).select(runs[0].columns)
             )
+    # one run per variant index: rrf_fuse counts each run once per chunk (at its best rank)
     fused = rrf_fuse(runs, k=rrf_k, depth=depth, name=f"{retriever.name}+fusion")
-    return fused.filter(pl.col("rank") <= depth).sort("query_id", "rank")
+    return fused.sort("query_id", "rank")
