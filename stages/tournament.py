@@ -241,6 +241,7 @@ def plot_leaderboard(board: pl.DataFrame, path: Path) -> None:
         ax.errorbar(mid, y, xerr=np.nan_to_num(err), fmt="o", capsize=3)
         ax.axvline(1500.0 if col == "elo" else np.nanmean(mid), color="grey", lw=0.5, ls=":")
         ax.set_title(f"{title} (95% bootstrap CI)")
+        ax.set_xlabel("rating (Elo scale)")
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(y, [f"{r}. {s}" for r, s in b.select("rank", "system").iter_rows()])
     fig.tight_layout()
