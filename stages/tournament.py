@@ -97,6 +97,18 @@ def _records(matches: list[MatchRecord], systems: list[str]) -> dict[str, Counte
     return rec
 
 
+def order_agreement(pairwise: pl.DataFrame) -> float | None:
+    """Share of valid judgements whose two presentation orders pick the same winner (or tie):
+    argmax(p_ab_a, p_ab_b, p_ab_tie) vs argmax(p_ba_b, p_ba_a, p_ba_tie) (order BA mapped back).
+    A position-biased judge scores low; None when nothing was judged."""
+    ok = pairwise.filter(pl.col("error").is_null())
+    if ok.is_empty():
+        return None
+    ab = ok.select("p_ab_a", "p_ab_b", "p_ab_tie").to_numpy().argmax(axis=1)
+    ba = ok.select("p_ba_b", "p_ba_a", "p_ba_tie").to_numpy().argmax(axis=1)
+    return float((ab == ba).mean())
+
+
 def _tau(x: list[float], y: list[float]) -> dict[str, float | None]:
     if len(x) < 2:
         return {"tau_b": None, "p_value": None}
@@ -207,6 +219,7 @@ def _summary(
         "error_rows": errors.height,
         "error_reasons": dict(reasons.most_common(10)),
         "schemes": dict(Counter(pairwise["scheme"].drop_nulls().to_list())),
+        "order_agreement": order_agreement(pairwise),
         "kendall_swiss_vs_rr": _tau(by_system["elo"].to_list(), by_system[rr_rank].to_list())
         if rr_rank
         else None,

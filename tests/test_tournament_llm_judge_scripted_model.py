@@ -114,6 +114,10 @@ def test_llm_judge_prompts_probabilities_and_errors_scripted_model(params: Param
     assert all("analysis call failed" in e for e in errs["error"])
     assert errs["score_a"].null_count() == 2
     assert out.summary["error_rows"] == 2
+    # position bias of the script: equal answers -> A wins in both orders -> orders disagree
+    equal = pw.filter(pl.col("error").is_null() & (pl.col("scheme") == "soft")).height
+    valid = pw.filter(pl.col("error").is_null()).height
+    assert out.summary["order_agreement"] == pytest.approx(1 - equal / valid)
     board = out.leaderboard.sort("bt", descending=True)
     assert board["system"].to_list() == ["good", "mid", "poor"]
 
