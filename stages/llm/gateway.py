@@ -369,7 +369,10 @@ class Gateway:
                     )
                     log.warning(
                         "%s attempt %d failed (%s); retrying in %.2fs",
-                        req.model, attempts, _describe(exc), delay,
+                        req.model,
+                        attempts,
+                        _describe(exc),
+                        delay,
                     )
                     await asyncio.sleep(delay)
                     continue
@@ -394,13 +397,26 @@ class Gateway:
         cand_raw = (getattr(resp, "_hidden_params", None) or {}).get("candidate_logprobs")
         cand = {c: (str(v[0]), float(v[1])) for c, v in cand_raw.items()} if cand_raw else None
         result = ChatResult(
-            ok=True, text=text, model=req.model, latency_s=latency, prompt_tokens=p_tok,
-            completion_tokens=c_tok, cost_usd=cost, attempts=attempts, logprobs=lps,
+            ok=True,
+            text=text,
+            model=req.model,
+            latency_s=latency,
+            prompt_tokens=p_tok,
+            completion_tokens=c_tok,
+            cost_usd=cost,
+            attempts=attempts,
+            logprobs=lps,
             finish_reason=getattr(choice, "finish_reason", None),
         )
         self.account.record(
-            req.model, cached=False, ok=True, attempts=attempts, prompt_tokens=p_tok,
-            completion_tokens=c_tok, latency_s=latency, cost_usd=cost,
+            req.model,
+            cached=False,
+            ok=True,
+            attempts=attempts,
+            prompt_tokens=p_tok,
+            completion_tokens=c_tok,
+            latency_s=latency,
+            cost_usd=cost,
         )
         self.cache.set(key, _to_cache(result, cand))
         return _Reply(result, cand)
@@ -421,8 +437,12 @@ class Gateway:
             tokens[1] += last.completion_tokens
             latency += last.latency_s
             common = {
-                "model": req.model, "cached": last.cached, "latency_s": latency,
-                "prompt_tokens": tokens[0], "completion_tokens": tokens[1], "attempts": attempt,
+                "model": req.model,
+                "cached": last.cached,
+                "latency_s": latency,
+                "prompt_tokens": tokens[0],
+                "completion_tokens": tokens[1],
+                "attempts": attempt,
             }
             if not last.ok:
                 return StructuredResult[model](ok=False, raw=last.text, error=last.error, **common)  # type: ignore[valid-type]
@@ -440,9 +460,15 @@ class Gateway:
         assert last is not None
         n = self.params.parse_retries + 1
         return StructuredResult[model](  # type: ignore[valid-type]
-            ok=False, raw=last.text, error=f"reply not parsable after {n} attempts: {error}",
-            model=req.model, cached=last.cached, latency_s=latency, prompt_tokens=tokens[0],
-            completion_tokens=tokens[1], attempts=n,
+            ok=False,
+            raw=last.text,
+            error=f"reply not parsable after {n} attempts: {error}",
+            model=req.model,
+            cached=last.cached,
+            latency_s=latency,
+            prompt_tokens=tokens[0],
+            completion_tokens=tokens[1],
+            attempts=n,
         )
 
     async def _dist_one(
@@ -518,10 +544,16 @@ def _to_cache(res: ChatResult, cand: dict[str, tuple[str, float]] | None) -> dic
 def _from_cache(hit: dict[str, Any], model: str, latency: float) -> ChatResult:
     lps = hit.get("logprobs")
     return ChatResult(
-        ok=True, text=hit["text"], model=model, cached=True, latency_s=latency,
+        ok=True,
+        text=hit["text"],
+        model=model,
+        cached=True,
+        latency_s=latency,
         prompt_tokens=hit.get("prompt_tokens", 0),
         completion_tokens=hit.get("completion_tokens", 0),
-        cost_usd=0.0, attempts=0, finish_reason=hit.get("finish_reason"),
+        cost_usd=0.0,
+        attempts=0,
+        finish_reason=hit.get("finish_reason"),
         logprobs=[PositionLogprobs.model_validate(p) for p in lps] if lps else None,
     )
 

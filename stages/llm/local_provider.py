@@ -48,10 +48,21 @@ def default_threads() -> int:
     return max(1, min(8, (os.cpu_count() or 2) // 2))
 
 
+def models_path(models_file: str | None) -> Path:
+    """The registry file: as given (relative to the cwd); a relative path missing there is
+    looked up in the ragcourt source tree, so stages run in a scratch folder still find
+    the shipped ``configs/models.yaml``."""
+    p = Path(models_file or DEFAULT_MODELS_FILE)
+    if p.is_file() or p.is_absolute():
+        return p
+    shipped = Path(__file__).resolve().parents[2] / p
+    return shipped if shipped.is_file() else p
+
+
 def registry_entry(model: str, models_file: str | None) -> tuple[str, LLMEntry]:
     """(name, entry) of ``local/<name>`` (ConfigError when absent)."""
     name = model.split("/", 1)[1] if model.startswith("local/") else model
-    return name, load_registry(models_file or DEFAULT_MODELS_FILE).llm(name)
+    return name, load_registry(models_path(models_file)).llm(name)
 
 
 def model_identity(model: str, models_file: str | None) -> str:
@@ -201,7 +212,8 @@ class LocalModel:
         if room <= 0:
             raise litellm.ContextWindowExceededError(
                 message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
-                model=self.name, llm_provider="local",
+                model=self.name,
+                llm_provider="local",
             )
         max_new = min(max_tokens, room)
         self.llm.set_seed(seed if seed is not None else int(time.time_ns() % 2**31))
@@ -209,9 +221,17 @@ class LocalModel:
         positions: list[dict[str, Any]] = []
         finish = "length"
         text = ""
+        self.llm.reset()  # no KV prefix reuse: it changes logits slightly, so replies would
+        # depend on the previous call; a fresh evaluation keeps a request's reply reproducible
         gen = self.llm.generate(
-            prompt_ids, temp=temperature, top_k=0, top_p=top_p, min_p=0.0, typical_p=1.0,
-            repeat_penalty=1.0, grammar=self.grammar(response_format),
+            prompt_ids,
+            temp=temperature,
+            top_k=0,
+            top_p=top_p,
+            min_p=0.0,
+            typical_p=1.0,
+            repeat_penalty=1.0,
+            grammar=self.grammar(response_format),
         )
         try:
             for tok in gen:
@@ -236,7 +256,8 @@ class LocalModel:
                 if deadline is not None and time.monotonic() > deadline:
                     raise litellm.Timeout(
                         message=f"local model exceeded its {len(completion)}-token deadline",
-                        model=self.name, llm_provider="local",
+                        model=self.name,
+                        llm_provider="local",
                     )
         finally:
             gen.close()
@@ -258,7 +279,8 @@ class LocalModel:
         if len(prompt_ids) >= self.llm.n_ctx():
             raise litellm.ContextWindowExceededError(
                 message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
-                model=self.name, llm_provider="local",
+                model=self.name,
+                llm_provider="local",
             )
         first = {lab: self.first_token_id(prompt_ids, fmt.prompt, lab) for lab in labels}
         by_id: dict[int, list[str]] = {}
@@ -268,8 +290,10 @@ class LocalModel:
         if clash:
             raise litellm.BadRequestError(
                 message=f"candidates {clash[0]} share their first token; use distinct labels",
-                model=self.name, llm_provider="local",
+                model=self.name,
+                llm_provider="local",
             )
+        self.llm.reset()  # fresh evaluation, as in generate()
         gen = self.llm.generate(prompt_ids, temp=0.0, top_k=0, top_p=1.0, min_p=0.0)
         try:
             tok = next(gen)
@@ -305,7 +329,7 @@ def _close_models() -> None:
 def get_model(model: str, models_file: str | None, n_threads: int | None = None) -> LocalModel:
     """The loaded model for ``local/<name>`` (load + sha256 check on first use)."""
     name, entry = registry_entry(model, models_file)
-    key = (str(Path(models_file or DEFAULT_MODELS_FILE).resolve()), name)
+    key = (str(models_path(models_file).resolve()), name)
     with _MODELS_LOCK:
         if key not in _MODELS:
             path = resolve_gguf(name, entry)
@@ -343,8 +367,11 @@ def _handler() -> object:
                         deadline=time.monotonic() + float(timeout) if timeout else None,
                     )
             resp = providers.model_response(
-                f"local/{lm.name}", g.text, prompt_tokens=g.prompt_tokens,
-                completion_tokens=g.completion_tokens, finish_reason=g.finish_reason,
+                f"local/{lm.name}",
+                g.text,
+                prompt_tokens=g.prompt_tokens,
+                completion_tokens=g.completion_tokens,
+                finish_reason=g.finish_reason,
                 logprobs_content=g.logprobs,
             )
             if g.candidate_logprobs is not None:
@@ -352,14 +379,24 @@ def _handler() -> object:
             return resp
 
         def completion(  # type: ignore[override]
-            self, model: str, messages: list, *args: Any, optional_params: dict,
-            timeout: Any = None, **kw: Any,
+            self,
+            model: str,
+            messages: list,
+            *args: Any,
+            optional_params: dict,
+            timeout: Any = None,
+            **kw: Any,
         ) -> Any:
             return self._run(model, messages, optional_params, timeout)
 
         async def acompletion(  # type: ignore[override]
-            self, model: str, messages: list, *args: Any, optional_params: dict,
-            timeout: Any = None, **kw: Any,
+            self,
+            model: str,
+            messages: list,
+            *args: Any,
+            optional_params: dict,
+            timeout: Any = None,
+            **kw: Any,
         ) -> Any:
             return await asyncio.to_thread(self._run, model, messages, optional_params, timeout)
 

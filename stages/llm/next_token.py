@@ -37,18 +37,30 @@ def from_candidate_logprobs(
     missing = [c for c in candidates if c not in cand_logprobs]
     if missing:
         return TokenDistribution(
-            ok=False, method="logits", model=model, cached=cached,
+            ok=False,
+            method="logits",
+            model=model,
+            cached=cached,
             error=f"provider returned no logprob for candidates {missing}",
         )
     raw = {c: math.exp(cand_logprobs[c][1]) for c in candidates}
     probs = _normalise(raw)
     if probs is None:
         return TokenDistribution(
-            ok=False, raw=raw, method="logits", model=model, cached=cached,
+            ok=False,
+            raw=raw,
+            method="logits",
+            model=model,
+            cached=cached,
             error="candidate probabilities sum to zero",
         )
     return TokenDistribution(
-        ok=True, probs=probs, raw=raw, method="logits", model=model, cached=cached,
+        ok=True,
+        probs=probs,
+        raw=raw,
+        method="logits",
+        model=model,
+        cached=cached,
         candidate_tokens={c: cand_logprobs[c][0] for c in candidates},
     )
 
@@ -73,7 +85,10 @@ def from_top_logprobs(
     """Distribution from the first generated position's ``top_logprobs`` (see module doc)."""
     if first is None:
         return TokenDistribution(
-            ok=False, method="top_logprobs", model=model, cached=cached,
+            ok=False,
+            method="top_logprobs",
+            model=model,
+            cached=cached,
             error=(
                 f"model '{model}' returned no logprobs; next_token_probs needs a provider "
                 "that supports logprobs/top_logprobs (e.g. openai/*) or a local/ model"
@@ -98,10 +113,20 @@ def from_top_logprobs(
     probs = _normalise(raw)
     if probs is None:
         return TokenDistribution(
-            ok=False, raw=raw, method="top_logprobs", model=model, cached=cached,
+            ok=False,
+            raw=raw,
+            method="top_logprobs",
+            model=model,
+            cached=cached,
             error="candidate probabilities sum to zero",
         )
     return TokenDistribution(
-        ok=True, probs=probs, raw=raw, method="top_logprobs", model=model, cached=cached,
-        candidate_tokens={c: "|".join(tokens[c]) for c in candidates}, fallback=fallback,
+        ok=True,
+        probs=probs,
+        raw=raw,
+        method="top_logprobs",
+        model=model,
+        cached=cached,
+        candidate_tokens={c: "|".join(tokens[c]) for c in candidates},
+        fallback=fallback,
     )
