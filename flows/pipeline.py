@@ -1,0 +1,176 @@
+"""The ragcourt pipeline as a Prefect flow: one task per stage and partition.
+
+``pipeline`` (flow ``ragcourt-pipeline``) builds the stage graph (:mod:`flows.plan`: per
+chunking, per (chunking, embedder), per system, judge steps), runs it in the subflow
+``ragcourt-stages`` on the task runner named by its ``task_runner`` parameter, then publishes
+the leaderboard, retrieval summary, DAFE summary and report as Prefect artifacts.
+
+Each task calls ``stages.<stage>.run(params, **partition)`` in the workdir, exactly what
+``python -m stages.<stage>`` does under DVC, so both engines read and write the same ``data/``
+files. Tasks are cached on their inputs (:mod:`flows.caching`): a re-run skips every call whose
+inputs, params and code are unchanged and whose outputs are intact.
+
+Run it: ``ragcourt run --engine prefect`` or ``python -m flows.pipeline [--until STAGE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+import time
+from contextlib import chdir
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+from prefect.futures import PrefectFuture, as_completed
+from prefect.states import State
+
+from flows import progress
+from flows.caching import STATE_DIR, call_key, stage_cache_policy, write_stamp
+from flows.plan import STAGE_ORDER, StageCall, plan_for
+from flows.runners import make_task_runner
+from stages.errors import RagcourtError
+from stages.params import load_params
+
+log = logging.getLogger("ragcourt.flows")
+
+
+def _enter(workdir: Path) -> None:
+    """Stage code uses cwd-relative paths. Thread-runner tasks already run in the flow's cwd;
+    a Dask worker process (one thread) may have started elsewhere and moves once."""
+    if Path.cwd().resolve() != workdir:
+        os.chdir(workdir)
+
+
+@task(persist_result=True, retries=0)
+def run_stage(call: StageCall, workdir: str, params_path: str) -> dict[str, Any]:
+    """Run ``stages.<call.stage>.run(params, **partition)``; check and stamp its outputs."""
+    root = Path(workdir)
+    _enter(root)
+    params = load_params(root / params_path)
+    key = call_key(call, root, params)
+    module = importlib.import_module(f"stages.{call.stage}")
+    start = time.perf_counter()
+    module.run(params, **call.call_kwargs)
+    seconds = time.perf_counter() - start
+    missing = [o for o in call.outputs if not (root / o).exists()]
+    if missing:
+        raise RagcourtError(
+            f"{call.id}: stage finished but did not write {missing} "
+            "(flows/plan.py and the stage disagree on its outputs)"
+        )
+    outputs = write_stamp(call, root, key)
+    return {"call": call.id, "key": key, "seconds": round(seconds, 3), "outputs": outputs}
+
+
+def _final_state(fut: PrefectFuture[Any]) -> State[Any]:
+    """The final state (``wait`` first: before it, ``state`` may be a stale API read)."""
+    fut.wait()
+    return fut.state
+
+
+@flow(name="ragcourt-stages", log_prints=True)
+def stages_flow(
+    params_path: str = "params.yaml",
+    workdir: str = ".",
+    until: str | None = None,
+    only: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Submit every stage call of the plan with its upstream calls as ``wait_for``; fail with
+    one line per failed call (calls behind a failure do not run)."""
+    root = Path(workdir).resolve()
+    with chdir(root):
+        params = load_params(params_path)
+        plan = plan_for(params, until=until, only=only)
+        policy = stage_cache_policy(root)
+        storage = root / STATE_DIR / "results"  # a Path: a local result store, no block
+        progress.emit(progress.StageEvent("plan", total=len(plan.calls)))
+        futures: dict[str, PrefectFuture[Any]] = {}
+        for call in plan.calls:
+            submit = run_stage.with_options(
+                name=f"stage-{call.stage}",
+                task_run_name=call.id,
+                cache_policy=policy,
+                result_storage=storage,
+            ).submit
+            futures[call.id] = submit(
+                call, str(root), params_path, wait_for=[futures[a] for a in call.after]
+            )
+        by_future = {id(f): cid for cid, f in futures.items()}
+        for fut in as_completed(list(futures.values())):
+            state = _final_state(fut)
+            progress.emit(progress.StageEvent("done", by_future[id(fut)], str(state.name)))
+        results: list[dict[str, Any]] = []
+        failed: list[str] = []
+        for cid, fut in futures.items():
+            state = _final_state(fut)
+            if state.is_completed():
+                res = fut.result()
+                results.append({**res, "state": state.name})
+            else:
+                msg = str(state.message or state.name).splitlines()[0]
+                failed.append(f"{cid}: {state.name}: {msg}")
+        if failed:
+            raise RagcourtError("stage calls did not complete:\n  " + "\n  ".join(failed))
+        return results
+
+
+@flow(name="ragcourt-pipeline", log_prints=True)
+def pipeline(
+    params_path: str = "params.yaml",
+    workdir: str = ".",
+    task_runner: str = "thread",
+    workers: int = 2,
+    dask_address: str | None = None,
+    until: str | None = None,
+    only: list[str] | None = None,
+    publish: bool = True,
+) -> list[dict[str, Any]]:
+    """Run the pipeline (all stages, those up to ``until``, or ``only`` some) on the named
+    task runner (``thread`` or ``dask``), then publish the results as Prefect artifacts."""
+    runner = make_task_runner(task_runner, workers, dask_address)
+    results = stages_flow.with_options(task_runner=runner)(
+        params_path=params_path, workdir=workdir, until=until, only=only
+    )
+    if publish:
+        from flows.artifacts import publish_artifacts
+
+        published = publish_artifacts(Path(workdir).resolve())
+        print(f"published Prefect artifacts: {', '.join(published) or 'none (no results yet)'}")
+    cached = sum(1 for r in results if r["state"] == "Cached")
+    print(f"{len(results)} stage calls: {len(results) - cached} ran, {cached} cached")
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="Run the ragcourt pipeline as a Prefect flow.")
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--workdir", default=".")
+    ap.add_argument("--task-runner", choices=["thread", "dask"], default="thread")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--dask-address", default=None)
+    ap.add_argument("--until", choices=STAGE_ORDER, default=None)
+    ap.add_argument("--only", nargs="+", choices=STAGE_ORDER, default=None)
+    ap.add_argument("--no-publish", action="store_true")
+    args = ap.parse_args(argv)
+    pipeline(
+        params_path=args.params,
+        workdir=args.workdir,
+        task_runner=args.task_runner,
+        workers=args.workers,
+        dask_address=args.dask_address,
+        until=args.until,
+        only=args.only,
+        publish=not args.no_publish,
+    )
+
+
+if __name__ == "__main__":
+    from stages.entry import run_entry
+
+    run_entry(main)
+    sys.exit(0)

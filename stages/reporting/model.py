@@ -1,0 +1,101 @@
+"""The report's content model: sections of facts, tables, figures and examples.
+
+Templates (HTML and Markdown) render these plain dataclasses; nothing here formats HTML.
+Numbers are formatted once, by :func:`fmt`, so both outputs show the same figures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """Human formatting: None/NaN -> '–', floats to ``digits`` decimals (integral floats
+    and large values with fewer), bools as yes/no, everything else ``str``."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "–"
+        if abs(value) >= 100:
+            return f"{value:.0f}"
+        return f"{value:.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def pct(value: float | None) -> str:
+    return (
+        "–"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else (f"{100 * value:.1f}%")
+    )
+
+
+@dataclass
+class Table:
+    columns: list[str]
+    rows: list[list[str]]
+    caption: str = ""
+
+    @classmethod
+    def from_frame(cls, df: pl.DataFrame, caption: str = "", digits: int = 3) -> Table:
+        rows = [[fmt(v, digits) for v in row] for row in df.iter_rows()]
+        return cls(columns=list(df.columns), rows=rows, caption=caption)
+
+    def markdown(self) -> str:
+        def esc(s: str) -> str:
+            return s.replace("|", "\\|").replace("\n", " ")
+
+        head = "| " + " | ".join(esc(c) for c in self.columns) + " |"
+        sep = "|" + "|".join("---" for _ in self.columns) + "|"
+        body = ["| " + " | ".join(esc(c) for c in r) + " |" for r in self.rows]
+        return "\n".join([head, sep, *body])
+
+
+@dataclass
+class Figure:
+    png_base64: str
+    alt: str
+    caption: str = ""
+
+
+@dataclass
+class Judgement:
+    """One judge's view inside an example."""
+
+    judge: str
+    verdict: str
+    detail: str  # score / probabilities
+    reasoning: str
+
+
+@dataclass
+class Example:
+    title: str
+    fields: list[tuple[str, str]]  # question, reference, answer, ...
+    judgements: list[Judgement]
+    outcome: str
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    intro: str = ""
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    examples: list[Example] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # caveats and "missing artifact" notices
+
+    @property
+    def empty(self) -> bool:
+        return not (self.facts or self.tables or self.figures or self.examples)
