@@ -649,8 +649,11 @@ def near_duplicate_encoder(params: Params) -> Encoder:
 def run(params: Params) -> None:
     """Whole stage, paths relative to the cwd: writes qa.parquet, qa_rejected.parquet and
     summary.json (and the gateway's llm_qagen.json metrics)."""
+    from stages.llm import Gateway
+
     q = params.qagen
     documents = read_table(DOCUMENTS_PATH, "documents")
+    gw = Gateway(params.llm, stage="qagen")
     if q.qa_file is not None:
         qa = load_byo_qa(q.qa_file, documents)
         write_parquet(qa, QA_PATH, "qa")
@@ -661,10 +664,9 @@ def run(params: Params) -> None:
              "rejections": {}},
             SUMMARY_PATH,
         )  # fmt: skip
+        gw.write_metrics()  # zero calls; the file is a DVC metric either way
         log.info("qagen: %d items from %s (generation skipped)", qa.height, q.qa_file)
         return
-
-    from stages.llm import Gateway
 
     chunks = read_table(CHUNKS_DIR / f"{q.reference_chunking}.parquet", "chunks")
     contexts = sample_contexts(
@@ -682,7 +684,6 @@ def run(params: Params) -> None:
         )
     examples = load_few_shot(q.few_shot_file) if q.few_shot_file else []
     encode = near_duplicate_encoder(params)
-    gw = Gateway(params.llm, stage="qagen")
     t0 = time.perf_counter()
     result = generate_qa(contexts, Generator(gw, params, examples), encode)
     minutes = (time.perf_counter() - t0) / 60

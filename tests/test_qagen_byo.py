@@ -96,6 +96,7 @@ def test_stage_uses_the_file_and_skips_generation(tmp_path: Path) -> None:
     assert read_table(tmp_path / "data/qa/qa_rejected.parquet", "qa_rejected").is_empty()
     summary = json.loads((tmp_path / "data/qa/summary.json").read_text())
     assert summary["stop_reason"] == "qa_file" and summary["attempts"] == 0
+    assert (tmp_path / "data/metrics/llm_qagen.json").is_file()  # DVC metric, zero calls
 
 
 def test_stage_reports_a_bad_file_in_one_line_exit_2(tmp_path: Path) -> None:
