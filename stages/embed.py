@@ -82,7 +82,8 @@ def embed_chunks(chunks: pl.DataFrame, model: str, batch_size: int) -> pl.DataFr
 
 def _count_truncated(st, texts: list[str]) -> int:
     tok = st.tokenizer
-    lengths = [len(ids) for ids in tok(texts, add_special_tokens=True)["input_ids"]]
+    enc = tok(texts, add_special_tokens=True, truncation=False, verbose=False)
+    lengths = [len(ids) for ids in enc["input_ids"]]
     return sum(n > st.max_seq_length for n in lengths)
 
 
