@@ -168,7 +168,6 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
     qagen_after = [ingest.id]
     if q.qa_file is None:
         qagen_after.append(f"chunk[{ref}]")
-    nd_embedder = q.near_duplicate_embedder or next(iter(params.embedders))
     qagen = p.add(
         StageCall(
             "qagen",
@@ -185,7 +184,7 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
                 "data/qa/qa_rejected.parquet",
                 "data/qa/summary.json",
             ),
-            params_keys=("qagen", "llm", f"embedders.{nd_embedder}"),
+            params_keys=("qagen", "llm", "embedders"),
             after=tuple(qagen_after),
         )
     )
@@ -287,7 +286,7 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
                 "data/judge/metric_correlation.parquet",
                 "data/judge/summary.json",
             ),
-            params_keys=("judge", "retrieval.relevance"),
+            params_keys=("judge", "chunkings", "retrieval.relevance"),
             after=(j_ans.id, j_ret.id),
         )
     )

@@ -1,0 +1,291 @@
+"""Parameter sweeps (e.g. chunk size x embedder): a Prefect sweep flow and DVC experiments.
+
+A grid is ``{dotted params key: [values]}`` (the keys ``dvc exp run -S`` takes, e.g.
+``chunkings.c256.size`` or ``embedders.minilm.model``); its points are the Cartesian product.
+
+* Prefect (``sweep`` flow, ``ragcourt sweep``): each point gets its own workspace copy under
+  ``.ragcourt/sweeps/<name>/<point>/`` (params.yaml with the overrides applied, configs/ copied,
+  the corpus and other inputs linked, the LLM reply cache shared so identical model calls are
+  not repeated), runs ``python -m flows.pipeline --until <stage>`` there as a child flow run,
+  then a summary table (one row per point: the overrides, then every retrieval metric of
+  ``data/retrieval/metrics.json`` and the top system when the run reached the tournament) is
+  written to ``sweep_summary.parquet``/``.md`` and published as a Prefect table artifact.
+* DVC: :func:`queue_dvc_experiments` queues one ``dvc exp run --queue -S key=value ...`` per
+  point and runs the queue; ``dvc exp show`` compares them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+from prefect import flow, task
+from prefect.artifacts import create_table_artifact
+
+import flows
+from flows.plan import selected_stages
+from stages.errors import ConfigError, RagcourtError
+from stages.io import write_parquet, write_text
+from stages.params import load_params, parse_params
+from stages.reporting.model import Table
+
+SWEEPS_DIR = Path(".ragcourt/sweeps")
+DEFAULT_GRID: dict[str, list[Any]] = {
+    "chunkings.c256.size": [128, 256, 512],
+    "embedders.minilm.model": ["all-minilm-l6-v2", "all-mpnet-base-v2"],
+}
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _scalar(text: str) -> Any:
+    """A command-line value as YAML reads it (``256`` -> int, ``true`` -> bool)."""
+    return yaml.safe_load(text) if text.strip() else text
+
+
+def parse_grid(items: list[str]) -> dict[str, list[Any]]:
+    """``["chunkings.c256.size=128,256", ...]`` -> ``{"chunkings.c256.size": [128, 256]}``."""
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        key, sep, values = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not values.strip():
+            raise ConfigError(f"sweep grid item '{item}': expected KEY=V1,V2,...")
+        if key in grid:
+            raise ConfigError(f"sweep grid: key '{key}' given twice")
+        grid[key] = [_scalar(v.strip()) for v in values.split(",")]
+    if not grid:
+        raise ConfigError("sweep grid is empty")
+    return grid
+
+
+def grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """The Cartesian product, in the order the keys and values were given."""
+    keys = list(grid)
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*grid.values())]
+
+
+def point_name(point: dict[str, Any]) -> str:
+    """A readable, file-safe name: ``c256.size-128__minilm.model-all-mpnet-base-v2``."""
+    parts = []
+    for key, value in point.items():
+        short = ".".join(key.split(".")[-2:])
+        parts.append(f"{short}-{value}")
+    return _SAFE.sub("_", "__".join(parts))
+
+
+def apply_overrides(data: dict[str, Any], point: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the params mapping with every dotted key set (the key's parent must exist)."""
+    out = copy.deepcopy(data)
+    for key, value in point.items():
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            if not isinstance(node.get(part), dict):
+                raise ConfigError(f"sweep grid key '{key}': '{part}' is not in params.yaml")
+            node = node[part]
+        node[leaf] = value
+    return out
+
+
+def _link(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if dst.is_symlink() or dst.exists():
+        return
+    dst.symlink_to(src.resolve(), target_is_directory=src.is_dir())
+
+
+def prepare_workspace(root: Path, params_path: str, point: dict[str, Any], dest: Path) -> Path:
+    """Make ``dest`` a workspace for ``point``: params.yaml with the overrides (validated),
+    configs/ copied, every input file or folder params names linked, the reply cache shared."""
+    raw = yaml.safe_load((root / params_path).read_text(encoding="utf-8")) or {}
+    data = apply_overrides(raw, point)
+    params = parse_params(data, dest / "params.yaml")
+    base = load_params(root / params_path)
+    llm = data.setdefault("llm", {})
+    llm["cache_dir"] = str((root / base.llm.cache_dir).resolve())  # share model replies
+    dest.mkdir(parents=True, exist_ok=True)
+    if (root / "configs").is_dir():
+        shutil.copytree(root / "configs", dest / "configs", dirs_exist_ok=True)
+    for rel in (params.corpus.dir, params.qagen.qa_file, params.qagen.few_shot_file):
+        if rel and not Path(rel).is_absolute() and (root / rel).exists():
+            _link(root / rel, dest / rel)
+    write_text(yaml.safe_dump(data, sort_keys=False), dest / "params.yaml")
+    write_text(json.dumps(point, indent=2) + "\n", dest / "sweep_point.json")
+    return dest
+
+
+def _flatten(prefix: str, node: Any, out: dict[str, Any]) -> None:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _flatten(f"{prefix}/{k}" if prefix else str(k), v, out)
+    else:
+        out[prefix] = node
+
+
+def point_metrics(workspace: Path) -> dict[str, Any]:
+    """Every retrieval metric (``chunking/embedder/retriever/measure``) and the top system."""
+    out: dict[str, Any] = {}
+    metrics = workspace / "data/retrieval/metrics.json"
+    if metrics.is_file():
+        _flatten("", json.loads(metrics.read_text(encoding="utf-8")), out)
+    board = workspace / "data/tournament/leaderboard.parquet"
+    if board.is_file():
+        top = pl.read_parquet(board).sort("rank").row(0, named=True)
+        out["top_system"] = top["system"]
+        out["top_elo"] = top["elo"]
+    return out
+
+
+def summary_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """One row per point; metric columns in a stable order; absent values null."""
+    keys: dict[str, None] = {}
+    for r in rows:
+        keys.update(dict.fromkeys(r))
+    return pl.from_dicts(rows, schema=None, infer_schema_length=None).select(list(keys))
+
+
+@task(task_run_name="point {name}")
+def run_point(name: str, workspace: str, params_path: str, until: str) -> dict[str, Any]:
+    """Run the pipeline flow in the point's workspace as a child process (its own flow run,
+    reported to the same Prefect API); fail with the tail of its output."""
+    package_root = Path(flows.__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(package_root), os.environ.get("PYTHONPATH", "")) if p)}  # fmt: skip
+    cmd = [sys.executable, "-m", "flows.pipeline", "--params", params_path, "--until", until]
+    proc = subprocess.run(cmd, cwd=workspace, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise RagcourtError(f"sweep point {name} failed (exit {proc.returncode}):\n{tail}")
+    return point_metrics(Path(workspace))
+
+
+@flow(name="ragcourt-sweep", log_prints=True)
+def sweep(
+    grid: dict[str, list[Any]] | None = None,
+    params_path: str = "params.yaml",
+    workdir: str = ".",
+    until: str = "retrieval_eval",
+    max_parallel: int = 1,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """Fan out over the grid (``max_parallel`` points at once), then summarise."""
+    grid = grid or DEFAULT_GRID
+    selected_stages(until=until)
+    root = Path(workdir).resolve()
+    name = name or datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    out_dir = root / SWEEPS_DIR / name
+    points = grid_points(grid)
+    spaces = {
+        point_name(p): prepare_workspace(root, params_path, p, out_dir / point_name(p))
+        for p in points
+    }
+    print(f"sweep {name}: {len(points)} points in {out_dir}")
+    point_task = run_point.with_options(tags=["ragcourt-sweep"])
+    futures = {n: point_task.submit(n, str(ws), "params.yaml", until) for n, ws in spaces.items()}
+    rows: list[dict[str, Any]] = []
+    failed: list[str] = []
+    for p in points:
+        n = point_name(p)
+        fut = futures[n]
+        fut.wait()
+        if fut.state.is_completed():
+            metrics = fut.result()
+        else:
+            first = str(fut.state.message or fut.state.name).splitlines()[0]
+            failed.append(first)
+            metrics = {"error": first}
+        rows.append({"point": n, **{k: str(v) for k, v in p.items()}, **metrics})
+    df = summary_frame(rows)
+    write_parquet(df, out_dir / "sweep_summary.parquet")
+    table = Table.from_frame(df)
+    write_text(f"# Sweep {name}\n\n{table.markdown()}\n", out_dir / "sweep_summary.md")
+    create_table_artifact(
+        table=df.to_dicts(),
+        key="ragcourt-sweep-summary",
+        description=f"Sweep {name}: {len(points)} points over {', '.join(grid)}",
+    )
+    if failed:
+        raise RagcourtError(f"{len(failed)} sweep point(s) failed: " + "; ".join(failed))
+    return {
+        "path": str(out_dir / "sweep_summary.md"),
+        "columns": table.columns,
+        "rows": table.rows,
+    }
+
+
+def run_sweep(**kwargs: Any) -> dict[str, Any]:
+    """Run the sweep flow; with ``max_parallel`` > 1 its point tasks run on that many threads
+    (each point is a child process, so threads are enough)."""
+    from prefect.task_runners import ThreadPoolTaskRunner
+
+    workers = max(1, int(kwargs.get("max_parallel", 1)))
+    return sweep.with_options(task_runner=ThreadPoolTaskRunner(max_workers=workers))(**kwargs)
+
+
+def dvc_exp_commands(grid: dict[str, list[Any]], until: str | None) -> Iterator[list[str]]:
+    """``dvc exp run --queue -S key=value ... [target]`` for every grid point."""
+    for p in grid_points(grid):
+        sets = [a for k, v in p.items() for a in ("-S", f"{k}={json.dumps(v)}")]
+        yield ["dvc", "exp", "run", "--queue", *sets, *([until] if until else [])]
+
+
+def queue_dvc_experiments(
+    root: Path, grid: dict[str, list[Any]], until: str | None = None, run: bool = True
+) -> list[list[str]]:
+    """Queue one DVC experiment per grid point and, with ``run``, execute the queue (one job
+    at a time) and wait for it. Returns the queued commands."""
+    if until:
+        selected_stages(until=until)
+    cmds = list(dvc_exp_commands(grid, until))
+    for cmd in cmds:
+        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RagcourtError(f"{' '.join(cmd)} failed: {proc.stderr.strip()[-500:]}")
+    if run:
+        proc = subprocess.run(
+            ["dvc", "exp", "run", "--run-all", "--jobs", "1"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise RagcourtError(f"dvc exp run --run-all failed: {proc.stderr.strip()[-800:]}")
+    return cmds
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="Run a parameter sweep as a Prefect flow.")
+    ap.add_argument("--grid", "-g", action="append", default=None, help="KEY=V1,V2,...")
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--until", default="retrieval_eval")
+    ap.add_argument("--max-parallel", type=int, default=1)
+    ap.add_argument("--name", default=None)
+    args = ap.parse_args(argv)
+    grid = parse_grid(args.grid) if args.grid else DEFAULT_GRID
+    out = run_sweep(
+        grid=grid,
+        params_path=args.params,
+        until=args.until,
+        max_parallel=args.max_parallel,
+        name=args.name,
+    )
+    print(f"sweep summary: {out['path']}")
+
+
+if __name__ == "__main__":
+    from stages.entry import run_entry
+
+    run_entry(main)

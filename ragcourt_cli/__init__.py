@@ -1,0 +1,1 @@
+"""The ``ragcourt`` command line: ``ragcourt --help`` lists the commands."""

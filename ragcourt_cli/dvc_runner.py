@@ -1,0 +1,87 @@
+"""``dvc repro`` with a rich progress bar: DVC's own output lines drive the bar.
+
+DVC prints ``Running stage 'x':`` before a stage runs and ``Stage 'x' didn't change, skipping``
+for an up-to-date one; each advances the bar by one stage. The full output is kept and shown
+when DVC fails.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import deque
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+RUNNING = re.compile(r"^Running stage '([^']+)'")
+SKIPPED = re.compile(r"^Stage '([^']+)' didn't change, skipping")
+
+
+def stage_count(root: Path, targets: list[str]) -> int | None:
+    """How many stages ``dvc repro targets`` considers (None when DVC cannot tell)."""
+    try:
+        from dvc.repo import Repo
+
+        with Repo(str(root)) as repo:
+            if not targets:
+                return len(repo.index.stages)
+            graph = repo.index.graph
+            chosen = {s for t in targets for s in repo.stage.collect(t)}
+            import networkx as nx
+
+            upstream = set(chosen)
+            for s in chosen:
+                upstream |= nx.descendants(graph, s)  # DVC edges point from a stage to its deps
+            return len(upstream)
+    except Exception:
+        return None
+
+
+def repro(
+    root: Path, targets: list[str], force: bool = False, console: Console | None = None
+) -> int:
+    """Run ``dvc repro`` in ``root``; return its exit code."""
+    console = console or Console(stderr=True)
+    cmd = [sys.executable, "-m", "dvc", "repro", *(["--force"] if force else []), *targets]
+    total = stage_count(root, targets)
+    tail: deque[str] = deque(maxlen=60)
+    columns = [
+        TextColumn("[bold]dvc repro[/bold] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    ]
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task("starting", total=total)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+        )
+        assert proc.stdout is not None
+        running: str | None = None  # a stage counts as done when the next one starts
+        for line in proc.stdout:
+            line = line.rstrip()
+            tail.append(line)
+            if m := RUNNING.match(line):
+                if running is not None:
+                    bar.advance(task)
+                running = m.group(1)
+                bar.update(task, description=running)
+                bar.console.print(f"[cyan]running[/cyan] {running}")
+            elif m := SKIPPED.match(line):
+                bar.update(task, description=f"{m.group(1)} (unchanged)")
+                bar.advance(task)
+        code = proc.wait()
+        if running is not None and code == 0:
+            bar.advance(task)
+        bar.update(task, description="done" if code == 0 else f"failed in {running}")
+    if code != 0:
+        console.print("\n".join(tail), markup=False, highlight=False)
+    return code

@@ -1,0 +1,280 @@
+"""The ``ragcourt`` command line (typer).
+
+``ragcourt run`` runs the pipeline (``dvc repro`` by default, ``--engine prefect`` for the
+Prefect flow), ``report`` writes the HTML/Markdown report, ``systems list`` shows the candidate
+systems, ``doctor`` checks the environment offline, ``cache`` manages the LLM reply cache,
+``serve`` registers and serves scheduled Prefect deployments, ``sweep`` runs a parameter grid.
+A user error is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import functools
+import webbrowser
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import stages  # noqa: F401  (offline environment before anything heavy is imported)
+from ragcourt_cli.cache_cmd import app as cache_app
+from stages.errors import RagcourtError
+
+app = typer.Typer(
+    help="Rank candidate RAG systems on your own documents without human labels.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(cache_app, name="cache")
+systems_app = typer.Typer(help="The candidate RAG systems (params systems_file).")
+app.add_typer(systems_app, name="systems")
+
+console = Console()
+err_console = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+ParamsOpt = typer.Option(Path("params.yaml"), "--params", help="params file")
+
+
+class Engine(StrEnum):
+    dvc = "dvc"
+    prefect = "prefect"
+
+
+class Runner(StrEnum):
+    thread = "thread"
+    dask = "dask"
+
+
+def user_errors(fn: F) -> F:
+    """RagcourtError -> 'ragcourt: error: ...' on stderr and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RagcourtError as err:
+            err_console.print(f"[red]ragcourt: error:[/red] {err}", highlight=False)
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _stage_progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+    )
+
+
+def run_prefect(
+    params: Path,
+    workdir: Path,
+    until: str | None,
+    task_runner: str,
+    workers: int,
+    dask_address: str | None,
+) -> list[dict[str, Any]]:
+    """The pipeline flow in this process with a progress bar fed by its stage events."""
+    from flows import progress
+    from flows.pipeline import pipeline
+
+    with _stage_progress() as bar:
+        task = bar.add_task("prefect pipeline", total=None)
+
+        def on_event(ev: progress.StageEvent) -> None:
+            if ev.kind == "plan":
+                bar.update(task, total=ev.total)
+            elif ev.kind == "done":
+                bar.update(task, description=f"{ev.call} ({ev.state.lower()})")
+                bar.advance(task)
+
+        with progress.listening(on_event):
+            return pipeline(
+                params_path=str(params),
+                workdir=str(workdir),
+                task_runner=task_runner,
+                workers=workers,
+                dask_address=dask_address,
+                until=until,
+            )
+
+
+@app.command()
+@user_errors
+def run(
+    engine: Annotated[Engine, typer.Option(help="dvc: `dvc repro`; prefect: the flow")] = (
+        Engine.dvc
+    ),
+    params: Path = ParamsOpt,
+    until: str | None = typer.Option(None, help="stop after this stage (e.g. retrieval_eval)"),
+    force: bool = typer.Option(False, help="dvc engine: re-run stages even if unchanged"),
+    task_runner: Annotated[Runner, typer.Option(help="prefect engine: task runner")] = (
+        Runner.thread
+    ),
+    workers: int = typer.Option(2, help="prefect engine: threads or Dask worker processes"),
+    dask_address: str | None = typer.Option(None, help="prefect engine: existing Dask cluster"),
+) -> None:
+    """Run the pipeline in the current folder."""
+    from flows.plan import selected_stages
+
+    root = Path.cwd()
+    if engine is Engine.prefect:
+        results = run_prefect(params, root, until, task_runner.value, workers, dask_address)
+        cached = sum(1 for r in results if r["state"] == "Cached")
+        console.print(f"{len(results)} stage calls: {len(results) - cached} ran, {cached} cached")
+        return
+    if params != Path("params.yaml"):
+        raise RagcourtError("--params applies to the prefect engine; DVC reads params.yaml")
+    from ragcourt_cli.dvc_runner import repro
+
+    targets = [until] if until else []
+    if until:
+        selected_stages(until=until)  # validates the stage name
+    code = repro(root, targets, force=force, console=err_console)
+    if code != 0:
+        raise typer.Exit(code)
+
+
+@app.command()
+@user_errors
+def report(
+    params: Path = ParamsOpt,
+    open_: bool = typer.Option(False, "--open", help="open the HTML page in a browser"),
+) -> None:
+    """Write data/report/report.html (self-contained) and data/report/report.md."""
+    from stages.params import load_params
+    from stages.report import run as run_report
+
+    with console.status("building the report"):
+        html, md = run_report(load_params(params))
+    console.print(f"wrote {html} and {md}")
+    if open_:
+        webbrowser.open(html.resolve().as_uri())
+
+
+@systems_app.command("list")
+@user_errors
+def systems_list(params: Path = ParamsOpt) -> None:
+    """Every configured system with its resolved settings."""
+    from stages.params import load_params
+    from stages.systems import load_systems
+
+    p = load_params(params)
+    systems = load_systems(p)
+    table = Table(title=f"{len(systems)} systems ({p.systems_file})")
+    for col in ("name", "chunking", "embedder", "retriever", "top_k", "RAG-Fusion", "generator"):
+        table.add_column(col, overflow="fold")
+    for s in systems:
+        fusion = f"{s.spec.fusion.n_variants} variants" if s.spec.fusion else "off"
+        table.add_row(
+            s.name,
+            s.spec.chunking,
+            s.spec.embedder or "–",
+            s.spec.retriever,
+            str(s.spec.top_k),
+            fusion,
+            s.generator_model,
+        )
+    console.print(table)
+
+
+@app.command()
+def doctor(params: Path = ParamsOpt) -> None:
+    """Check the environment offline: models, llama-cpp, DVC, Prefect. Exit 1 on a failure."""
+    from ragcourt_cli.doctor import run_checks
+
+    with console.status("checking"):
+        checks = run_checks(params)
+    marks = {"ok": "[green]ok[/green]", "warn": "[yellow]warn[/yellow]", "fail": "[red]FAIL[/red]"}
+    table = Table(title="ragcourt doctor")
+    table.add_column("check")
+    table.add_column("status")
+    table.add_column("detail", overflow="fold")
+    for c in checks:
+        table.add_row(c.name, marks[c.status], c.detail)
+    console.print(table)
+    if any(c.status == "fail" for c in checks):
+        raise typer.Exit(1)
+
+
+@app.command()
+@user_errors
+def serve(
+    cron: str = typer.Option("0 3 * * *", help="cron schedule of the pipeline deployment"),
+    params: Path = ParamsOpt,
+    task_runner: Annotated[Runner, typer.Option(help="task runner of the flow")] = Runner.thread,
+    workers: int = typer.Option(2),
+    until: str | None = typer.Option(None, help="scheduled runs stop after this stage"),
+    sweep_cron: str | None = typer.Option(None, help="also schedule the default sweep flow"),
+) -> None:
+    """Register scheduled Prefect deployments and serve them (needs `prefect server start`)."""
+    from flows.deployments import serve_deployments
+
+    serve_deployments(
+        workdir=Path.cwd(),
+        params_path=str(params),
+        cron=cron,
+        task_runner=task_runner.value,
+        workers=workers,
+        until=until,
+        sweep_cron=sweep_cron,
+    )
+
+
+@app.command()
+@user_errors
+def sweep(
+    grid: Annotated[
+        list[str],
+        typer.Option(
+            "--grid",
+            "-g",
+            help="KEY=V1,V2,... over params.yaml keys, e.g. chunkings.c256.size=128,256,512",
+        ),
+    ],
+    engine: Annotated[Engine, typer.Option(help="prefect: sweep flow; dvc: exp queue")] = (
+        Engine.prefect
+    ),
+    until: str = typer.Option("retrieval_eval", help="last stage each grid point runs"),
+    params: Path = ParamsOpt,
+    max_parallel: int = typer.Option(1, help="prefect engine: grid points run at once"),
+) -> None:
+    """Run every point of a params grid (Prefect sweep flow, or DVC experiments)."""
+    from flows.sweep import parse_grid, queue_dvc_experiments, run_sweep
+
+    parsed = parse_grid(grid)
+    if engine is Engine.dvc:
+        names = queue_dvc_experiments(Path.cwd(), parsed, until=until, run=True)
+        console.print(f"ran {len(names)} DVC experiments; compare them with `dvc exp show`")
+        return
+    summary = run_sweep(
+        grid=parsed,
+        params_path=str(params),
+        workdir=str(Path.cwd()),
+        until=until,
+        max_parallel=max_parallel,
+    )
+    table = Table(title="sweep summary")
+    for col in summary["columns"]:
+        table.add_column(col)
+    for row in summary["rows"]:
+        table.add_row(*row)
+    console.print(table)
+    console.print(f"summary written to {summary['path']}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
