@@ -168,7 +168,7 @@ def reply(messages: list[dict[str, str]]) -> str:
         answer = _between(user, "Student answer:", "\n\n")
         refs = _between(user, "closest one:", "Student answer:")
         score = 1.0 if answer.lower() in refs.lower() and answer != "NO-RESPONSE" else 0.0
-        return json.dumps({"rationale": "scripted", "correctness_score": score})
+        return json.dumps({"rationale": "scripted", "score": score})
     if "relevance annotator" in system:  # RAGElo
         kw = _keyword_for(_between(user, "Question:", "\n"))
         passage = _between(user, "Passage:", "\n\nReply")

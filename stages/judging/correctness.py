@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, field_validator
+from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from stages.judging.base import JudgeItem
 from stages.judging.llm_judges import NO_QUESTION, format_references, render
@@ -26,26 +26,27 @@ _NUMBER = re.compile(r"[-+]?\d*\.?\d+")
 
 
 class CorrectnessReply(BaseModel):
-    """The grader's JSON reply: rationale first, then the score in [0, 1]."""
+    """The grader's JSON reply: rationale first, then the score in [0, 1]. (Field names sort
+    alphabetically in generation order, since a schema grammar may order keys by name.)"""
 
     rationale: str
-    correctness_score: float
+    score: float = Field(validation_alias=AliasChoices("score", "correctness_score"))
 
-    @field_validator("correctness_score", mode="before")
+    @field_validator("score", mode="before")
     @classmethod
     def _number(cls, v: object) -> object:
         if isinstance(v, str):
             m = _NUMBER.search(v)
             if m is None:
-                raise ValueError(f"no number in correctness_score {v!r}")
+                raise ValueError(f"no number in score {v!r}")
             return float(m.group())
         return v
 
-    @field_validator("correctness_score")
+    @field_validator("score")
     @classmethod
     def _in_range(cls, v: float) -> float:
         if not 0.0 <= v <= 1.0:
-            raise ValueError(f"correctness_score {v} is outside [0, 1]")
+            raise ValueError(f"score {v} is outside [0, 1]")
         return v
 
 
@@ -99,7 +100,7 @@ def grade_correctness(
     out: list[CorrectnessResult] = []
     for res in gateway.structured(reqs, CorrectnessReply, desc="correctness"):
         if res.ok and res.value is not None:
-            out.append(CorrectnessResult(res.value.correctness_score, res.value.rationale))
+            out.append(CorrectnessResult(res.value.score, res.value.rationale))
         else:
             out.append(CorrectnessResult(None, res.raw[:500], res.error or "no parsed reply"))
     return out

@@ -1,0 +1,63 @@
+"""The LLM verdict judge through the real gateway with a scripted model (exact replies):
+reason-then-verdict JSON, lenient verdict spellings, unparsable replies as error verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from stages.judging.base import JudgeContext, JudgeItem, build_judge
+from stages.judging.llm_judges import VerdictReply
+from stages.judging.relevance import RelevanceReply
+from stages.llm.testing import scripted_model
+from stages.params import JudgeSpec, Params, load_params
+
+ROOT = Path(__file__).resolve().parents[1]
+REPLIES = {
+    "a1": json.dumps({"reasoning": "same fact", "verdict": "correct"}),
+    "a2": json.dumps({"reasoning": "wrong year", "verdict": "Incorrect."}),
+    "a3": 'Sure! {"reasoning": "matches", "verdict": true} hope this helps',
+    "a4": "The answer looks right to me.",  # no JSON at all
+    "a5": json.dumps({"reasoning": "?", "verdict": "maybe"}),  # not a verdict
+}
+
+
+@pytest.fixture
+def params(tmp_path: Path) -> Params:
+    p = load_params(ROOT / "params.yaml").model_copy(deep=True)
+    p.llm.cache_dir = str(tmp_path / "cache")
+    p.llm.max_retries = 0
+    p.llm.parse_retries = 1
+    return p
+
+
+def reply(messages: list[dict[str, str]]) -> str:
+    user = messages[1]["content"]  # the original request (a repair turn is appended later)
+    answer = user.split("Candidate answer:")[1].split("\n\n")[0].strip()
+    return REPLIES[answer]
+
+
+def test_llm_judge_parses_and_reports_failures_scripted_model(params: Params) -> None:
+    with scripted_model("verdicts", reply) as m:
+        spec = JudgeSpec(kind="llm", model=m.model)
+        judge = build_judge("llm", spec, JudgeContext(params, stage="test_judging"))
+        items = [JudgeItem("Q?", a, ("ref one", "ref two")) for a in REPLIES]
+        out = judge.judge(items)
+    assert [v.verdict for v in out] == [True, False, True, None, None]
+    assert out[0].justification == "same fact" and out[0].error is None
+    assert out[3].error and "not parsable after 2 attempts" in out[3].error
+    assert out[3].justification == REPLIES["a4"]  # the raw reply is kept for inspection
+    assert out[4].error and "verdict" in out[4].error
+    first = m.calls[0]
+    assert "acting as an impartial judge" in first[0]["content"]
+    assert "1. ref one\n2. ref two" in first[1]["content"]  # all references, numbered
+    # two parse attempts for each of the two bad replies, one call for each good one
+    assert len(m.calls) == 3 + 2 * 2
+
+
+def test_reply_fields_sort_in_generation_order() -> None:
+    # a JSON-schema grammar may emit keys sorted by name: the reason must still come first
+    assert sorted(VerdictReply.model_json_schema()["properties"]) == ["reasoning", "verdict"]
+    assert sorted(RelevanceReply.model_json_schema()["properties"]) == ["reason", "relevance"]
