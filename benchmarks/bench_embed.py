@@ -1,0 +1,84 @@
+"""Benchmark the embed stage against a bare ``SentenceTransformer.encode`` (target ratio >= 0.9).
+
+Builds a throw-away project from the demo corpus (data/corpus), runs the real ingest and chunk
+stages, then times, on the same chunks with the same batch size and an already-loaded model:
+
+* bare:  ``model.encode(texts, batch_size=B, normalize_embeddings=True)``
+* stage: ``stages.embed.run`` (read chunks Parquet, truncation count, encode, FAISS build,
+  atomic Parquet + index writes)
+
+Each is run ``--repeats`` times alternately; the best time of each is reported (the machine is
+shared, best-of is the least noisy estimate of the code's own cost).
+
+    python benchmarks/bench_embed.py                          # minilm, c256
+    python benchmarks/bench_embed.py --embedder mpnet --chunking c512 --repeats 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chunking", default="c256")
+    ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--corpus", default=str(ROOT / "data/corpus"))
+    args = ap.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="bench_embed_"))
+    shutil.copytree(ROOT / "configs", work / "configs")
+    shutil.copytree(args.corpus, work / "data/corpus")
+    params_data = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    (work / "params.yaml").write_text(yaml.safe_dump(params_data), encoding="utf-8")
+    cwd = Path.cwd()
+    os.chdir(work)
+    try:
+        import stages  # noqa: F401  (offline env)
+        from stages import chunk, embed, ingest
+        from stages.embedders import load_embedder
+        from stages.io import read_table
+        from stages.params import load_params
+
+        params = load_params("params.yaml")
+        ingest.run(params)
+        chunk.run(params, args.chunking)
+        chunks = read_table(chunk.chunks_path(args.chunking), "chunks")
+        texts = chunks["text"].to_list()
+        spec = params.embedders[args.embedder]
+        model = load_embedder(spec.model)
+        model.encode(texts[:8], batch_size=spec.batch_size)  # warm-up
+        bare_times, stage_times = [], []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            model.encode(texts, batch_size=spec.batch_size, normalize_embeddings=True)
+            bare_times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            embed.run(params, args.chunking, args.embedder)
+            stage_times.append(time.perf_counter() - t0)
+        bare, stage = min(bare_times), min(stage_times)
+        n = len(texts)
+        print(f"bench_embed: {n} chunks ({args.chunking}), embedder {args.embedder} "
+              f"({spec.model}), batch size {spec.batch_size}, {os.cpu_count()} CPUs")  # fmt: skip
+        print(f"  bare SentenceTransformer.encode : {bare:7.2f} s  {n / bare:7.1f} chunks/s")
+        print(f"  embed stage (run)               : {stage:7.2f} s  {n / stage:7.1f} chunks/s")
+        print(f"  throughput ratio stage/bare     : {bare / stage:.3f}  (target >= 0.9)")
+        print(f"  all runs bare  : {', '.join(f'{t:.2f}' for t in bare_times)}")
+        print(f"  all runs stage : {', '.join(f'{t:.2f}' for t in stage_times)}")
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
