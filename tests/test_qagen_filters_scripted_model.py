@@ -22,7 +22,7 @@ from stages.llm import Gateway
 from stages.llm.testing import ScriptedModel, scripted_model
 from stages.params import Params, parse_params
 from stages.prompts import prompt
-from stages.qagen import Generator, generate_qa, near_duplicate_encoder
+from stages.qagen import Generator, generate_qa, load_few_shot, near_duplicate_encoder
 from stages.qagen import run as run_qagen
 from stages.schemas import TABLES, check
 
@@ -234,3 +234,23 @@ def test_stage_spans_are_verbatim_and_rerun_makes_no_calls_scripted_model(
     assert read_table("data/qa/qa.parquet", "qa").equals(qa)
     assert read_table("data/qa/qa_rejected.parquet", "qa_rejected").equals(rejected)
     assert Path("data/qa/summary.json").read_text() == summary
+
+
+def test_few_shot_examples_reach_the_question_prompt_scripted_model(
+    tmp_path: Path, scripted: ScriptedModel
+) -> None:
+    shots = tmp_path / "shots.txt"
+    shots.write_text("# user questions\nWhich ports closed in 1850?\nWho paid the duty?\n"
+                     "How heavy were the crates?\n")  # fmt: skip
+    params = _params(tmp_path, scripted.model, n_items=2, max_attempts=2, few_shot_k=2)
+    params.qagen.few_shot_file = str(shots)
+    examples = load_few_shot(shots)
+    gen = Generator(Gateway(params.llm, stage="qagen"), params, examples, prompts_dir=PROMPTS)
+    generate_qa(_contexts(["GOOD1", "GOOD2"]), gen, near_duplicate_encoder(params))
+    qsys = SYSTEMS["question"]
+    question_prompts = [c[1]["content"] for c in scripted.calls if c[0]["content"] == qsys]
+    assert len(question_prompts) == 2
+    for p in question_prompts:
+        shown = [q for q in examples if f"- {q}" in p]
+        assert len(shown) == 2  # few_shot_k of the three, seeded per attempt
+        assert p.index("Questions real users asked") < p.index("Text:")

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
 from pydantic import ValidationError
 
-from stages.errors import RagcourtError
+from stages.errors import ConfigError, RagcourtError
 from stages.qa_filters import BinaryVerdict, DuplicateIndex, ScoreVerdict, normalize_question
-from stages.qagen import clean_answer, clean_question, next_batch_size, sample_contexts
+from stages.qagen import (
+    clean_answer,
+    clean_question,
+    load_few_shot,
+    next_batch_size,
+    sample_contexts,
+)
 
 
 def _corpus(n_docs: int, chunks_per_doc: list[int]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -132,3 +140,20 @@ def test_verdict_models_accept_small_model_spellings_only() -> None:
         BinaryVerdict.model_validate({"reason": "r", "score": 0.7})
     with pytest.raises(ValidationError):
         ScoreVerdict.model_validate({"reason": "r", "score": 1.5})
+
+
+def test_few_shot_file_formats_and_errors(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("# comment\n\nWho paid?\n  Which  port?  \n")
+    assert load_few_shot(tmp_path / "a.txt") == ["Who paid?", "Which port?"]
+    (tmp_path / "b.json").write_text('["Who paid?", {"question": "Which port?"}]')
+    assert load_few_shot(tmp_path / "b.json") == ["Who paid?", "Which port?"]
+    (tmp_path / "c.jsonl").write_text('{"question": "Who paid?"}\n\n')
+    assert load_few_shot(tmp_path / "c.jsonl") == ["Who paid?"]
+    (tmp_path / "d.json").write_text('["ok?", 3]')
+    with pytest.raises(ConfigError, match=r"d.json: item 2"):
+        load_few_shot(tmp_path / "d.json")
+    (tmp_path / "e.txt").write_text("# only a comment\n")
+    with pytest.raises(ConfigError, match="holds no questions"):
+        load_few_shot(tmp_path / "e.txt")
+    with pytest.raises(ConfigError, match="not found"):
+        load_few_shot(tmp_path / "missing.txt")
