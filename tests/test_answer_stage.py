@@ -370,3 +370,18 @@ def test_bad_systems_file_is_one_line_error_naming_system_and_file(project: Para
         "ragcourt: error: systems.yaml: system 'lost': unknown chunking 'c999' "
         "(params chunkings: ['c256', 'c512'])"
     )
+
+
+def test_smoke_real_local_model(project: Params) -> None:
+    """The embedded SmolLM2-135M answers through the whole stage (whatever it says, each row
+    is an answer with a consistent abstention flag, or an explicit error)."""
+    _systems({"name": "bm25-k2", "retriever": "bm25", "top_k": 2, "max_tokens": 12})
+    write_parquet(read_table("data/qa/qa.parquet", "qa").head(1), "data/qa/qa.parquet", "qa")
+    answer.run(project)
+    out = read_table("data/answers/answers.parquet", "answers")
+    assert out.height == 1 and set(out["model"]) == {"local/smollm2-135m"}
+    assert out["error"].null_count() == 1, out["error"].to_list()
+    for row in out.iter_rows(named=True):
+        assert isinstance(row["answer"], str)
+        assert row["abstained"] == answer.is_abstention(row["answer"])
+        assert row["completion_tokens"] > 0
