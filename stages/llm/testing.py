@@ -116,3 +116,106 @@ def scripted_model(
     finally:
         with _SCRIPTS_LOCK:
             _SCRIPTS.pop(name, None)
+
+
+@dataclass
+class OpenAITestServer:
+    """A running local OpenAI-compatible server (see :func:`openai_test_server`)."""
+
+    base_url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    max_in_flight: int = 0
+
+
+@contextmanager
+def openai_test_server(
+    delay_s: float = 0.0,
+    reply: ReplyFn | str = "ok",
+    status: Callable[[int], int] | None = None,
+    next_token: dict[str, float] | None = None,
+) -> Iterator[OpenAITestServer]:
+    """Serve ``POST /v1/chat/completions`` on 127.0.0.1 (free port) from a background thread.
+
+    Each request sleeps ``delay_s``, then answers ``reply(messages)``; ``status(n)`` (n = the
+    0-based request number) may return an HTTP error code instead of 200; ``next_token``
+    gives the first position's ``top_logprobs`` when the request asks for logprobs.
+    Use with a litellm model ``openai/<anything>`` and ``api_base = server.base_url``.
+    """
+    from aiohttp import web
+
+    fn: ReplyFn = (lambda _m, _r=reply: _r) if isinstance(reply, str) else reply
+    server = OpenAITestServer(base_url="")
+    in_flight = {"n": 0}
+
+    async def completions(request: web.Request) -> web.Response:
+        body = await request.json()
+        n = len(server.requests)
+        server.requests.append(body)
+        in_flight["n"] += 1
+        server.max_in_flight = max(server.max_in_flight, in_flight["n"])
+        try:
+            if delay_s:
+                await asyncio.sleep(delay_s)
+            code = status(n) if status is not None else 200
+            if code != 200:
+                err = {"error": {"message": f"scripted status {code}", "type": "server_error"}}
+                return web.json_response(err, status=code)
+            msgs = body.get("messages", [])
+            text = fn(msgs)
+            choice: dict[str, Any] = {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text},
+            }
+            if body.get("logprobs") and next_token is not None:
+                choice["logprobs"] = {"content": _first_position(next_token, body)}
+            usage = {
+                "prompt_tokens": sum(_words(str(m.get("content", ""))) for m in msgs),
+                "completion_tokens": _words(text),
+            }
+            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+            return web.json_response(
+                {
+                    "id": f"chatcmpl-{n}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", ""),
+                    "choices": [choice],
+                    "usage": usage,
+                }
+            )
+        finally:
+            in_flight["n"] -= 1
+
+    ready = threading.Event()
+    stop = {"loop": None, "event": None}
+
+    def serve() -> None:
+        async def main() -> None:
+            app = web.Application()
+            app.router.add_post("/v1/chat/completions", completions)
+            app.router.add_post("/chat/completions", completions)
+            runner = web.AppRunner(app, access_log=None)
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            server.base_url = f"http://127.0.0.1:{port}/v1"
+            done = asyncio.Event()
+            stop["loop"], stop["event"] = asyncio.get_running_loop(), done
+            ready.set()
+            await done.wait()
+            await runner.cleanup()
+
+        asyncio.run(main())
+
+    thread = threading.Thread(target=serve, name="openai-test-server", daemon=True)
+    thread.start()
+    if not ready.wait(30):
+        raise RuntimeError("the OpenAI test server did not start")
+    try:
+        yield server
+    finally:
+        loop, event = stop["loop"], stop["event"]
+        loop.call_soon_threadsafe(event.set)  # type: ignore[union-attr]
+        thread.join(10)
