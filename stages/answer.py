@@ -468,6 +468,22 @@ def combine(systems: Sequence[System], *, prune: bool) -> pl.DataFrame:
     return answers
 
 
+def check_questions(qa: pl.DataFrame, source: Path) -> pl.DataFrame:
+    """Question ids must be non-null and unique, question texts non-empty (error names the row)."""
+    bad_id = qa.filter(pl.col("question_id").is_null() | (pl.col("question_id") == ""))
+    if bad_id.height:
+        raise RagcourtError(f"{source}: a row has an empty question_id")
+    dup = qa.filter(pl.col("question_id").is_duplicated())
+    if dup.height:
+        raise RagcourtError(f"{source}: duplicate question_id '{dup['question_id'][0]}'")
+    empty = qa.filter(pl.col("question").is_null() | (pl.col("question").str.strip_chars() == ""))
+    if empty.height:
+        raise RagcourtError(
+            f"{source}: question_id '{empty['question_id'][0]}': column 'question' is empty"
+        )
+    return qa
+
+
 def select_systems(systems: Sequence[System], names: Sequence[str] | None) -> list[System]:
     if names is None:
         return list(systems)
@@ -490,10 +506,7 @@ def run(
     combined table is written when every configured system has an up-to-date partition."""
     configured = load_systems(params, prompts_dir=prompts_dir)
     chosen = select_systems(configured, systems)
-    qa = read_table(QA_PATH, "qa")
-    if qa["question_id"].is_duplicated().any():
-        dup = qa.filter(pl.col("question_id").is_duplicated())["question_id"][0]
-        raise RagcourtError(f"{QA_PATH}: duplicate question_id '{dup}'")
+    qa = check_questions(read_table(QA_PATH, "qa"), QA_PATH)
     own_gateway = gateway is None
     if gateway is None:
         from stages.llm import Gateway

@@ -17,7 +17,7 @@ import yaml
 
 from stages import answer
 from stages import prompts as prompt_files
-from stages.errors import ConfigError
+from stages.errors import ConfigError, RagcourtError
 from stages.io import read_table, write_parquet
 from stages.llm.testing import scripted_model
 from stages.params import Params, load_params
@@ -385,3 +385,25 @@ def test_smoke_real_local_model(project: Params) -> None:
         assert isinstance(row["answer"], str)
         assert row["abstained"] == answer.is_abstention(row["answer"])
         assert row["completion_tokens"] > 0
+
+
+def test_bad_or_empty_question_sets_scripted_model(project: Params) -> None:
+    _systems(BM25_SYSTEMS[0])
+    qa = read_table("data/qa/qa.parquet", "qa")
+    write_parquet(
+        qa.with_columns(pl.when(pl.col("question_id") == "q2").then(pl.lit("  "))
+                        .otherwise(pl.col("question")).alias("question")),
+        "data/qa/qa.parquet", "qa",
+    )  # fmt: skip
+    with pytest.raises(RagcourtError, match=r"qa.parquet: question_id 'q2': column 'question'"):
+        answer.run(project)
+    write_parquet(pl.concat([qa, qa.head(1)]), "data/qa/qa.parquet", "qa")
+    with pytest.raises(RagcourtError, match="duplicate question_id 'q1'"):
+        answer.run(project)
+    write_parquet(qa.head(0), "data/qa/qa.parquet", "qa")  # no questions: empty, valid tables
+    with scripted_model("gen", generator) as m:
+        project.llm.model = m.model
+        answer.run(project)
+    assert m.calls == []
+    assert read_table("data/answers/answers.parquet", "answers").height == 0
+    assert read_table("data/answers/systems/bm25-k1.parquet", "answers").height == 0
