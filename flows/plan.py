@@ -348,11 +348,10 @@ def selected_stages(until: str | None = None, only: Sequence[str] | None = None)
 
 
 def plan_for(params: Params, until: str | None = None, only: Sequence[str] | None = None) -> Plan:
-    """The plan restricted to the selected stages; the systems file is read only when a
-    selected stage needs it (answer and after)."""
+    """The plan restricted to the selected stages; the systems file is read only when the
+    answer stage (one task per system) is selected."""
     names = selected_stages(until, only)
-    needs_systems = any(n in names for n in STAGE_ORDER[STAGE_ORDER.index("answer") :])
-    systems = systems_for_plan(params) if needs_systems else []
+    systems = systems_for_plan(params) if "answer" in names else []
     return build_plan(params, systems).select(only=names)
 
 

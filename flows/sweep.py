@@ -161,9 +161,13 @@ def summary_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
 def run_point(name: str, workspace: str, params_path: str, until: str) -> dict[str, Any]:
     """Run the pipeline flow in the point's workspace as a child process (its own flow run,
     reported to the same Prefect API); fail with the tail of its output."""
+    from prefect.settings import PREFECT_API_URL
+
     package_root = Path(flows.__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(package_root), os.environ.get("PYTHONPATH", "")) if p)}  # fmt: skip
+    path = os.pathsep.join(p for p in (str(package_root), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    if api := PREFECT_API_URL.value():  # the child reports to the API this flow uses
+        env["PREFECT_API_URL"] = api
     cmd = [sys.executable, "-m", "flows.pipeline", "--params", params_path, "--until", until]
     proc = subprocess.run(cmd, cwd=workspace, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
