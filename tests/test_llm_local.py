@@ -76,3 +76,16 @@ def test_local_structured_uses_json_grammar(gw: Gateway) -> None:
     )
     [res] = gw.structured([req], Score)
     assert res.ok and res.value is not None and res.attempts == 1
+
+
+def test_local_stop_strings_and_context_overflow_error_row(gw: Gateway) -> None:
+    base = ChatRequest.of(MODEL, "Answer briefly.", "What is the capital of France?", max_tokens=12)
+    [full] = gw.chat([base])
+    words = full.text.split(" ")
+    assert full.ok and len(words) > 3
+    stop = " " + words[2]  # greedy decoding: the same text again, cut before this word
+    [cut] = gw.chat([base.model_copy(update={"stop": (stop,)})])
+    assert cut.ok and cut.finish_reason == "stop" and cut.text == full.text[: full.text.index(stop)]
+    [over] = gw.chat([ChatRequest.of(MODEL, None, "word " * 9000, max_tokens=4)])
+    assert not over.ok and over.attempts == 1  # a local failure is deterministic: no retry
+    assert over.error is not None and "ContextWindowExceeded" in over.error
