@@ -14,7 +14,8 @@ Metrics are over the items a judge answered; failures are counted, and the ``fai
 row scores each failure as the wrong label so failing cannot look good. Nothing is tuned.
 RAGalyst reports rho = 0.874 (GPT-4o-mini) for its rubric and 0.622 for cosine similarity.
 
-    python benchmarks/calibrate_correctness.py --limit 40
+    python benchmarks/calibrate_correctness.py --limit 12          # ~5 min on the tiny model
+    python benchmarks/calibrate_correctness.py --skip-llm          # non-LLM judges, all 500
     python benchmarks/calibrate_correctness.py --model openai/gpt-4o-mini
 """
 
@@ -69,8 +70,11 @@ def evaluate_judge(
     }
 
 
-def calibrate(items: list[dict[str, Any]], params: Params, model: str | None) -> dict[str, Any]:
-    """All judges, the rubric and DAFE; LLM roles use ``model`` when given."""
+def calibrate(
+    items: list[dict[str, Any]], params: Params, model: str | None, skip_llm: bool = False
+) -> dict[str, Any]:
+    """All judges, the rubric and DAFE; LLM roles use ``model`` when given. ``skip_llm``
+    evaluates only the judges that make no model call (DAFE only if all three are such)."""
     jp = params.judge
     if model is not None:
         judges = {
@@ -89,10 +93,26 @@ def calibrate(items: list[dict[str, Any]], params: Params, model: str | None) ->
     cache: dict[str, list[JudgeVerdict]] = {}
     for name, spec in jp.judges.items():
         judge = build_judge(name, spec, ctx)
+        if skip_llm and judge.uses_llm:
+            continue
         t0 = time.perf_counter()
         cache[name] = judge.judge(jitems)
         out["judges"].append(evaluate_judge(name, cache[name], human, time.perf_counter() - t0))
 
+    if skip_llm:
+        out["correctness"] = None
+        if not all(n in cache for n in (*jp.primaries, jp.arbitrator)):
+            out["dafe"] = None
+            return out
+    else:
+        out["correctness"] = _rubric(jitems, human, params)
+    out["dafe"] = _dafe(jitems, human, params, cache)
+    return out
+
+
+def _rubric(jitems: list[JudgeItem], human: list[float], params: Params) -> dict[str, Any]:
+    jp = params.judge
+    ctx = JudgeContext(params, stage="calibration")
     t0 = time.perf_counter()
     graded = grade_correctness(
         jitems,
@@ -111,14 +131,22 @@ def calibrate(items: list[dict[str, Any]], params: Params, model: str | None) ->
         )
         for g in graded
     ]
-    out["correctness"] = evaluate_judge("correctness", rubric, human, time.perf_counter() - t0)
+    return evaluate_judge("correctness", rubric, human, time.perf_counter() - t0)
 
+
+def _dafe(
+    jitems: list[JudgeItem],
+    human: list[float],
+    params: Params,
+    cache: dict[str, list[JudgeVerdict]],
+) -> dict[str, Any]:
+    jp = params.judge
     # DAFE reuses the verdicts above (a judge is deterministic; LLM calls would be cache hits)
     replay = {n: _Replay(n, v, jitems) for n, v in cache.items()}
     p1, p2 = (replay[n] for n in jp.primaries)
     outcomes = run_dafe(jitems, p1, p2, replay[jp.arbitrator])
     finals = [JudgeVerdict("dafe", o.final, o.resolution, None, o.error) for o in outcomes]
-    out["dafe"] = evaluate_judge("dafe", finals, human, 0.0) | {
+    return evaluate_judge("dafe", finals, human, 0.0) | {
         "summary": {
             k: v
             for k, v in dafe_summary(outcomes).items()
@@ -126,7 +154,6 @@ def calibrate(items: list[dict[str, Any]], params: Params, model: str | None) ->
         },
         "arbitrator_seen": len(replay[jp.arbitrator].asked),
     }
-    return out
 
 
 class _Replay:
@@ -149,7 +176,7 @@ def _f(v: float | None) -> str:
 
 
 def _print(res: dict[str, Any]) -> None:
-    rows = [*res["judges"], res["correctness"], res["dafe"]]
+    rows = [r for r in (*res["judges"], res["correctness"], res["dafe"]) if r is not None]
     print(f"\nmodel for LLM roles: {res['model']}  ({res['items']} items)")
     print(
         f"{'judge':16s} {'fail':>4s} {'sec':>6s} | {'spearman':>8s} {'SE':>6s} {'tau_b':>6s} | "
@@ -165,7 +192,8 @@ def _print(res: dict[str, Any]) -> None:
             f"{_f(a['accuracy'])} {_f(a['macro_f1']):>7s} {_f(a['kappa'])} | "
             f"{_f(w['macro_f1']):>13s} {_f(w['kappa'])}"
         )
-    print(f"DAFE: {res['dafe']['summary']}")
+    if res["dafe"] is not None:
+        print(f"DAFE: {res['dafe']['summary']}")
     for r in rows:
         for e in r["first_errors"]:
             print(f"  {r['judge']} failure e.g.: {e[:160]}")
@@ -178,6 +206,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="first N items only")
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--json", default=None, help="also write the results to this file")
+    ap.add_argument("--skip-llm", action="store_true", help="only judges without model calls")
     args = ap.parse_args()
 
     data = Path(args.data)
@@ -189,7 +218,7 @@ def main() -> None:
     print(f"{data}: {len(items)} pairs, {n_eq} equivalent (similarity >= {EQUIVALENT})")
     results = []
     for model in args.model or [None]:
-        res = calibrate(items, params, model)
+        res = calibrate(items, params, model, args.skip_llm)
         results.append(res)
         _print(res)
     if args.json:
