@@ -201,6 +201,28 @@ def judge_relevance(
     return _run(gw, "relevance", fields, cfg, desc)
 
 
+# --- self-contained questions --------------------------------------------------------------
+
+_POINTS_AT_CONTEXT = re.compile(
+    r"\b(?:the|this|that|above|given|following|provided)\s+"
+    r"(?:text|passage|context|paragraph|excerpt)s?\b|\bthis\s+question\b",
+    re.IGNORECASE,
+)
+
+
+def not_standalone_reason(question: str) -> str | None:
+    """Why ``question`` is not self-contained, or None.
+
+    SPEC 2 asks for a specific, unambiguous question: one that points at "the text" / "this
+    passage" (or asks about "this question") cannot be asked by a user who has not seen the
+    context, so it is rejected before any answer or judge call. A lexical rule, not a model.
+    """
+    m = _POINTS_AT_CONTEXT.search(question)
+    if m is None:
+        return None
+    return f"refers to '{m.group(0)}', so it only makes sense next to the context"
+
+
 # --- duplicate questions -------------------------------------------------------------------
 
 _NON_WORD = re.compile(r"[^\w]+")

@@ -2,8 +2,9 @@
 
 Contexts are chunks of ``qagen.reference_chunking`` drawn in a seeded order (round-robin over
 documents in a seeded order when ``stratify_by_document``). Per context: a user agent writes one
-question (optionally shown ``few_shot_k`` example questions from ``few_shot_file``), an expert
-agent answers from the context alone (the reference answer), then the judges of
+question (optionally shown ``few_shot_k`` example questions from ``few_shot_file``; a question
+that points at "the text" instead of standing alone is rejected at once), an expert agent
+answers from the context alone (the reference answer), then the judges of
 :mod:`stages.qa_filters` score answerability (must be 1), faithfulness and relevance (>= the
 thresholds), and exact / near-duplicate questions are dropped against those already kept.
 Candidates are generated in rounds of up to ``batch_size`` (the gateway runs a round
@@ -46,6 +47,7 @@ from stages.qa_filters import (
     judge_answerability,
     judge_faithfulness,
     judge_relevance,
+    not_standalone_reason,
 )
 from stages.schemas import TABLES
 
@@ -68,6 +70,7 @@ STOP_QA_FILE = "qa_file"
 
 # failed_filter values, in the order the checks run
 QUESTION_ERROR = "question_generation_error"
+NOT_STANDALONE = "question_not_standalone"
 ANSWER_ERROR = "answer_generation_error"
 OVER_QUOTA = "over_quota"
 
@@ -173,20 +176,22 @@ def load_few_shot(path: Path | str) -> list[str]:
     return questions
 
 
+MAX_QUESTION_CHARS = 300
 _LABEL = re.compile(r"^\s*(?:\*\*)?(?:question|q|answer|a)\s*\d*\s*[:.)-]\s*(?:\*\*)?\s*", re.I)
 _ENUM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+")
 
 
 def clean_question(text: str) -> str | None:
     """The question in a user-agent reply: the first non-empty line, labels ('Question:',
-    '1.') and quotes removed, cut after its first '?'. None if nothing usable remains."""
+    '1.') and quotes removed, cut after its first '?'. None if nothing usable remains (fewer
+    than 8 or more than ``MAX_QUESTION_CHARS`` characters: a run-on reply is not a question)."""
     for line in text.strip().splitlines():
         line = _ENUM.sub("", _LABEL.sub("", line)).strip().strip("\"'`“”").strip()
         if not line:
             continue
         if "?" in line:
             line = line[: line.index("?") + 1]
-        return line if len(line) >= 8 else None
+        return line if 8 <= len(line) <= MAX_QUESTION_CHARS else None
     return None
 
 
@@ -333,6 +338,8 @@ class Generator:
                 c.fail(QUESTION_ERROR, "reply holds no usable question", res.text)
             else:
                 c.question = q
+                if (why := not_standalone_reason(q)) is not None:
+                    c.fail(NOT_STANDALONE, why)
 
     def write_answers(self, batch: Sequence[Candidate]) -> None:
         live = [c for c in batch if c.alive]

@@ -36,7 +36,7 @@ BASE_Q = "What does the ledger of the harbour office record?"
 NEAR_Q = "What is recorded in the ledger of the harbour office?"
 MARKERS = re.compile(
     r"\b(GOOD\d|UNANSWERABLE|UNFAITHFUL|IRRELEVANT|DUPLICATE|NEARDUP|BADJSON|NOQUESTION|CRASH"
-    r"|ANSWERFAIL)\b"
+    r"|ANSWERFAIL|VAGUE)\b"
 )
 
 
@@ -59,6 +59,8 @@ def reply(msgs: list[dict[str, str]]) -> str:
             return f"Question: {BASE_Q}"
         if mark == "NEARDUP":
             return NEAR_Q
+        if mark == "VAGUE":
+            return "What is the main idea of the passage?"
         return f"What happened to the {mark.lower()} cargo in the port of Valparaiso?"
     if role == "answer":
         return "" if mark == "ANSWERFAIL" else f"Answer: It records the {mark} shipment."
@@ -110,7 +112,7 @@ def test_each_filter_rejects_what_it_should_scripted_model(
     near = encode("all-minilm-l6-v2", [BASE_Q, NEAR_Q])
     assert float(near[0] @ near[1]) >= 0.9  # precondition: the paraphrase is a near duplicate
     marks = ["GOOD1", "UNANSWERABLE", "UNFAITHFUL", "IRRELEVANT", "DUPLICATE", "NEARDUP",
-             "BADJSON", "NOQUESTION", "CRASH", "ANSWERFAIL", "GOOD2"]  # fmt: skip
+             "BADJSON", "NOQUESTION", "CRASH", "ANSWERFAIL", "VAGUE", "GOOD2"]  # fmt: skip
     params = _params(tmp_path, scripted.model, n_items=10, max_attempts=20)
     qa, rejected, summary = _generate(params, marks)
 
@@ -120,7 +122,7 @@ def test_each_filter_rejects_what_it_should_scripted_model(
     assert qa["answerability_score"].to_list() == [1.0, 1.0]
     assert qa["faithfulness_reason"][0] == "faithfulness verdict for GOOD1"
     assert qa["question_model"].unique().to_list() == [scripted.model]
-    assert qa["source_chunk_id"].to_list() == ["chunk-0", "chunk-10"]
+    assert qa["source_chunk_id"].to_list() == ["chunk-0", "chunk-11"]
 
     got = dict(zip(rejected["source_chunk_id"], rejected["failed_filter"], strict=True))
     assert got == {
@@ -133,6 +135,7 @@ def test_each_filter_rejects_what_it_should_scripted_model(
         "chunk-7": "question_generation_error",
         "chunk-8": "question_generation_error",
         "chunk-9": "answer_generation_error",
+        "chunk-10": "question_not_standalone",
     }
     by = {r["source_chunk_id"]: r for r in rejected.iter_rows(named=True)}
     assert by["chunk-2"]["reason"] == "score 0.5 < 0.9: faithfulness verdict for UNFAITHFUL"
@@ -145,6 +148,8 @@ def test_each_filter_rejects_what_it_should_scripted_model(
     assert "not parsable" in by["chunk-6"]["reason"]
     assert "provider exploded" in by["chunk-8"]["reason"]
     assert by["chunk-9"]["question"] is not None and by["chunk-9"]["answer"] is None
+    assert by["chunk-10"]["reason"].startswith("refers to 'the passage'")
+    assert by["chunk-10"]["answer"] is None  # rejected before the expert and the judges ran
 
     # nothing generated is lost: every attempt is in exactly one table
     ids = qa["candidate_id"].to_list() + rejected["candidate_id"].to_list()

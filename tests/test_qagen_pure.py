@@ -10,7 +10,13 @@ import pytest
 from pydantic import ValidationError
 
 from stages.errors import ConfigError, RagcourtError
-from stages.qa_filters import BinaryVerdict, DuplicateIndex, ScoreVerdict, normalize_question
+from stages.qa_filters import (
+    BinaryVerdict,
+    DuplicateIndex,
+    ScoreVerdict,
+    normalize_question,
+    not_standalone_reason,
+)
 from stages.qagen import (
     clean_answer,
     clean_question,
@@ -91,6 +97,7 @@ def test_sampling_rejects_chunk_text_that_is_not_its_document_slice() -> None:
         ("**Question:** What did the President ask Congress for in 1862?", None),
         ("\n\n  \nWhat did the President ask Congress for in 1862", "no-qmark"),
         ("Who?", "none"),
+        ("What is the answer to the question 'What is the answer to " * 8, "none"),
         ("   ", "none"),
     ],
 )
@@ -157,3 +164,19 @@ def test_few_shot_file_formats_and_errors(tmp_path: Path) -> None:
         load_few_shot(tmp_path / "e.txt")
     with pytest.raises(ConfigError, match="not found"):
         load_few_shot(tmp_path / "missing.txt")
+
+
+@pytest.mark.parametrize(
+    ("question", "standalone"),
+    [
+        ("What is the main idea of the text?", False),
+        ("According to this passage, who paid the duty?", False),
+        ("What is the answer to this question?", False),
+        ("Which excerpts does the given paragraph quote?", False),
+        ("What did Lincoln say about the question of slavery in 1862?", True),
+        ("Which textile mills did the President mention in 1934?", True),
+        ("Who signed the Articles of Confederation?", True),
+    ],
+)
+def test_not_standalone_reason(question: str, standalone: bool) -> None:
+    assert (not_standalone_reason(question) is None) == standalone
