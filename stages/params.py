@@ -129,6 +129,7 @@ class QAGenParams(Strict):
     question_max_tokens: int = Field(default=64, gt=0)
     answer_max_tokens: int = Field(default=128, gt=0)
     judge_max_tokens: int = Field(default=160, gt=0)
+    short_circuit: bool = True  # a judge runs only on candidates the earlier judges passed
 
 
 class JudgeSpec(Strict):

@@ -364,29 +364,38 @@ class Generator:
                 c.answer = a
 
     def judge(self, batch: Sequence[Candidate]) -> None:
-        """Run all three judges on every live candidate (so every score is recorded), then
-        fail each on the first check in order answerability, faithfulness, relevance."""
-        live = [c for c in batch if c.alive]
-        qs = [c.question or "" for c in live]
-        ans = [c.answer or "" for c in live]
-        ctx = [c.context for c in live]
+        """Judges in order answerability, faithfulness, relevance; a candidate fails on the
+        first judge that errs or scores below its threshold. With ``qagen.short_circuit`` a
+        judge runs only on candidates every earlier judge passed (the others' scores stay
+        null); without it every judge scores every candidate that reached the judges."""
+        reached = [c for c in batch if c.alive]
         cfg = self.judge_cfg
-        per_judge = {
-            "answerability": judge_answerability(self.gw, qs, ctx, cfg, "qagen answerability"),
-            "faithfulness": judge_faithfulness(self.gw, ans, ctx, cfg, "qagen faithfulness"),
-            "relevance": judge_relevance(self.gw, qs, ans, cfg, "qagen relevance"),
-        }
         thresholds = self.thresholds()
-        for i, c in enumerate(live):
-            c.outcomes = {name: per_judge[name][i] for name in JUDGES}
-            for name in JUDGES:
-                o = c.outcomes[name]
+        for name in JUDGES:
+            todo = [c for c in reached if c.alive] if self.q.short_circuit else reached
+            if name == "answerability":
+                out = judge_answerability(
+                    self.gw, [c.question or "" for c in todo], [c.context for c in todo], cfg,
+                    "qagen answerability",
+                )  # fmt: skip
+            elif name == "faithfulness":
+                out = judge_faithfulness(
+                    self.gw, [c.answer or "" for c in todo], [c.context for c in todo], cfg,
+                    "qagen faithfulness",
+                )  # fmt: skip
+            else:
+                out = judge_relevance(
+                    self.gw, [c.question or "" for c in todo], [c.answer or "" for c in todo],
+                    cfg, "qagen relevance",
+                )  # fmt: skip
+            for c, o in zip(todo, out, strict=True):
+                c.outcomes[name] = o
+                if not c.alive:
+                    continue  # already failed an earlier judge (no short-circuit mode)
                 if not o.ok:
                     c.fail(f"{name}_error", f"judge failed: {o.error}", o.raw or None)
-                    break
-                if not o.passes(thresholds[name]):
+                elif not o.passes(thresholds[name]):
                     c.fail(name, f"score {o.score:g} < {thresholds[name]:g}: {o.reason}")
-                    break
 
     def thresholds(self) -> dict[str, float]:
         t = self.q.thresholds
@@ -515,15 +524,13 @@ def build_summary(
     q = g.q
     thresholds = g.thresholds()
     judged = [c for c in tried if c.outcomes]
-    below = {
-        n: sum(1 for c in judged if c.outcomes[n].ok and not c.outcomes[n].passes(thresholds[n]))
+    ran = {n: [c.outcomes[n] for c in judged if n in c.outcomes] for n in JUDGES}
+    below = {n: sum(1 for o in ran[n] if o.ok and not o.passes(thresholds[n])) for n in JUDGES}
+    errors = {n: sum(1 for o in ran[n] if not o.ok) for n in JUDGES}
+    means = {
+        n: float(np.mean([o.score for o in ran[n] if o.ok])) if any(o.ok for o in ran[n]) else None
         for n in JUDGES
     }
-    errors = {n: sum(1 for c in judged if not c.outcomes[n].ok) for n in JUDGES}
-    means = {}
-    for n in JUDGES:
-        scores = [c.outcomes[n].score for c in judged if c.outcomes[n].ok]
-        means[n] = float(np.mean(scores)) if scores else None
     return {
         "requested": q.n_items,
         "accepted": len(accepted),
@@ -534,7 +541,7 @@ def build_summary(
         "contexts_available": n_contexts,
         "documents_covered": len({c.doc_id for c in accepted}),
         "rejections": dict(sorted(Counter(c.failed_filter for c in tried if not c.alive).items())),
-        "judged": len(judged),
+        "judged": {n: len(ran[n]) for n in JUDGES},
         "judge_below_threshold": below,
         "judge_errors": errors,
         "judge_mean_score": means,

@@ -139,8 +139,8 @@ def test_each_filter_rejects_what_it_should_scripted_model(
     }
     by = {r["source_chunk_id"]: r for r in rejected.iter_rows(named=True)}
     assert by["chunk-2"]["reason"] == "score 0.5 < 0.9: faithfulness verdict for UNFAITHFUL"
-    assert by["chunk-2"]["answerability_score"] == 1.0  # every judge's score is kept
-    assert by["chunk-2"]["relevance_score"] == 1.0
+    assert by["chunk-2"]["answerability_score"] == 1.0
+    assert by["chunk-2"]["relevance_score"] is None  # short-circuit: judging stopped
     assert by["chunk-4"]["duplicate_of"] == qa["question_id"][0]
     assert by["chunk-5"]["duplicate_of"] == qa["question_id"][0]
     assert by["chunk-5"]["reason"].startswith("cosine similarity 0.9")
@@ -158,6 +158,26 @@ def test_each_filter_rejects_what_it_should_scripted_model(
     assert summary["stop_reason"] == "contexts_exhausted"
     assert summary["rejections"]["question_generation_error"] == 2
     assert summary["judge_errors"]["answerability"] == 1
+
+
+@pytest.mark.parametrize("short_circuit", [True, False])
+def test_short_circuit_skips_later_judges_only_when_set_scripted_model(
+    tmp_path: Path, scripted: ScriptedModel, short_circuit: bool
+) -> None:
+    params = _params(tmp_path, scripted.model, n_items=5, max_attempts=5,
+                     short_circuit=short_circuit)  # fmt: skip
+    _, rejected, summary = _generate(params, ["UNANSWERABLE", "UNFAITHFUL", "GOOD1"])
+    assert rejected["failed_filter"].to_list() == ["answerability", "faithfulness"]
+    row = rejected.row(0, named=True)
+    assert row["answerability_score"] == 0.0
+    assert (row["faithfulness_score"] is None) == short_circuit
+    assert (row["relevance_score"] is None) == short_circuit
+    assert summary["judged"] == (
+        {"answerability": 3, "faithfulness": 2, "relevance": 1}
+        if short_circuit
+        else {"answerability": 3, "faithfulness": 3, "relevance": 3}
+    )
+    assert summary["judge_below_threshold"]["answerability"] == 1
 
 
 def test_budget_stops_at_max_attempts_scripted_model(
