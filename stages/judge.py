@@ -180,9 +180,11 @@ def judge_retrieval(
     answers: pl.DataFrame, qa: pl.DataFrame, ctx: JudgeContext
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Relevance of every retrieved passage, passage utilities for the top ``udcg.k`` and
-    UDCG per (system, question); rows without passages get a UDCG error row."""
+    UDCG per (system, question); rows without passages (or whose question is not in the
+    QA set) get a UDCG error row."""
     jp, llm = ctx.params.judge, ctx.params.llm
-    passages = retrieved_passages(answers)
+    known = answers.join(qa.select("question_id"), on="question_id", how="semi")
+    passages = retrieved_passages(known)
     relevance = judge_relevance(
         unique_passages(passages),
         qa,
@@ -202,9 +204,11 @@ def judge_retrieval(
         .join(per_q, on=["system", "question_id"], how="left")
         .with_columns(
             pl.col("n_passages").fill_null(0),
-            pl.when(pl.col("n_passages").is_null())
+            pl.when(pl.col("n_passages").is_not_null())
+            .then(pl.col("error"))
+            .when(pl.col("question_id").is_in(qa["question_id"].implode()))
             .then(pl.lit("no retrieved passages"))
-            .otherwise(pl.col("error"))
+            .otherwise(pl.lit(f"question_id is not in {QA_PATH}"))
             .alias("error"),
         )
     )

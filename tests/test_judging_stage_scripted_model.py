@@ -312,3 +312,21 @@ def test_judge_stage_missing_input_is_one_line_error(tmp_path: Path) -> None:
         "ragcourt: error: data/answers/answers.parquet: input artifact not found "
         "(run the stage that makes it)"
     )
+
+
+def test_answer_for_unknown_question_is_an_error_row_scripted_model(project: Params) -> None:
+    answers = read_table("data/answers/answers.parquet", "answers")
+    stray = answers.head(1).with_columns(pl.lit("q9").alias("question_id"))
+    write_parquet(pl.concat([answers, stray]), "data/answers/answers.parquet", "answers")
+    with scripted_model("judge2", reply, next_token=next_token) as m:
+        project.llm.model = m.model
+        judge.run(project)
+    expected = "question_id 'q9' is not in data/qa/qa.parquet"
+    v = _row(read_table("data/judge/verdicts.parquet", "verdicts"), "A", "q9")
+    assert (v["resolution"], v["final_verdict"], v["error"]) == ("error", None, expected)
+    c = _row(read_table("data/judge/correctness.parquet", "correctness"), "A", "q9")
+    assert c["correctness"] is None and c["error"] == expected
+    u = _row(read_table("data/judge/udcg.parquet", "udcg"), "A", "q9")
+    assert u["udcg"] is None and u["error"] == "question_id is not in data/qa/qa.parquet"
+    rel = read_table("data/judge/relevance.parquet", "relevance")
+    assert "q9" not in rel["question_id"].to_list()
