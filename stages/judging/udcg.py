@@ -4,7 +4,11 @@ Per passage p of question q: u(q,p) = R(q,p)·(1 − P(NO-RESPONSE | q, p)), whe
 the passage is relevant (RAGElo grade >= ``relevance_threshold``, default 1 = somewhat or
 very relevant) and −1 otherwise, and P is the full-vocabulary probability of the first
 token of "NO-RESPONSE" at the first answer position when the model sees only that passage
-(``Gateway.next_token_probs(..., candidates=["NO-RESPONSE"]).raw``).
+(``Gateway.next_token_probs(..., candidates=["NO-RESPONSE"]).raw``). The prompt
+(``udcg_system``/``udcg_user`` in configs/prompts/judge.yaml) repeats the generators'
+instruction: answer only from the document, else reply NO-RESPONSE. One reader model
+(``judge.udcg.model``, default ``llm.model``) scores every system, so UDCG compares the
+retrieval of systems on the same scale even when their generators differ.
 
 Per context of n passages (the system's top ``k``, n <= k):
 UDCG = σ((1/n)·Σ u⁺ + (γ/n)·Σ u⁻), u⁺ = max(u, 0), u⁻ = min(u, 0), γ = 1/3 (the authors'
