@@ -16,12 +16,14 @@ answers/min = questions / wall × 60. Shares: retrieval = search + opening the r
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
 import polars as pl
 
 from stages.answer import QA_PATH, answer_system, retrieve_group, select_systems
+from stages.entry import setup_logging
 from stages.io import read_table
 from stages.llm.types import ChatRequest, ChatResult
 from stages.params import load_params
@@ -49,6 +51,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=10)
     ap.add_argument("--systems", nargs="+", default=None)
     args = ap.parse_args()
+    setup_logging()  # the gateway logs one line per batch: progress on slow machines
 
     from stages.llm import Gateway
     from stages.retrieve import open_retriever
@@ -61,7 +64,7 @@ def main() -> None:
 
     rows = []
     spent = {"retrieval": 0.0, "generation": 0.0}
-    t_all = time.perf_counter()
+    t_all, cpu_all = time.perf_counter(), time.process_time()
     for key, members in group_by_retrieval(systems).items():
         t0 = time.perf_counter()
         retriever = open_retriever(key.retriever, key.chunking, key.embedder, params)
@@ -103,11 +106,17 @@ def main() -> None:
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200):
         print(table)
     total = time.perf_counter() - t_all
+    cpu = time.process_time() - cpu_all
     n = len(rows) * qa.height
     print(
         f"all systems, actual wall (shared retrieval counted once): {n} answers in {total:.1f} s "
         f"= {n / total * 60:.1f} answers/min; retrieval {spent['retrieval'] / total:.1%}, "
         f"generation {spent['generation'] / total:.1%} of wall time"
+    )
+    print(
+        f"process CPU time {cpu:.1f} s ({cpu / max(n, 1):.1f} CPU-s per answer; on an idle "
+        f"machine wall time is about CPU time / threads used); load average at end "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
 
 

@@ -34,17 +34,17 @@ def test_demo_config_loads_with_resolved_defaults(params: Params) -> None:
         params, ROOT / "configs/systems.yaml", check_models=False, prompts_dir=PROMPTS
     )
     names = [s.name for s in systems]
-    assert names == ["dense-k5", "dense-k1", "bm25-k5", "dense-k5-fusion4"]
+    assert names == ["dense-k3", "dense-k1", "bm25-k3", "dense-k3-fusion4"]
     assert len(set(names)) == len(names) >= 4
     by = {s.name: s for s in systems}
     assert all(s.generator_model == params.llm.model for s in systems)
-    assert by["bm25-k5"].spec.embedder is None  # BM25 ignores the embedder
-    assert by["dense-k1"].spec.top_k == 1 and by["dense-k5"].spec.top_k == 5
-    fusion = by["dense-k5-fusion4"].spec.fusion
+    assert by["bm25-k3"].spec.embedder is None  # BM25 ignores the embedder
+    assert by["dense-k1"].spec.top_k == 1 and by["dense-k3"].spec.top_k == 3
+    fusion = by["dense-k3-fusion4"].spec.fusion
     assert fusion is not None and fusion.n_variants == 4
-    assert by["dense-k5-fusion4"].retrieval.fusion_model == params.llm.model
-    # dense-k1 and dense-k5 rank identically to depth 10: one shared retrieval
-    assert by["dense-k1"].retrieval == by["dense-k5"].retrieval
+    assert by["dense-k3-fusion4"].retrieval.fusion_model == params.llm.model
+    # dense-k1 and dense-k3 rank identically to depth 10: one shared retrieval
+    assert by["dense-k1"].retrieval == by["dense-k3"].retrieval
 
 
 def test_dice_grid_expands_to_eight_readable_names(params: Params) -> None:
