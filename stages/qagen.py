@@ -369,25 +369,10 @@ class Generator:
         judge runs only on candidates every earlier judge passed (the others' scores stay
         null); without it every judge scores every candidate that reached the judges."""
         reached = [c for c in batch if c.alive]
-        cfg = self.judge_cfg
         thresholds = self.thresholds()
         for name in JUDGES:
             todo = [c for c in reached if c.alive] if self.q.short_circuit else reached
-            if name == "answerability":
-                out = judge_answerability(
-                    self.gw, [c.question or "" for c in todo], [c.context for c in todo], cfg,
-                    "qagen answerability",
-                )  # fmt: skip
-            elif name == "faithfulness":
-                out = judge_faithfulness(
-                    self.gw, [c.answer or "" for c in todo], [c.context for c in todo], cfg,
-                    "qagen faithfulness",
-                )  # fmt: skip
-            else:
-                out = judge_relevance(
-                    self.gw, [c.question or "" for c in todo], [c.answer or "" for c in todo],
-                    cfg, "qagen relevance",
-                )  # fmt: skip
+            out = self._run_judge(name, todo)
             for c, o in zip(todo, out, strict=True):
                 c.outcomes[name] = o
                 if not c.alive:
@@ -396,6 +381,17 @@ class Generator:
                     c.fail(f"{name}_error", f"judge failed: {o.error}", o.raw or None)
                 elif not o.passes(thresholds[name]):
                     c.fail(name, f"score {o.score:g} < {thresholds[name]:g}: {o.reason}")
+
+    def _run_judge(self, name: str, todo: Sequence[Candidate]) -> list[JudgeOutcome]:
+        qs = [c.question or "" for c in todo]
+        ans = [c.answer or "" for c in todo]
+        ctx = [c.context for c in todo]
+        desc, cfg = f"qagen {name}", self.judge_cfg
+        if name == "answerability":
+            return judge_answerability(self.gw, qs, ctx, cfg, desc)
+        if name == "faithfulness":
+            return judge_faithfulness(self.gw, ans, ctx, cfg, desc)
+        return judge_relevance(self.gw, qs, ans, cfg, desc)
 
     def thresholds(self) -> dict[str, float]:
         t = self.q.thresholds
