@@ -246,6 +246,13 @@ def dvc_exp_commands(grid: dict[str, list[Any]], until: str | None) -> Iterator[
         yield ["dvc", "exp", "run", "--queue", *sets, *([until] if until else [])]
 
 
+def _dvc(args: list[str], root: Path) -> subprocess.CompletedProcess[str]:
+    """``dvc <args>`` with this interpreter's DVC (no PATH lookup)."""
+    return subprocess.run(
+        [sys.executable, "-m", "dvc", *args], cwd=root, capture_output=True, text=True
+    )
+
+
 def queue_dvc_experiments(
     root: Path, grid: dict[str, list[Any]], until: str | None = None, run: bool = True
 ) -> list[list[str]]:
@@ -255,16 +262,11 @@ def queue_dvc_experiments(
         selected_stages(until=until)
     cmds = list(dvc_exp_commands(grid, until))
     for cmd in cmds:
-        proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+        proc = _dvc(cmd[1:], root)
         if proc.returncode != 0:
             raise RagcourtError(f"{' '.join(cmd)} failed: {proc.stderr.strip()[-500:]}")
     if run:
-        proc = subprocess.run(
-            ["dvc", "exp", "run", "--run-all", "--jobs", "1"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-        )
+        proc = _dvc(["exp", "run", "--run-all", "--jobs", "1"], root)
         if proc.returncode != 0:
             raise RagcourtError(f"dvc exp run --run-all failed: {proc.stderr.strip()[-800:]}")
     return cmds
