@@ -100,6 +100,13 @@ def apply_overrides(data: dict[str, Any], point: dict[str, Any]) -> dict[str, An
     return out
 
 
+def validate_grid(root: Path, params_path: str, grid: dict[str, list[Any]]) -> None:
+    """Every point's params must validate (checked before any flow or workspace starts)."""
+    raw = yaml.safe_load((root / params_path).read_text(encoding="utf-8")) or {}
+    for point in grid_points(grid):
+        parse_params(apply_overrides(raw, point), f"{params_path} with {point}")
+
+
 def _link(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     if dst.is_symlink() or dst.exists():
@@ -236,6 +243,9 @@ def run_sweep(**kwargs: Any) -> dict[str, Any]:
     from prefect.task_runners import ThreadPoolTaskRunner
 
     workers = max(1, int(kwargs.get("max_parallel", 1)))
+    grid = kwargs.get("grid") or DEFAULT_GRID
+    selected_stages(until=kwargs.get("until", "retrieval_eval"))
+    validate_grid(Path(kwargs.get("workdir", ".")), kwargs.get("params_path", "params.yaml"), grid)
     return sweep.with_options(task_runner=ThreadPoolTaskRunner(max_workers=workers))(**kwargs)
 
 

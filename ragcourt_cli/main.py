@@ -59,7 +59,7 @@ def user_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except RagcourtError as err:
-            err_console.print(f"[red]ragcourt: error:[/red] {err}", highlight=False)
+            err_console.print(f"[red]ragcourt: error:[/red] {err}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
