@@ -2,9 +2,17 @@
 
 The flows call the same ``stages.<name>.run`` functions DVC runs (``python -m stages.<name>``)
 and write the same ``data/`` artifacts, so a run made by either engine is read by the other.
-Importing this package applies the offline environment defaults first (via ``stages``).
+Importing this package applies the offline environment defaults first (via ``stages``) and
+gives Prefect's temporary server (used when no ``PREFECT_API_URL`` is set) 120 s instead of
+20 s to start (20 s is not enough on two busy cores), and routes the stages' ``ragcourt.*``
+log records to the task logs in the Prefect UI. All are ``setdefault``: users win.
 """
 
+import os
+
 import stages as _stages  # noqa: F401  (side effect: offline env before prefect is imported)
+
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "ragcourt")
 
 __all__: list[str] = []

@@ -165,6 +165,6 @@ def model_calls(rows: list[tuple[str, int, int]]) -> Figure:
     ax.barh(stages, hits, left=calls, color="#aec7e8", label="cache hits")
     ax.set_xlabel("requests")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False)
     fig.tight_layout()
     return to_figure(fig, "Model calls and cache hits per stage")
