@@ -14,5 +14,6 @@ import stages as _stages  # noqa: F401  (side effect: offline env before prefect
 
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_LOGGING_EXTRA_LOGGERS", "ragcourt")
+os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")  # stages run bare too
 
 __all__: list[str] = []

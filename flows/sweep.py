@@ -34,6 +34,7 @@ import polars as pl
 import yaml
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
+from prefect.futures import PrefectFuture
 
 import flows
 from flows.plan import selected_stages
@@ -205,7 +206,13 @@ def sweep(
     }
     print(f"sweep {name}: {len(points)} points in {out_dir}")
     point_task = run_point.with_options(tags=["ragcourt-sweep"])
-    futures = {n: point_task.submit(n, str(ws), "params.yaml", until) for n, ws in spaces.items()}
+    futures: dict[str, PrefectFuture[dict[str, Any]]] = {}
+    in_flight: list[PrefectFuture[dict[str, Any]]] = []
+    for n, ws in spaces.items():  # at most max_parallel child runs at once
+        if len(in_flight) >= max(1, max_parallel):
+            in_flight.pop(0).wait()
+        futures[n] = point_task.submit(n, str(ws), "params.yaml", until)
+        in_flight.append(futures[n])
     rows: list[dict[str, Any]] = []
     failed: list[str] = []
     for p in points:
@@ -218,7 +225,7 @@ def sweep(
             first = str(fut.state.message or fut.state.name).splitlines()[0]
             failed.append(first)
             metrics = {"error": first}
-        rows.append({"point": n, **{k: str(v) for k, v in p.items()}, **metrics})
+        rows.append({"point": n, **p, **metrics})
     df = summary_frame(rows)
     write_parquet(df, out_dir / "sweep_summary.parquet")
     table = Table.from_frame(df)
@@ -238,15 +245,12 @@ def sweep(
 
 
 def run_sweep(**kwargs: Any) -> dict[str, Any]:
-    """Run the sweep flow; with ``max_parallel`` > 1 its point tasks run on that many threads
-    (each point is a child process, so threads are enough)."""
-    from prefect.task_runners import ThreadPoolTaskRunner
-
-    workers = max(1, int(kwargs.get("max_parallel", 1)))
+    """Validate the stage name and every grid point's params, then run the sweep flow (a bad
+    grid is a one-line error before any flow or workspace exists)."""
     grid = kwargs.get("grid") or DEFAULT_GRID
     selected_stages(until=kwargs.get("until", "retrieval_eval"))
     validate_grid(Path(kwargs.get("workdir", ".")), kwargs.get("params_path", "params.yaml"), grid)
-    return sweep.with_options(task_runner=ThreadPoolTaskRunner(max_workers=workers))(**kwargs)
+    return sweep(**kwargs)
 
 
 def dvc_exp_commands(grid: dict[str, list[Any]], until: str | None) -> Iterator[list[str]]:

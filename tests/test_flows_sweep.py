@@ -109,7 +109,7 @@ def test_sweep_flow_runs_each_point_in_its_workspace_and_summarises(
     sweep_dir = root / ".ragcourt/sweeps/t1"
     summary = pl.read_parquet(sweep_dir / "sweep_summary.parquet")
     assert summary["point"].to_list() == ["c16.size-12", "c16.size-40"]
-    assert summary["chunkings.c16.size"].to_list() == ["12", "40"]
+    assert summary["chunkings.c16.size"].to_list() == [12, 40]
     recall = "c16/minilm/dense/R@3"
     assert recall in summary.columns and summary[recall].null_count() == 0
     sizes = {
