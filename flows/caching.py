@@ -21,7 +21,6 @@ import json
 import threading
 import uuid
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -115,25 +114,34 @@ def _module_file(name: str, root: Path) -> Path | None:
     return None
 
 
-@cache
+_code_memo: dict[str, str] = {}
+_code_lock = threading.Lock()  # also serialises ast.parse: CPython 3.11's is not thread-safe
+
+
 def code_digest(stage: str) -> str:
-    """sha256 of ``stages/<stage>.py`` and every ``stages.*`` module it imports, transitively."""
+    """sha256 of ``stages/<stage>.py`` and every ``stages.*`` module it imports, transitively
+    (memoised per process)."""
     import stages
 
-    root = Path(stages.__file__).resolve().parent.parent
-    todo, seen = [f"stages.{stage}"], set[str]()
-    files: dict[str, str] = {}
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        f = _module_file(name, root)
-        if f is None:  # ``from stages.x import func``: the name is not a module
-            continue
-        files[name] = file_digest(f)
-        todo.extend(_stages_imports(f) - seen)
-    return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    with _code_lock:
+        if stage in _code_memo:
+            return _code_memo[stage]
+        root = Path(stages.__file__).resolve().parent.parent
+        todo, seen = [f"stages.{stage}"], set[str]()
+        files: dict[str, str] = {}
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            f = _module_file(name, root)
+            if f is None:  # ``from stages.x import func``: the name is not a module
+                continue
+            files[name] = file_digest(f)
+            todo.extend(_stages_imports(f) - seen)
+        digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+        _code_memo[stage] = digest
+        return digest
 
 
 def call_key(call: StageCall, workdir: Path, params: Params) -> str:
