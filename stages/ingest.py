@@ -163,9 +163,14 @@ def rst_title(text: str) -> str | None:
     return None
 
 
+def one_line(err: BaseException) -> str:
+    """``"<ExceptionType>: <message>"`` on one line (whitespace runs collapsed, 300 chars max)."""
+    msg = " ".join(str(err).split())
+    return f"{type(err).__name__}: {msg}"[:300] if msg else type(err).__name__
+
+
 def parse_pdf(data: bytes) -> Parsed:
     from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
 
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -175,8 +180,10 @@ def parse_pdf(data: bytes) -> Parsed:
         meta_title = reader.metadata.title if reader.metadata else None
     except Rejected:
         raise
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as err:
-        raise Rejected(f"unparsable pdf: {type(err).__name__}: {err}") from None
+    except Exception as err:  # any parser failure on one file is a rejected row
+        # pypdf raises PyPdfError/ValueError/KeyError on ordinary damage, but malformed files also
+        # surface as IndexError, AttributeError, zlib.error, RecursionError, AssertionError, ...
+        raise Rejected(f"unparsable pdf: {one_line(err)}") from None
     return Parsed("\n\n".join(pages), (meta_title or "").strip() or None)
 
 
@@ -253,6 +260,11 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
         except OSError as err:
             log.warning("ingest: rejected %s: unreadable: %s", shown, err)
             rejected.append({"path": shown, "reason": f"unreadable: {err.strerror or err}"})
+            continue
+        except Exception as err:  # one bad file never aborts the ingest
+            reason = f"unparsable: {one_line(err)}"
+            log.warning("ingest: rejected %s: %s", shown, reason)
+            rejected.append({"path": shown, "reason": reason})
             continue
         h = doc_hash(text)
         duplicate_of = first_by_hash.get(h)

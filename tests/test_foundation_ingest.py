@@ -124,6 +124,40 @@ def test_bad_files_become_rejected_rows_and_do_not_abort(
         assert name in logged
 
 
+def test_pdf_parser_raising_indexerror_becomes_a_rejected_row_with_type_and_message(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pypdf can fail on malformed files with errors outside its own hierarchy (IndexError ...)."""
+    import pypdf
+
+    def broken_reader(*_a: object, **_k: object) -> None:
+        raise IndexError("list index out of range\nin xref")
+
+    monkeypatch.setattr(pypdf, "PdfReader", broken_reader)
+    docs, rejected = ingest(CorpusParams(dir=str(corpus)))
+    assert docs.height == 4  # the four non-pdf files survive
+    assert [Path(p).name for p in rejected["path"]] == ["e.pdf"]
+    assert rejected["reason"].to_list() == [
+        "unparsable pdf: IndexError: list index out of range in xref"
+    ]
+
+
+def test_any_unexpected_parser_error_becomes_a_rejected_row(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stage loop turns every Exception from one file into a row (never aborts the ingest)."""
+    import stages.ingest as ingest_mod
+
+    def boom(_raw: str) -> None:
+        raise AssertionError("parser invariant broken")
+
+    monkeypatch.setattr(ingest_mod, "parse_html", boom)
+    docs, rejected = ingest(CorpusParams(dir=str(corpus)))
+    assert docs.height == 4
+    assert rejected["reason"].to_list() == ["unparsable: AssertionError: parser invariant broken"]
+    assert [Path(p).name for p in rejected["path"]] == ["d.html"]
+
+
 def test_exact_duplicates_are_flagged_and_keep_the_first(tmp_path: Path) -> None:
     root = tmp_path / "c"
     write(root, "1_orig.txt", "Same text here.\n")
