@@ -61,3 +61,26 @@ def test_reply_fields_sort_in_generation_order() -> None:
     # a JSON-schema grammar may emit keys sorted by name: the reason must still come first
     assert sorted(VerdictReply.model_json_schema()["properties"]) == ["reasoning", "verdict"]
     assert sorted(RelevanceReply.model_json_schema()["properties"]) == ["reason", "relevance"]
+
+
+@pytest.mark.parametrize(
+    ("model", "reply"),
+    [
+        (VerdictReply, {"reasoning": "x" * 2000, "verdict": "correct"}),
+        (RelevanceReply, {"reason": "x" * 2000, "relevance": 2}),
+    ],
+)
+def test_reason_cap_is_schema_only(model: type, reply: dict[str, object]) -> None:
+    """The schema sent to the model caps the reason (and has no docstring description), but
+    a longer reason from a hosted model still parses instead of becoming an error."""
+    from stages.judging.correctness import CorrectnessReply
+    from stages.judging.llm_judges import MAX_REASON_CHARS
+
+    for m in (model, CorrectnessReply):
+        schema = m.model_json_schema()
+        assert "description" not in schema
+        free_text = [f for f in schema["properties"].values() if f.get("type") == "string"]
+        caps = [f.get("maxLength") for f in free_text if "enum" not in f]
+        assert caps == [MAX_REASON_CHARS]
+    model.model_validate(reply)
+    CorrectnessReply.model_validate({"rationale": "y" * 2000, "score": 0.5})

@@ -13,10 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import AliasChoices, BaseModel, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator
 
 from stages.judging.base import JudgeItem
-from stages.judging.llm_judges import NO_QUESTION, format_references, render
+from stages.judging.llm_judges import (
+    NO_QUESTION,
+    ReplyModel,
+    format_references,
+    reason_field,
+    render,
+)
 
 if TYPE_CHECKING:
     from stages.llm import ChatRequest, Gateway
@@ -25,11 +31,11 @@ RUBRIC_LEVELS = (0.0, 0.3, 0.5, 0.7, 1.0)
 _NUMBER = re.compile(r"[-+]?\d*\.?\d+")
 
 
-class CorrectnessReply(BaseModel):
+class CorrectnessReply(ReplyModel):
     """The grader's JSON reply: rationale first, then the score in [0, 1]. (Field names sort
     alphabetically in generation order, since a schema grammar may order keys by name.)"""
 
-    rationale: str
+    rationale: str = reason_field()
     score: float = Field(validation_alias=AliasChoices("score", "correctness_score"))
 
     @field_validator("score", mode="before")

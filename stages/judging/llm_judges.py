@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stages.judging.base import JudgeContext, JudgeItem, JudgeVerdict, register_judge
 from stages.params import JudgeSpec
@@ -28,10 +28,34 @@ _TRUE = {"correct", "true", "yes", "1", "right", "equivalent"}
 _FALSE = {"incorrect", "false", "no", "0", "wrong", "not correct", "not equivalent"}
 
 
-class VerdictReply(BaseModel):
+def _drop_description(schema: dict[str, Any]) -> None:
+    schema.pop("description", None)
+
+
+MAX_REASON_CHARS = 500  # "one or two sentences"; ~125 tokens, well inside max_tokens
+
+
+def reason_field(**kwargs: Any) -> Any:
+    """A free-text reason field whose *JSON schema* carries ``maxLength`` = MAX_REASON_CHARS.
+
+    Only the schema is capped, not validation: a schema grammar makes a local model close
+    the string (so a runaway reply still ends its JSON within ``max_tokens``), while a
+    hosted model that writes a longer reason is still parsed, not turned into an error."""
+    return Field(json_schema_extra={"maxLength": MAX_REASON_CHARS}, **kwargs)
+
+
+class ReplyModel(BaseModel):
+    """Base of the judges' JSON replies. The schema sent to the model (grammar, repair
+    message) leaves out the class docstring, which is for readers of this code, not for
+    the model; free-text fields use :func:`reason_field` (schema-only length cap)."""
+
+    model_config = ConfigDict(json_schema_extra=_drop_description)
+
+
+class VerdictReply(ReplyModel):
     """The LLM judge's JSON reply (field order = generation order: reason, then verdict)."""
 
-    reasoning: str
+    reasoning: str = reason_field()
     verdict: Literal["correct", "incorrect"]
 
     @field_validator("verdict", mode="before")

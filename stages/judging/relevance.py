@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 import polars as pl
-from pydantic import BaseModel, field_validator
+from pydantic import field_validator
 
-from stages.judging.llm_judges import render
+from stages.judging.llm_judges import ReplyModel, reason_field, render
 
 if TYPE_CHECKING:
     from stages.llm import ChatRequest, Gateway
@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 _LABELS = {"not relevant": 0, "somewhat relevant": 1, "very relevant": 2}
 
 
-class RelevanceReply(BaseModel):
+class RelevanceReply(ReplyModel):
     """The annotator's JSON reply: one-sentence reason first, then the grade 0/1/2."""
 
-    reason: str
+    reason: str = reason_field()
     relevance: Literal[0, 1, 2]
 
     @field_validator("relevance", mode="before")
