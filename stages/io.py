@@ -73,16 +73,27 @@ def write_parquet(df: pl.DataFrame, path: Path | str, table: str | None = None) 
     return path
 
 
-def read_table(path: Path | str, table: str | None = None) -> pl.DataFrame:
-    """Read a Parquet artifact, checking it against ``table``; clear error if absent."""
+def read_table(
+    path: Path | str, table: str | None = None, columns: list[str] | None = None
+) -> pl.DataFrame:
+    """Read a Parquet artifact, checking it against ``table``; clear error if absent.
+
+    With ``columns``, the whole file's schema (from the Parquet footer) is still checked
+    against ``table``, but only those columns are loaded (e.g. ``chunk_id`` of a large
+    embeddings table).
+    """
     path = Path(path)
     if not path.is_file():
         raise RagcourtError(f"{path}: input artifact not found (run the stage that makes it)")
     try:
-        df = pl.read_parquet(path)
-    except Exception as err:  # polars raises several types for corrupt files
+        if columns is not None and table is not None:
+            check(pl.DataFrame(schema=pl.read_parquet_schema(path)), table, path)
+        df = pl.read_parquet(path, columns=columns)
+    except RagcourtError:
+        raise
+    except Exception as err:  # polars raises several types for corrupt files / missing columns
         raise RagcourtError(f"{path}: not a readable Parquet file ({err})") from None
-    if table is not None:
+    if table is not None and columns is None:
         check(df, table, path)
     return df
 

@@ -184,10 +184,10 @@ def open_dense(chunking: str, embedder: str, params: Params) -> DenseRetriever:
         index = faiss.read_index(str(idx_path))
     except RuntimeError as err:
         raise RagcourtError(f"{idx_path}: not a readable FAISS index ({err})") from None
-    try:
-        ids = pl.read_parquet(emb_path, columns=["chunk_id"])["chunk_id"].to_list()
-    except Exception as err:
-        raise RagcourtError(f"{emb_path}: cannot read column 'chunk_id' ({err})") from None
+    from stages.io import read_table
+
+    # schema of the whole file checked against 'embeddings'; only chunk_id is loaded
+    ids = read_table(emb_path, "embeddings", columns=["chunk_id"])["chunk_id"].to_list()
     if index.ntotal != len(ids):
         raise RagcourtError(
             f"{idx_path}: {index.ntotal} vectors but {emb_path} has {len(ids)} rows "

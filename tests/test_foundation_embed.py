@@ -124,6 +124,22 @@ def test_schema_check_names_file_and_column(workdir: Path) -> None:
         read_table("e.parquet", "embeddings")
 
 
+def test_open_dense_checks_the_embeddings_schema(workdir: Path) -> None:
+    """open_dense reads chunk_ids through the schema-checked reader (no model needed)."""
+    Path("data/index").mkdir(parents=True)
+    index = faiss.IndexFlatIP(384)
+    index.add(np.zeros((1, 384), dtype=np.float32))
+    faiss.write_index(index, "data/index/c1__mini.faiss")
+    emb = Path("data/embeddings/c1__mini.parquet")
+    emb.parent.mkdir(parents=True)
+    pl.DataFrame({"chunk_id": ["a"], "embedding": [[0.1] * 384]}).write_parquet(emb)  # List
+    with pytest.raises(SchemaError, match=r"c1__mini.parquet: column 'embedding' has dtype List"):
+        open_retriever("dense", "c1", "mini", params_for_test())
+    pl.DataFrame({"id": ["a"]}).write_parquet(emb)
+    with pytest.raises(SchemaError, match=r"c1__mini.parquet: missing column 'chunk_id'"):
+        open_retriever("dense", "c1", "mini", params_for_test())
+
+
 def test_encode_is_normalised_float32() -> None:
     v = encode(MINILM, ["a short sentence", "another one entirely"], batch_size=1)
     assert v.dtype == np.float32 and v.shape == (2, 384)
