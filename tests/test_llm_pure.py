@@ -124,6 +124,29 @@ def test_gguf_sha256_is_checked_and_memoised(
     assert gguf_files.sha256_of(f) == good and calls == []  # memo hit: not re-hashed
 
 
+def test_fake_gguf_parts_with_wrong_sha256_are_refused_and_leave_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGCOURT_HOME", str(tmp_path / "home"))
+    site = tmp_path / "site"
+    for i, chunk in enumerate([b"GGUF-one|", b"two"], start=1):
+        pkg = site / f"fake_gguf_bad_{i}"
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "p").write_bytes(chunk)
+    monkeypatch.syspath_prepend(str(site))
+    wrong = hashlib.sha256(b"GGUF-two|one").hexdigest()  # parts in the other order
+    entry = _entry(source="parts", sha256=wrong, parts=["fake_gguf_bad_1:p", "fake_gguf_bad_2:p"])
+    with pytest.raises(ConfigError) as info:
+        gguf_files.resolve_gguf("fake", entry)
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert f"concatenate to sha256 {hashlib.sha256(b'GGUF-one|two').hexdigest()}" in msg
+    assert f"registry says {wrong}" in msg
+    models = tmp_path / "home" / "models"
+    assert list(models.iterdir()) == []  # neither <sha>.gguf nor a temp file
+
+
 def test_gguf_parts_are_assembled_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAGCOURT_HOME", str(tmp_path / "home"))
     site = tmp_path / "site"
@@ -141,7 +164,10 @@ def test_gguf_parts_are_assembled_in_order(tmp_path: Path, monkeypatch: pytest.M
     )
     path = gguf_files.resolve_gguf("fake", entry)
     assert path.read_bytes() == b"GGUF-part-one|part-two"
+    assert path.name == f"{digest}.gguf"
     assert "fake_gguf_part_1" not in sys.modules  # located, never imported
+    path.write_bytes(b"GGUF-corrupted-cache")  # a stale corrupt cache file is re-assembled
+    assert gguf_files.resolve_gguf("fake", entry).read_bytes() == b"GGUF-part-one|part-two"
     missing = _entry(
         source="package",
         package="no_such_pkg_xyz",

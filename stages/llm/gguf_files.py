@@ -64,10 +64,33 @@ def sha256_of(path: Path) -> str:
         return str(memo[memo_key])
 
 
+def _remember_sha(path: Path, digest: str) -> None:
+    """Record ``digest`` as the sha256 of ``path`` in the memo (same key as ``sha256_of``)."""
+    st = path.stat()
+    memo_path = cache_root() / "sha256.json"
+    with _LOCK:
+        try:
+            memo = json.loads(memo_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            memo = {}
+        memo[f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"] = digest
+        write_json(memo, memo_path)
+
+
 def _assemble_parts(name: str, entry: LLMEntry) -> Path:
-    target = cache_root() / "models" / f"{entry.sha256}.gguf"
+    """Concatenate the parts into ``<cache>/models/<sha256>.gguf``, hashing while writing.
+
+    The rename onto the cached name happens only if the concatenation's sha256 equals the
+    registry's; otherwise a ConfigError is raised and no file is left (the temp file is
+    removed), so a corrupt assembly is never cached. A cached file whose hash no longer
+    matches is removed and assembled again.
+    """
+    expected = entry.sha256.lower()
+    target = cache_root() / "models" / f"{expected}.gguf"
     if target.is_file():
-        return target
+        if sha256_of(target) == expected:
+            return target
+        target.unlink()
     files = []
     for part in entry.parts:
         package, _, rel = part.partition(":")
@@ -77,11 +100,20 @@ def _assemble_parts(name: str, entry: LLMEntry) -> Path:
         if not f.is_file():
             raise ConfigError(f"local model '{name}': part file {f} not found{_hint(name, entry)}")
         files.append(f)
-    with atomic_path(target) as tmp, tmp.open("wb") as out:
-        for f in files:
-            with f.open("rb") as src:
-                for block in iter(lambda s=src: s.read(1 << 20), b""):
-                    out.write(block)
+    h = hashlib.sha256()
+    with atomic_path(target) as tmp:
+        with tmp.open("wb") as out:
+            for f in files:
+                with f.open("rb") as src:
+                    for block in iter(lambda s=src: s.read(1 << 20), b""):
+                        h.update(block)
+                        out.write(block)
+        if h.hexdigest() != expected:
+            raise ConfigError(
+                f"local model '{name}': parts {', '.join(entry.parts)} concatenate to sha256 "
+                f"{h.hexdigest()}, registry says {entry.sha256} (nothing cached)"
+            )
+    _remember_sha(target, expected)
     return target
 
 
