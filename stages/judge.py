@@ -338,19 +338,29 @@ def per_question_table(
         }
         if fit.scores is not None:
             theta_scores = fit.scores
-    outcome = (
-        pl.when(pl.col("final_verdict"))
+    t = t.drop("utilities").with_columns(
+        pl.Series("udcg_theta", theta_scores, dtype=pl.Float64),
+        outcome_expr().alias("outcome"),
+    )
+    return t.select(list(TABLES["judge_per_question"])), theta_report
+
+
+def outcome_expr() -> pl.Expr:
+    """UDCG's three-level end-to-end outcome from ``final_verdict`` and ``abstained``:
+    2 = judged correct, 1 = abstained (and not judged correct), 0 = judged incorrect.
+    A row without a final verdict (answer or judge error) is null, also when it abstained,
+    so error rows never enter the correlations."""
+    verdict = pl.col("final_verdict")
+    return (
+        pl.when(verdict.is_null())
+        .then(None)
+        .when(verdict)
         .then(2)
         .when(pl.col("abstained"))
         .then(1)
-        .when(pl.col("final_verdict").not_())
-        .then(0)
+        .otherwise(0)
+        .cast(pl.Int8)
     )
-    t = t.drop("utilities").with_columns(
-        pl.Series("udcg_theta", theta_scores, dtype=pl.Float64),
-        outcome.cast(pl.Int8).alias("outcome"),
-    )
-    return t.select(list(TABLES["judge_per_question"])), theta_report
 
 
 CORRELATED = (

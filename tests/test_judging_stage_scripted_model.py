@@ -280,6 +280,9 @@ def test_judge_stage_end_to_end_scripted_model(project: Params) -> None:
         0, named=True
     )
     assert a_q2["rr2_at5"] == 0.5 and a_q2["rr_at_k"] == 0.5
+    outcomes = {(r["system"], r["question_id"]): r["outcome"] for r in per_q.iter_rows(named=True)}
+    # A q3 abstained and was judged incorrect -> 1; error rows (no final verdict) -> null
+    assert (outcomes["A", "q3"], outcomes["B", "q1"], outcomes["B", "q3"]) == (1, None, None)
 
     ss = read_table("data/judge/system_summary.parquet", "system_summary").sort("system")
     assert ss["accuracy"].to_list() == pytest.approx([2 / 3, 0.0])
@@ -330,3 +333,16 @@ def test_answer_for_unknown_question_is_an_error_row_scripted_model(project: Par
     assert u["udcg"] is None and u["error"] == "question_id is not in data/qa/qa.parquet"
     rel = read_table("data/judge/relevance.parquet", "relevance")
     assert "q9" not in rel["question_id"].to_list()
+
+
+def test_outcome_is_null_without_a_final_verdict() -> None:
+    """An error row stays out of the correlations even when its answer abstained."""
+    df = pl.DataFrame(
+        {
+            "final_verdict": [True, False, False, None, None, True],
+            "abstained": [False, False, True, True, None, True],
+        },
+        schema={"final_verdict": pl.Boolean, "abstained": pl.Boolean},
+    )
+    out = df.select(judge.outcome_expr().alias("outcome"))["outcome"].to_list()
+    assert out == [2, 0, 1, None, None, 2]
