@@ -4,7 +4,7 @@ minute on the configured model (default: the embedded local model).
 1. Calls per verdict: read from ``data/judge/summary.json`` of a finished run (the demo
    ``dvc repro``), when present.
 2. Throughput: ``--n`` items judged with a fresh, empty gateway cache (so every model call
-   is real): the LLM judge alone (verdicts/min) and the configured DAFE ensemble
+   is real): the LLM judge alone (successful verdicts/min) and the configured DAFE ensemble
    (final verdicts/min, arbitrator calls). Items come from the run's answers + QA when
    present, else from STS-B pairs (reference = sentence1, answer = sentence2).
 
@@ -85,7 +85,8 @@ def throughput(params_path: str, n: int) -> dict[str, Any]:
             out["llm_judge"] = {
                 "judge": llm_names[0],
                 "seconds": round(dt, 2),
-                "verdicts_per_min": round(60 * len(items) / dt, 2),
+                # per verdict produced: failed calls do not count as throughput
+                "verdicts_per_min": round(60 * sum(v.ok for v in verdicts) / dt, 2),
                 "failures": sum(not v.ok for v in verdicts),
             }
         # fresh cache again so DAFE's arbitrator calls are real model calls too
@@ -101,7 +102,7 @@ def throughput(params_path: str, n: int) -> dict[str, Any]:
         out["dafe"] = {
             "seconds": round(dt, 2),
             "final_verdicts": s["final_verdicts"],
-            "verdicts_per_min": round(60 * len(items) / dt, 2),
+            "verdicts_per_min": round(60 * s["final_verdicts"] / dt, 2),
             "arbitrator_calls": s["arbitrator_calls"],
             "judge_calls_per_verdict": s["judge_calls_per_verdict"],
         }
