@@ -86,6 +86,12 @@ def test_local_stop_strings_and_context_overflow_error_row(gw: Gateway) -> None:
     stop = " " + words[2]  # greedy decoding: the same text again, cut before this word
     [cut] = gw.chat([base.model_copy(update={"stop": (stop,)})])
     assert cut.ok and cut.finish_reason == "stop" and cut.text == full.text[: full.text.index(stop)]
+    # the stop-string token(s) are trimmed from logprobs and completion_tokens (OpenAI format)
+    [cut_lp] = gw.chat([base.model_copy(update={"stop": (stop,), "top_logprobs": 2})])
+    assert cut_lp.text == cut.text and cut_lp.logprobs is not None
+    assert len(cut_lp.logprobs) == cut_lp.completion_tokens == cut.completion_tokens
+    assert "".join(p.token for p in cut_lp.logprobs) == cut.text
+    assert cut.completion_tokens < full.completion_tokens
     [over] = gw.chat([ChatRequest.of(MODEL, None, "word " * 9000, max_tokens=4)])
     assert not over.ok and over.attempts == 1  # a local failure is deterministic: no retry
     assert over.error is not None and "ContextWindowExceeded" in over.error

@@ -7,6 +7,10 @@ inline Jinja template). Sampling follows the OpenAI parameters: ``temperature`` 
 else pure temperature sampling (no top-k/min-p) seeded by ``seed``; ``max_tokens`` is capped
 to the context left after the prompt; ``stop`` strings cut the text. ``logprobs`` and
 ``top_logprobs`` are the model's raw log-softmax at each generated position (OpenAI format).
+When a stop string cuts the text, the tokens that start at or after the cut (the stop string
+and anything after it) are dropped from ``logprobs`` and ``completion_tokens``, so both cover
+exactly the tokens that produced the returned text (a token straddling the cut is kept: it
+contributes returned characters).
 ``response_format`` json_object / json_schema become a llama.cpp grammar.
 
 ``candidate_labels`` (ragcourt extension used by ``Gateway.next_token_probs``): exact
@@ -218,6 +222,7 @@ class LocalModel:
         max_new = min(max_tokens, room)
         self.llm.set_seed(seed if seed is not None else int(time.time_ns() % 2**31))
         completion: list[int] = []
+        ends: list[int] = []  # ends[i]: decoded text length after completion[: i + 1]
         positions: list[dict[str, Any]] = []
         finish = "length"
         text = ""
@@ -246,10 +251,15 @@ class LocalModel:
                 completion.append(tok)
                 raw = self.llm.detokenize(completion, prev_tokens=prompt_ids)
                 text = raw.decode("utf-8", errors="ignore")
+                ends.append(len(text))
                 cut = [text.index(s) for s in stop if s and s in text]
                 if cut:
                     text = text[: min(cut)]
                     finish = "stop"
+                    # keep token i only if it starts before the cut (starts: 0, ends[:-1])
+                    keep = sum(1 for start in [0, *ends[:-1]] if start < len(text))
+                    del completion[keep:]
+                    del positions[keep:]
                     break
                 if len(completion) >= max_new:
                     break
