@@ -2,8 +2,8 @@
 
 Cache key of a stage call = sha256 over (stage, partition kwargs, the values of its params keys,
 the content hash of every declared input file or folder, the source of the stage module and of
-every ``stages.*`` module it imports). Same inputs -> same key -> Prefect returns the stored
-result and the stage does not run.
+every ``stages.*`` module it imports: :func:`flows.plan.code_files`). Same inputs -> same
+key -> Prefect returns the stored result and the stage does not run.
 
 Prefect cannot see whether the files a cached call wrote are still there (someone may have
 deleted ``data/`` or overwritten it with ``dvc checkout``). So after a run the task writes a
@@ -15,7 +15,6 @@ a stage whose outputs are gone.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import threading
@@ -28,7 +27,7 @@ from prefect.cache_policies import INPUTS, TASK_SOURCE, CachePolicy
 from prefect.context import TaskRunContext
 from prefect.utilities.hashing import hash_objects
 
-from flows.plan import StageCall
+from flows.plan import STAGES_ROOT, StageCall, code_files
 from stages.errors import ConfigError
 from stages.io import write_json
 from stages.params import Params, load_params
@@ -88,57 +87,18 @@ def params_subset(params: Params, keys: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _stages_imports(path: Path) -> set[str]:
-    """``stages.*`` modules imported anywhere in the file (absolute imports only)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("stages"))
-        elif (
-            isinstance(node, ast.ImportFrom)
-            and node.level == 0
-            and (node.module or "").startswith("stages")
-        ):
-            module = str(node.module)
-            found.add(module)
-            found.update(f"{module}.{a.name}" for a in node.names)
-    return found
-
-
-def _module_file(name: str, root: Path) -> Path | None:
-    base = root.joinpath(*name.split("."))
-    for cand in (base.with_suffix(".py"), base / "__init__.py"):
-        if cand.is_file():
-            return cand
-    return None
-
-
 _code_memo: dict[str, str] = {}
 _code_lock = threading.Lock()  # also serialises ast.parse: CPython 3.11's is not thread-safe
 
 
 def code_digest(stage: str) -> str:
-    """sha256 of ``stages/<stage>.py`` and every ``stages.*`` module it imports, transitively
-    (memoised per process)."""
-    import stages
-
+    """sha256 over (path, sha256) of :func:`flows.plan.code_files` of ``stage``: its module,
+    the ``stages`` package init and every ``stages.*`` module they import, transitively - the
+    same files dvc.yaml lists as the DVC stage's code dependencies (memoised per process)."""
     with _code_lock:
         if stage in _code_memo:
             return _code_memo[stage]
-        root = Path(stages.__file__).resolve().parent.parent
-        todo, seen = [f"stages.{stage}"], set[str]()
-        files: dict[str, str] = {}
-        while todo:
-            name = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            f = _module_file(name, root)
-            if f is None:  # ``from stages.x import func``: the name is not a module
-                continue
-            files[name] = file_digest(f)
-            todo.extend(_stages_imports(f) - seen)
+        files = {f: file_digest(STAGES_ROOT / f) for f in code_files(stage)}
         digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
         _code_memo[stage] = digest
         return digest

@@ -3,14 +3,22 @@
 ``build_plan(params, systems)`` lists, in dependency order, every call of a ``stages.<name>.run``
 function with its partition keyword arguments (per chunking, per (chunking, embedder), per
 system), the artifacts it reads and writes (the contract paths of COMMON.md, the same files
-dvc.yaml declares) and the params keys it depends on. The flow turns each call into a task; the
+dvc.yaml declares), the params keys it depends on and the sections of the model registry
+(``configs/models.yaml``) it resolves models from. The flow turns each call into a task; the
 cache policy hashes the declared inputs and params; nothing here imports a stage module.
+
+:func:`code_files` is the one list of source files a stage's results depend on: the stage
+module and every ``stages.*`` module it imports, transitively (read with ``ast``, not
+imported). The Prefect cache key hashes exactly these files, and tests/test_flows_plan.py
+checks that dvc.yaml lists each of them (and the model registry sections) as a dependency of
+the DVC stage running that module, so editing shared code re-runs the same work in both engines.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +41,60 @@ DOCS = "data/documents.parquet"
 PROMPTS_DIR = "configs/prompts"
 
 
+LLMS, EMBEDDERS = "llms", "embedders"  # sections of the model registry (llm.models_file)
+STAGES_ROOT = Path(__file__).resolve().parent.parent  # the folder holding the stages package
+
+
+def stages_imports(path: Path) -> set[str]:
+    """``stages.*`` modules imported anywhere in the file (absolute imports only; ``from
+    stages.x import name`` also yields ``stages.x.name``, which may be a submodule)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("stages"))
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").startswith("stages")
+        ):
+            module = str(node.module)
+            found.add(module)
+            found.update(f"{module}.{a.name}" for a in node.names)
+    return found
+
+
+def module_file(name: str, root: Path) -> Path | None:
+    """``root/a/b.py`` or ``root/a/b/__init__.py`` for module ``a.b``; None when neither."""
+    base = root.joinpath(*name.split("."))
+    for cand in (base.with_suffix(".py"), base / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def code_files(module: str, root: Path = STAGES_ROOT) -> list[str]:
+    """Sorted paths (relative to ``root``) of ``stages/<module>.py``, the ``stages`` package's
+    ``__init__.py`` (every stage runs it: offline environment) and every ``stages.*`` module
+    they import, transitively. Not memoised: ``ast.parse`` callers serialise it themselves
+    (CPython 3.11's parser is not thread-safe)."""
+    todo, seen = ["stages", f"stages.{module}"], set[str]()
+    files: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        f = module_file(name, root)
+        if f is None:  # ``from stages.x import func``: the name is not a module
+            continue
+        files.add(f.relative_to(root).as_posix())
+        todo.extend(stages_imports(f) - seen)
+    if f"stages/{module}.py" not in files and f"stages/{module}/__init__.py" not in files:
+        raise ConfigError(f"no stage module 'stages.{module}' under {root}")
+    return sorted(files)
+
+
 def chunks_path(chunking: str) -> str:
     return f"data/chunks/{chunking}.parquet"
 
@@ -52,7 +114,9 @@ class StageCall:
 
     ``inputs``/``outputs`` are paths relative to the workdir (files or folders); ``params_keys``
     are dotted keys of params.yaml (``chunkings.c256``) whose values the call depends on;
-    ``after`` names the calls whose outputs it needs (by :attr:`id`).
+    ``after`` names the calls whose outputs it needs (by :attr:`id`); ``models_keys`` are the
+    sections of the model registry it resolves models from (``llms``, ``embedders``; the
+    registry file itself is then one of ``inputs``).
     """
 
     stage: str
@@ -62,6 +126,7 @@ class StageCall:
     params_keys: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     tag: str = ""  # partition label used in the id (defaults to the kwargs' values)
+    models_keys: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -115,8 +180,7 @@ class Plan:
         kept_ids = {c.id for c in kept}
         out = Plan()
         for c in kept:
-            after = tuple(a for a in c.after if a in kept_ids)
-            out.add(StageCall(c.stage, c.kwargs, c.inputs, c.outputs, c.params_keys, after, c.tag))
+            out.add(replace(c, after=tuple(a for a in c.after if a in kept_ids)))
         return out
 
 
@@ -161,6 +225,7 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
                     outputs=embedding_paths(c, e),
                     params_keys=(f"embedders.{e}",),
                     after=(f"chunk[{c}]",),
+                    models_keys=(EMBEDDERS,),
                 )
             )
     q = params.qagen
@@ -186,6 +251,7 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
             ),
             params_keys=("qagen", "llm", "embedders"),
             after=tuple(qagen_after),
+            models_keys=(LLMS, EMBEDDERS),  # near-duplicate removal embeds questions
         )
     )
     all_indexes = tuple(
@@ -198,6 +264,7 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
                 "data/qa/qa.parquet",
                 *(chunks_path(c) for c in params.chunkings),
                 *all_indexes,
+                *llm_inputs,  # the embedder registry: queries are embedded
             ),
             outputs=(
                 "data/retrieval/per_query.parquet",
@@ -207,6 +274,7 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
             ),
             params_keys=("retrieval", "chunkings", "embedders"),
             after=(qagen.id, *p.ids_of("embed")),
+            models_keys=(EMBEDDERS,),
         )
     )
     systems = list(systems)
@@ -225,6 +293,7 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
                 outputs=(f"data/answers/systems/{name}.parquet",),
                 params_keys=("llm", "retrieval", "chunkings", "embedders"),
                 after=tuple(after),
+                models_keys=(LLMS, EMBEDDERS),
             )
         )
     answers = p.add(
@@ -234,10 +303,12 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
             inputs=(
                 *answer_common,
                 *(f"data/answers/systems/{n}.parquet" for n, _, _ in systems),
+                *llm_inputs,  # combine re-answers any system whose partition is not fresh
             ),
             outputs=("data/answers/answers.parquet", "data/answers/summary.json"),
             params_keys=("llm", "retrieval", "chunkings", "embedders"),
             after=p.ids_of("answer") or (qagen.id,),
+            models_keys=(LLMS, EMBEDDERS),
         )
     )
     judge_common = (
@@ -254,6 +325,7 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
             outputs=("data/judge/verdicts.parquet", "data/judge/correctness.parquet"),
             params_keys=("judge", "llm", "embedders"),
             after=(answers.id,),
+            models_keys=(LLMS, EMBEDDERS),  # embedding_similarity judges
         )
     )
     j_ret = p.add(
@@ -268,6 +340,7 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
             ),
             params_keys=("judge", "llm", "retrieval"),
             after=(answers.id,),
+            models_keys=(LLMS,),
         )
     )
     j_sum = p.add(
@@ -309,6 +382,7 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
             ),
             params_keys=("tournament", "llm"),
             after=(answers.id, j_ans.id),
+            models_keys=(LLMS,),
         )
     )
     produced = dict.fromkeys(o for c in p.calls if c.stage != "report" for o in c.outputs)

@@ -8,7 +8,6 @@ import pytest
 
 from flows.caching import (
     MISSING,
-    _stages_imports,
     call_key,
     code_digest,
     params_subset,
@@ -16,7 +15,7 @@ from flows.caching import (
     stamp_matches,
     write_stamp,
 )
-from flows.plan import StageCall
+from flows.plan import StageCall, code_files, stages_imports
 from stages.errors import ConfigError
 from stages.params import Params
 
@@ -115,7 +114,14 @@ def test_code_digest_covers_imported_stage_modules(tmp_path: Path) -> None:
         "import os\nimport stages.io\nfrom stages.params import Params\n"
         "from stages import schemas\nfrom . import sibling\n"
     )
-    found = _stages_imports(src)
+    found = stages_imports(src)
     assert {"stages.io", "stages.params", "stages", "stages.schemas"} <= found
     assert not any(f.startswith("os") or "sibling" in f for f in found)
     assert code_digest("chunk") != code_digest("embed")
+    # the package init (offline environment) and shared modules count for every stage
+    assert {"stages/__init__.py", "stages/_offline.py", "stages/io.py", "stages/chunk.py"} <= set(
+        code_files("chunk")
+    )
+    assert "stages/llm/gateway.py" in code_files("answer")
+    with pytest.raises(ConfigError, match=r"no stage module 'stages\.nope'"):
+        code_files("nope")

@@ -3,12 +3,13 @@ outputs dvc.yaml declares (both engines must write the same files)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from flows.plan import STAGE_ORDER, build_plan, plan_for, selected_stages
+from flows.plan import STAGE_ORDER, build_plan, code_files, plan_for, selected_stages
 from stages.errors import ConfigError
 from stages.params import Params, load_params
 
@@ -139,3 +140,50 @@ def test_flow_outputs_match_dvc_yaml() -> None:
     assert [o for o in sorted(flow_outs) if not covered(o, dvc_outs)] == []
     accounting = {o for o in dvc_outs if o.startswith(params.llm.metrics_dir + "/")}
     assert [o for o in sorted(dvc_outs - accounting) if not covered(o, flow_outs)] == []
+
+
+def _dvc_stage_deps() -> list[tuple[str, str, list[str], set[str]]]:
+    """``(stage, cmd, dep paths, configs/models.yaml keys)`` of every resolved DVC stage."""
+    from dvc.repo import Repo
+
+    out = []
+    with Repo(str(ROOT)) as repo:
+        for stage in repo.index.stages:
+            paths, registry = [], set()
+            for dep in stage.deps:
+                if type(dep).__name__ == "ParamsDependency":
+                    if dep.def_path.endswith("models.yaml"):
+                        registry.update(dep.params or [])
+                else:
+                    paths.append(dep.def_path)
+            out.append((stage.addressing, stage.cmd, paths, registry))
+    return out
+
+
+def test_dvc_yaml_deps_cover_each_stages_code_and_model_sections() -> None:
+    """Editing any module a stage imports (or a model registry section it resolves models
+    from) re-runs that stage under DVC, as it does under Prefect (whose key hashes the same
+    :func:`code_files` and the registry file)."""
+    if not (ROOT / "dvc.yaml").is_file():
+        pytest.skip("no dvc.yaml in the repository")
+    params = load_params(ROOT / "params.yaml")
+    systems = yaml.safe_load((ROOT / params.systems_file).read_text()).get("systems", [])
+    plan = build_plan(params, [(s["name"], "c256", "minilm") for s in systems])
+    for call in plan.calls:  # the flow hashes the whole registry file of such calls
+        if call.models_keys:
+            assert params.llm.models_file in call.inputs, call.id
+    problems: list[str] = []
+    for name, cmd, deps, registry in _dvc_stage_deps():
+        m = re.fullmatch(r"python -m stages\.(\w+)(?: --step (\w+))?(?: --\S+ \S+)*", cmd)
+        assert m, f"{name}: unexpected cmd {cmd!r}"
+        module, step = m.groups()
+        for f in code_files(module, ROOT):
+            if not any(f == d or f.startswith(d.rstrip("/") + "/") for d in deps):
+                problems.append(f"{name}: code dep {f} missing")
+        calls = [
+            c for c in plan.by_stage(module) if step is None or dict(c.kwargs).get("step") == step
+        ]
+        assert calls, f"{name}: no flow call runs stages.{module}"
+        for key in sorted({k for c in calls for k in c.models_keys} - registry):
+            problems.append(f"{name}: configs/models.yaml param '{key}' missing")
+    assert problems == []
