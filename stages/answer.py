@@ -24,7 +24,8 @@ Rules a reviewer should know:
   reports the gateway's figure). Tokens = answer call + variant call (what the system spends
   per question, even though the variant call is shared inside a group).
 * **Partitions and freshness**: each system is written to ``data/answers/systems/<name>.parquet``
-  with Parquet metadata ``ragcourt.config_hash`` (resolved system config, prompt texts, sampling
+  with Parquet metadata ``ragcourt.config_hash`` (resolved system config, local generator /
+  fusion model identity (registry GGUF sha256, chat template, n_ctx), prompt texts, sampling
   and retrieval params, sha256 of the chunks, FAISS index and embeddings files it reads) and
   ``ragcourt.qa_hash`` (question ids and texts). A partition whose hashes match and which has no
   error rows is reused as is (no retrieval, no model call); otherwise the system is re-run (the
@@ -311,8 +312,26 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def model_identity(model: str | None, params: Params) -> dict[str, Any] | None:
+    """What pins a model's replies beyond its name: for ``local/<name>`` the registry entry's
+    GGUF sha256, chat template and context size (the gateway refuses a file whose sha256
+    differs from the registry's, so a new model file means a new registry sha256); None for
+    remote / scripted models (their name is all we know)."""
+    if model is None:
+        return None
+    from stages.llm.providers import provider_of
+
+    if provider_of(model) != "local":
+        return None
+    from stages.llm.local_provider import registry_entry
+
+    _, entry = registry_entry(model, params.llm.models_file)
+    return {"sha256": entry.sha256, "chat_template": entry.chat_template, "n_ctx": entry.n_ctx}
+
+
 def config_hash(system: System, params: Params, prompts_dir: Path | None = None) -> str:
-    """Hash of everything that fixes a system's answers apart from the questions."""
+    """Hash of everything that fixes a system's answers apart from the questions (including
+    ``model_identity`` of the generator and the RAG-Fusion query model)."""
     spec, key = system.spec, system.retrieval
     names = ["answer_system", "answer_user", "passage", "no_passages"]
     texts = {n: prompt("answer", n, spec.prompt_version, prompts_dir) for n in names}
@@ -327,6 +346,10 @@ def config_hash(system: System, params: Params, prompts_dir: Path | None = None)
     return _digest(
         {
             "system": system.describe(),
+            "models": {
+                "generator": model_identity(system.generator_model, params),
+                "fusion": model_identity(system.retrieval.fusion_model, params),
+            },
             "prompts": texts,
             "sampling": {"temperature": params.llm.temperature, "seed": params.llm.seed},
             "retrieval": {

@@ -315,6 +315,32 @@ def test_changed_questions_or_prompt_rerun_the_system_scripted_model(project: Pa
         assert len(m.calls) == 5  # the new prompt text is a new cache key
 
 
+def test_config_hash_follows_the_local_model_identity(project: Params) -> None:
+    """A new GGUF (new registry sha256) for the generator or the fusion model changes the
+    partition's config hash even though the model string stays the same."""
+    from stages.systems import load_systems
+
+    _systems(
+        {"name": "gen", "retriever": "bm25", "top_k": 1, "generator": "local/smollm2-135m"},
+        {"name": "fus", "retriever": "bm25", "top_k": 1, "generator": "scripted/x",
+         "fusion": {"n_variants": 2, "model": "local/smollm2-135m"}},
+    )  # fmt: skip
+    project.llm.model = "scripted/x"
+
+    def hashes() -> dict[str, str]:
+        return {s.name: answer.config_hash(s, project) for s in load_systems(project)}
+
+    before = hashes()
+    assert before == hashes()  # deterministic
+    registry = yaml.safe_load(Path("configs/models.yaml").read_text())
+    registry["llms"]["smollm2-135m"]["sha256"] = "f" * 64
+    Path("configs/models2.yaml").write_text(yaml.safe_dump(registry))
+    project.llm.models_file = "configs/models2.yaml"
+    after = hashes()
+    assert after["gen"] != before["gen"] and after["fus"] != before["fus"]
+    assert answer.model_identity("scripted/x", project) is None
+
+
 def test_subset_run_then_full_combine_scripted_model(project: Params) -> None:
     _systems(*BM25_SYSTEMS[:2])
     with scripted_model("gen", generator) as m:
