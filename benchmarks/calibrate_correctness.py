@@ -120,6 +120,7 @@ def _rubric(jitems: list[JudgeItem], human: list[float], params: Params) -> dict
         params.llm.resolve(jp.correctness_model),
         jp.prompt_version,
         params.llm.temperature,
+        params.llm.seed,
     )
     rubric = [
         JudgeVerdict(

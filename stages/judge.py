@@ -154,7 +154,14 @@ def judge_answers(inputs: pl.DataFrame, ctx: JudgeContext) -> tuple[pl.DataFrame
 
     model = ctx.params.llm.resolve(jp.correctness_model)
     graded = (
-        grade_correctness(items, ctx.gateway, model, jp.prompt_version, ctx.params.llm.temperature)
+        grade_correctness(
+            items,
+            ctx.gateway,
+            model,
+            jp.prompt_version,
+            ctx.params.llm.temperature,
+            ctx.params.llm.seed,
+        )
         if items
         else []
     )
@@ -192,6 +199,7 @@ def judge_retrieval(
         llm.resolve(jp.relevance_model),
         jp.prompt_version,
         llm.temperature,
+        llm.seed,
     )
     top = passages.filter(pl.col("rank") <= jp.udcg.k)
     probs = abstention_probabilities(

@@ -84,3 +84,16 @@ def test_reason_cap_is_schema_only(model: type, reply: dict[str, object]) -> Non
         assert caps == [MAX_REASON_CHARS]
     model.model_validate(reply)
     CorrectnessReply.model_validate({"rationale": "y" * 2000, "score": 0.5})
+
+
+def test_judge_requests_carry_the_llm_seed(params: Params) -> None:
+    """LLM verdict, correctness and relevance requests send ``llm.seed`` (as qagen does)."""
+    from stages.judging.correctness import correctness_requests
+    from stages.judging.relevance import relevance_requests
+
+    params.llm.seed = 7
+    judge = build_judge("llm", JudgeSpec(kind="llm"), JudgeContext(params, stage="test"))
+    assert judge.seed == 7  # type: ignore[attr-defined]
+    item = JudgeItem("Q?", "a", ("ref",))
+    assert correctness_requests([item], "m", "v1", 0.0, 7)[0].seed == 7
+    assert relevance_requests(["Q?"], ["passage"], "m", "v1", 0.0, 7)[0].seed == 7

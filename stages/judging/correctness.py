@@ -66,9 +66,13 @@ class CorrectnessResult:
 
 
 def correctness_requests(
-    items: Sequence[JudgeItem], model: str, version: str, temperature: float
+    items: Sequence[JudgeItem],
+    model: str,
+    version: str,
+    temperature: float,
+    seed: int | None = 0,
 ) -> list[ChatRequest]:
-    """One rubric-grading request per item."""
+    """One rubric-grading request per item (``seed`` = ``llm.seed``)."""
     from stages.llm import ChatRequest
 
     system = render("correctness_system", version)
@@ -85,6 +89,7 @@ def correctness_requests(
             ),
             max_tokens=256,
             temperature=temperature,
+            seed=seed,
             json_mode=True,
             tag="judge.correctness",
         )
@@ -98,11 +103,12 @@ def grade_correctness(
     model: str,
     version: str = "v1",
     temperature: float = 0.0,
+    seed: int | None = 0,
 ) -> list[CorrectnessResult]:
     """Grade every item through the gateway; failures become results with ``error``."""
     if not items:
         return []
-    reqs = correctness_requests(items, model, version, temperature)
+    reqs = correctness_requests(items, model, version, temperature, seed)
     out: list[CorrectnessResult] = []
     for res in gateway.structured(reqs, CorrectnessReply, desc="correctness"):
         if res.ok and res.value is not None:

@@ -84,9 +84,15 @@ def render(name: str, version: str, **fields: str) -> str:
 
 
 def judge_requests(
-    items: Sequence[JudgeItem], model: str, version: str, temperature: float, tag: str
+    items: Sequence[JudgeItem],
+    model: str,
+    version: str,
+    temperature: float,
+    tag: str,
+    seed: int | None = 0,
 ) -> list[ChatRequest]:
-    """One chat request per item with the verdict prompt of ``version``."""
+    """One chat request per item with the verdict prompt of ``version`` (``seed`` =
+    ``llm.seed``, sent to the provider and part of the cache key)."""
     from stages.llm import ChatRequest
 
     system = render("verdict_system", version)
@@ -103,6 +109,7 @@ def judge_requests(
             ),
             max_tokens=256,
             temperature=temperature,
+            seed=seed,
             json_mode=True,
             tag=tag,
         )
@@ -119,13 +126,19 @@ class LLMJudge:
     prompt_version: str
     ctx: JudgeContext  # the gateway is created on first use, not when the judge is built
     temperature: float = 0.0
+    seed: int | None = 0
     uses_llm: bool = True
 
     def judge(self, items: Sequence[JudgeItem]) -> list[JudgeVerdict]:
         if not items:
             return []
         reqs = judge_requests(
-            items, self.model, self.prompt_version, self.temperature, f"judge.{self.name}"
+            items,
+            self.model,
+            self.prompt_version,
+            self.temperature,
+            f"judge.{self.name}",
+            self.seed,
         )
         results = self.ctx.gateway.structured(reqs, VerdictReply, desc=f"judge {self.name}")
         out: list[JudgeVerdict] = []
@@ -148,4 +161,5 @@ def _llm(name: str, spec: JudgeSpec, ctx: JudgeContext) -> LLMJudge:
         prompt_version=spec.prompt_version,
         ctx=ctx,
         temperature=ctx.params.llm.temperature,
+        seed=ctx.params.llm.seed,
     )

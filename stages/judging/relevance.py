@@ -91,7 +91,9 @@ def relevance_requests(
     model: str,
     version: str,
     temperature: float,
+    seed: int | None = 0,
 ) -> list[ChatRequest]:
+    """One grading request per (question, passage) (``seed`` = ``llm.seed``)."""
     from stages.llm import ChatRequest
 
     system = render("relevance_system", version)
@@ -102,6 +104,7 @@ def relevance_requests(
             render("relevance_user", version, question=q, passage=p),
             max_tokens=160,
             temperature=temperature,
+            seed=seed,
             json_mode=True,
             tag="judge.relevance",
         )
@@ -116,6 +119,7 @@ def judge_relevance(
     model: str,
     version: str = "v1",
     temperature: float = 0.0,
+    seed: int | None = 0,
 ) -> pl.DataFrame:
     """Grade each unique passage (from :func:`unique_passages`) against its question.
     Returns the ``relevance`` table: question_id, chunk_id, doc_id, n_systems,
@@ -128,7 +132,12 @@ def judge_relevance(
         qid = missing["question_id"][0]
         raise ValueError(f"question_id '{qid}' of a retrieved passage is not in the QA set")
     reqs = relevance_requests(
-        joined["question"].to_list(), joined["text"].to_list(), model, version, temperature
+        joined["question"].to_list(),
+        joined["text"].to_list(),
+        model,
+        version,
+        temperature,
+        seed,
     )
     results = gateway.structured(reqs, RelevanceReply, desc="relevance") if reqs else []
     rel: list[int | None] = []
