@@ -332,14 +332,26 @@ def _check_local_models(systems: list[System], params: Params, source: Path) -> 
             )
 
 
+def _effective_config(system: System) -> dict[str, Any]:
+    """``describe()`` without the name, with the raw ``generator`` / ``fusion.model`` strings
+    replaced by the models they resolve to (``null`` and the default model are the same)."""
+    cfg = {k: v for k, v in system.describe().items() if k != "name"}
+    cfg["generator"] = system.generator_model
+    if cfg.get("fusion") is not None:
+        cfg["fusion"] = {**cfg["fusion"], "model": system.retrieval.fusion_model}
+    return cfg
+
+
 def _check_prompts(systems: list[System], source: Path, prompts_dir: Path | None) -> None:
     from stages.prompts import prompt
 
     for s in systems:
         v = s.spec.prompt_version
         versions = {(n, v) for n in ("answer_system", "answer_user", "passage", "no_passages")}
-        if s.spec.fusion:
-            versions.add(("variants_user", s.spec.fusion.prompt_version))
+        if s.spec.fusion:  # the RAG-Fusion query writer reads both (answer.py, rag_fusion.py)
+            versions |= {
+                (n, s.spec.fusion.prompt_version) for n in ("variants_system", "variants_user")
+            }
         for name, version in sorted(versions):
             try:
                 prompt("answer", name, version, prompts_dir)
@@ -389,7 +401,7 @@ def parse_systems(
         if s.name in by_name:
             raise ConfigError(f"{source}: duplicate system name '{s.name}'")
         by_name[s.name] = s
-        cfg = repr(sorted((k, repr(v)) for k, v in s.describe().items() if k != "name"))
+        cfg = repr(sorted((k, repr(v)) for k, v in _effective_config(s).items()))
         if cfg in by_config:
             raise ConfigError(
                 f"{source}: systems '{by_config[cfg]}' and '{s.name}' have the same "

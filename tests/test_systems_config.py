@@ -174,6 +174,29 @@ def test_identical_configurations_are_an_error(params: Params) -> None:
         parse(data, params)
 
 
+def test_default_generator_spelled_out_or_null_is_the_same_configuration(params: Params) -> None:
+    default = params.llm.model
+    with pytest.raises(ConfigError, match="'s1' and 's2' have the same configuration"):
+        parse({"systems": [one(generator=None), one(name="s2", generator=default)]}, params)
+    fus_null = one(fusion={"n_variants": 2})
+    fus_default = one(name="s2", fusion={"n_variants": 2, "model": default})
+    with pytest.raises(ConfigError, match="'s1' and 's2' have the same configuration"):
+        parse({"systems": [fus_null, fus_default]}, params)
+    other = one(name="s2", generator="openai/gpt-4o-mini")
+    assert len(parse({"systems": [one(), other]}, params)) == 2
+
+
+def test_fusion_prompt_version_needs_variants_system_too(params: Params, tmp_path: Path) -> None:
+    prompts = yaml.safe_load((PROMPTS / "answer.yaml").read_text())
+    v2 = dict(prompts["v1"])
+    del v2["variants_system"]
+    (tmp_path / "answer.yaml").write_text(yaml.safe_dump({"v1": prompts["v1"], "v2": v2}))
+    system = one(fusion={"n_variants": 2, "prompt_version": "v2"})
+    with pytest.raises(ConfigError, match=r"system 's1': .*no prompt 'variants_system' in .*'v2'"):
+        parse_systems({"systems": [system]}, params, "s.yaml", check_models=False,
+                      prompts_dir=tmp_path)  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("grid", "needle"),
     [
