@@ -58,16 +58,38 @@ def test_from_labels_renormalises_and_rejects_empty() -> None:
         Probs.from_labels({"A": 0.0, "B": 0.0, "C": 0.0})
 
 
-def test_score_arrays_matches_scalar() -> None:
+def _spec_score(p_a: float, p_b: float, p_tie: float, m: float = 0.1) -> tuple[float, bool, float]:
+    """SPEC 6 written out independently of stages.dice: (s_A, hard?, ΔP)."""
+    first, second, _ = sorted((p_a, p_b, p_tie), reverse=True)
+    delta = first - second
+    if delta >= m:
+        best = max((p_a, "A"), (p_b, "B"), (p_tie, "T"))[1]
+        return {"A": 1.0, "B": 0.0, "T": 0.5}[best], True, delta
+    return p_a + p_tie * p_a / (p_a + p_b), False, delta
+
+
+def test_score_arrays_matches_the_spec_formula_written_out() -> None:
     rng = np.random.default_rng(0)
     p = rng.dirichlet([1, 1, 1], size=200)
     s_a, s_b, hard, delta = score_arrays(p[:, 0], p[:, 1], p[:, 2])
     for i in range(200):
-        qs = score(Probs(*p[i]))
-        assert (qs.s_a, qs.scheme == "hard", qs.margin) == pytest.approx(
-            (s_a[i], hard[i], delta[i])
-        )
+        ref_s_a, ref_hard, ref_delta = _spec_score(*p[i])
+        assert bool(hard[i]) is ref_hard
+        assert (float(s_a[i]), float(delta[i])) == pytest.approx((ref_s_a, ref_delta))
     assert np.allclose(s_a + s_b, 1.0)
+    assert 0 < hard.sum() < 200  # both branches exercised
+
+
+def test_score_arrays_hand_worked_values() -> None:
+    # rows: soft (ΔP 0.05), hard A (ΔP 0.66), hard tie (ΔP 0.30), soft with the tie on top (ΔP 0.06)
+    s_a, s_b, hard, delta = score_arrays(
+        [0.40, 0.83, 0.20, 0.30], [0.35, 0.00, 0.25, 0.32], [0.25, 0.17, 0.55, 0.38]
+    )
+    # 0.40 + 0.25*0.40/0.75 = 8/15; 0.30 + 0.38*0.30/0.62 = 0.30 + 0.114/0.62 = 0.483870...
+    assert s_a == pytest.approx([8 / 15, 1.0, 0.5, 0.30 + 0.114 / 0.62])
+    assert s_b == pytest.approx([7 / 15, 0.0, 0.5, 0.32 + 0.38 * 0.32 / 0.62])
+    assert hard.tolist() == [False, True, True, False]
+    assert delta == pytest.approx([0.05, 0.66, 0.30, 0.06])
 
 
 def test_ordered_logit_is_a_distribution_and_symmetric() -> None:
