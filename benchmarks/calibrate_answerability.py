@@ -2,10 +2,15 @@
 
 Runs ``judge_answerability`` on ``{question, context, answerability}`` items (default
 ``../shared/validation/squadv2_train.json``, 500 items) and prints, per model: accuracy,
-macro-F1, Cohen's kappa (scikit-learn), Spearman rho with SE = sqrt((1 + rho^2/2)/(n - 3))
-(scipy; RAGalyst / Bonett-Wright), over the items the judge answered; judge failures are
-counted and also scored as a wrong answer in the ``fail=wrong`` row. RAGalyst reports rho =
-0.752 (Gemini 2.5 Pro) and 0.632 (GPT-4o-mini, 2-shot) for its own prompt.
+macro-F1, Cohen's kappa, Spearman rho with SE = sqrt((1 + rho^2/2)/(n - 3)) and Kendall
+tau-b (``stages.judging.agreement``: scikit-learn / scipy; RAGalyst / Bonett-Wright), over
+the items the judge answered; judge failures are counted and also scored as a wrong answer
+in the ``fail=wrong`` row. A statistic that is undefined (e.g. kappa or rho when both label
+vectors are constant) prints as ``undef``, never as 0. RAGalyst reports rho = 0.752
+(Gemini 2.5 Pro) and 0.632 (GPT-4o-mini, 2-shot) for its own prompt.
+
+Models: always the embedded local model (``LLMParams`` default) first, then the params'
+``qagen.filter_model`` when it differs, then every ``--model``.
 
     python benchmarks/calibrate_answerability.py --limit 100
     python benchmarks/calibrate_answerability.py --model openai/gpt-4o-mini
@@ -22,32 +27,31 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import spearmanr
-from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix, f1_score
+from sklearn.metrics import confusion_matrix
 
-from stages.params import load_params
+from stages.judging.agreement import binary_agreement, rank_correlation
+from stages.params import LLMParams, Params, load_params
 from stages.qa_filters import JudgeSettings, judge_answerability
 
 DEFAULT_DATA = Path("../shared/validation/squadv2_train.json")
+EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default
+
+
+def models_to_run(params: Params, extra: list[str] | None) -> list[str]:
+    """The embedded local model first, then the configured filter model, then ``extra``
+    (each once, in that order)."""
+    configured = params.llm.resolve(params.qagen.filter_model)
+    return list(dict.fromkeys([EMBEDDED_MODEL, configured, *(extra or [])]))
 
 
 def agreement(human: np.ndarray, judge: np.ndarray) -> dict[str, Any]:
-    """Accuracy, macro-F1, Cohen's kappa, Spearman rho and its SE for two 0/1 label vectors."""
-    n = len(human)
-    out: dict[str, Any] = {"n": n}
-    if n == 0:
+    """Accuracy, macro-F1, Cohen's kappa (``binary_agreement``), Spearman rho with its SE
+    and Kendall tau-b (``rank_correlation``) of two 0/1 label vectors; undefined -> None."""
+    out: dict[str, Any] = binary_agreement(human.tolist(), judge.tolist())
+    if out["n"] == 0:
         return out
-    out["accuracy"] = float(accuracy_score(human, judge))
-    out["macro_f1"] = float(f1_score(human, judge, average="macro", labels=[0, 1]))
-    constant = len(np.unique(judge)) < 2 or len(np.unique(human)) < 2
-    out["kappa"] = float(cohen_kappa_score(human, judge)) if not constant else 0.0
-    if constant or n <= 3:
-        out["spearman"] = float("nan")
-        out["spearman_se"] = float("nan")
-    else:
-        rho = float(spearmanr(human, judge).statistic)
-        out["spearman"] = rho
-        out["spearman_se"] = math.sqrt((1 + rho**2 / 2) / (n - 3))
+    rank = rank_correlation(human.astype(float).tolist(), judge.astype(float).tolist())
+    out |= {k: rank[k] for k in ("spearman", "spearman_se", "kendall_tau_b")}
     out["judge_positive_rate"] = float(np.mean(judge))
     out["confusion[h][j]"] = confusion_matrix(human, judge, labels=[0, 1]).tolist()
     return out
@@ -90,7 +94,7 @@ def calibrate(items: list[dict[str, Any]], model: str, params_path: str, version
 def _fmt(row: dict[str, Any]) -> str:
     def f(key: str) -> str:
         v = row.get(key)
-        return "   -  " if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:6.3f}"
+        return " undef" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:6.3f}"
 
     return (
         f"n={row.get('n', 0):4d} acc={f('accuracy')} macroF1={f('macro_f1')} "
@@ -102,7 +106,11 @@ def _fmt(row: dict[str, Any]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA))
-    ap.add_argument("--model", action="append", help="litellm model string (repeatable)")
+    ap.add_argument(
+        "--model",
+        action="append",
+        help="litellm model string, run after the embedded model (repeatable)",
+    )
     ap.add_argument("--limit", type=int, default=None, help="first N items only")
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--prompt-version", default=None, help="default: qagen.prompt_version")
@@ -114,7 +122,7 @@ def main() -> None:
         sys.exit(f"calibrate_answerability: {data} not found (expects ../shared/validation)")
     items = json.loads(data.read_text(encoding="utf-8"))[: args.limit]
     params = load_params(args.params)
-    models = args.model or [params.llm.resolve(params.qagen.filter_model)]
+    models = models_to_run(params, args.model)
     version = args.prompt_version or params.qagen.prompt_version
     labels = [round(i["answerability"]) for i in items]
     print(f"{data}: {len(items)} items, {sum(labels)} answerable; prompt qagen/{version}")
