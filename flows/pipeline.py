@@ -10,6 +10,11 @@ Each task calls ``stages.<stage>.run(params, **partition)`` in the workdir, exac
 files. Tasks are cached on their inputs (:mod:`flows.caching`): a re-run skips every call whose
 inputs, params and code are unchanged and whose outputs are intact.
 
+LLM accounting (``data/metrics/llm_<stage>.json``): each task counts its model calls in fresh
+accounts of its own (``stages.llm.accounting.fresh_accounts``), saved under
+``.ragcourt/prefect/accounts/<flow run>/``; the ``combine`` call of a partitioned stage (the
+answers) writes the sum over this flow run's partitions that ran, whichever worker ran them.
+
 Run it: ``ragcourt run --engine prefect`` or ``python -m flows.pipeline [--until STAGE]``.
 """
 
@@ -17,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
 import os
+import shutil
 import sys
 import time
 from contextlib import chdir
@@ -31,10 +38,12 @@ from prefect.states import State
 
 from flows import progress
 from flows.caching import STATE_DIR, call_key, stage_cache_policy, write_stamp
-from flows.plan import STAGE_ORDER, StageCall, plan_for
+from flows.plan import STAGE_ORDER, StageCall, metrics_path, plan_for
 from flows.runners import make_task_runner
 from stages.errors import RagcourtError
-from stages.params import load_params
+from stages.io import write_json
+from stages.llm.accounting import fresh_accounts, merge_account_dicts
+from stages.params import Params, load_params
 
 log = logging.getLogger("ragcourt.flows")
 
@@ -46,17 +55,54 @@ def _enter(workdir: Path) -> None:
         os.chdir(workdir)
 
 
+ACCOUNTS_DIR = STATE_DIR / "accounts"
+
+
+def _accounts_dir(root: Path) -> Path:
+    """This flow run's folder of per-call LLM accounts (shared by every worker)."""
+    from prefect.runtime import flow_run
+
+    return root / ACCOUNTS_DIR / (flow_run.get_id() or "no-flow-run")
+
+
+def _call_file(call: StageCall) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_.," else "_" for ch in call.id) + ".json"
+
+
+def _record_accounts(call: StageCall, root: Path, params: Params, accounts: dict[str, Any]) -> None:
+    """Save this call's accounts; for a ``combine`` call, write the stage's metrics file(s) as
+    the sum over the saved accounts of this flow run's calls of the same stage (partitions)."""
+    folder = _accounts_dir(root)
+    mine = {name: acc.as_dict() for name, acc in accounts.items()}
+    if mine or call.tag == "combine":
+        saved = {"call": call.id, "stage": call.stage, "accounts": mine}
+        write_json(saved, folder / _call_file(call))
+    if call.tag != "combine":
+        return
+    parts: dict[str, list[dict[str, Any]]] = {}
+    for f in sorted(folder.glob("*.json")):
+        saved = json.loads(f.read_text(encoding="utf-8"))
+        if saved.get("stage") == call.stage:
+            for name, acc in saved["accounts"].items():
+                parts.setdefault(name, []).append(acc)
+    for name, dicts in parts.items():
+        merge_account_dicts(name, dicts).write(root / metrics_path(params, name))
+
+
 @task(persist_result=True, retries=0)
 def run_stage(call: StageCall, workdir: str, params_path: str) -> dict[str, Any]:
-    """Run ``stages.<call.stage>.run(params, **partition)``; check and stamp its outputs."""
+    """Run ``stages.<call.stage>.run(params, **partition)`` with fresh LLM accounts; check and
+    stamp its outputs."""
     root = Path(workdir)
     _enter(root)
     params = load_params(root / params_path)
     key = call_key(call, root, params)
     module = importlib.import_module(f"stages.{call.stage}")
     start = time.perf_counter()
-    module.run(params, **call.call_kwargs)
+    with fresh_accounts() as accounts:
+        module.run(params, **call.call_kwargs)
     seconds = time.perf_counter() - start
+    _record_accounts(call, root, params, accounts)
     missing = [o for o in call.outputs if not (root / o).exists()]
     if missing:
         raise RagcourtError(
@@ -101,9 +147,12 @@ def stages_flow(
                 call, str(root), params_path, wait_for=[futures[a] for a in call.after]
             )
         by_future = {id(f): cid for cid, f in futures.items()}
-        for fut in as_completed(list(futures.values())):
-            state = _final_state(fut)
-            progress.emit(progress.StageEvent("done", by_future[id(fut)], str(state.name)))
+        try:
+            for fut in as_completed(list(futures.values())):
+                state = _final_state(fut)
+                progress.emit(progress.StageEvent("done", by_future[id(fut)], str(state.name)))
+        finally:
+            shutil.rmtree(_accounts_dir(root), ignore_errors=True)
         results: list[dict[str, Any]] = []
         failed: list[str] = []
         for cid, fut in futures.items():

@@ -1,14 +1,24 @@
 """Per-stage, per-model call accounting, written as a DVC metrics JSON file.
 
-One :class:`StageAccount` per stage name per process, shared by every Gateway built for
-that stage, so several gateways in one stage add up instead of overwriting each other.
-Token and cost figures count only real model calls (cache hits cost nothing).
+One :class:`StageAccount` per stage name, shared by every Gateway built for that stage, so
+several gateways in one stage add up instead of overwriting each other. Token and cost figures
+count only real model calls (cache hits cost nothing).
+
+Where the accounts live: by default one per stage name per process (``python -m stages.<x>``
+is one process per stage, so its file counts exactly that run). Inside
+``with fresh_accounts():`` every account starts at zero and is private to the block's context
+(a Prefect task: concurrent tasks in threads or a long-lived Dask worker neither share nor
+pile up counts). A stage computed in partitions (one task per system) saves each partition's
+``as_dict()`` and writes ``merge_account_dicts`` of them: counters and wall time are sums.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -106,17 +116,50 @@ def _rounded(c: ModelCounters) -> dict[str, Any]:
 
 _ACCOUNTS: dict[str, StageAccount] = {}
 _ACCOUNTS_LOCK = threading.Lock()
+_SCOPE: ContextVar[dict[str, StageAccount] | None] = ContextVar(
+    "ragcourt_llm_accounts", default=None
+)
 
 
 def stage_account(stage: str) -> StageAccount:
-    """The process-wide account of ``stage`` (created on first use)."""
+    """The account of ``stage`` in the current :func:`fresh_accounts` block, else the
+    process-wide one (created on first use)."""
+    scoped = _SCOPE.get()
     with _ACCOUNTS_LOCK:
-        if stage not in _ACCOUNTS:
-            _ACCOUNTS[stage] = StageAccount(stage)
-        return _ACCOUNTS[stage]
+        accounts = _ACCOUNTS if scoped is None else scoped
+        if stage not in accounts:
+            accounts[stage] = StageAccount(stage)
+        return accounts[stage]
+
+
+@contextmanager
+def fresh_accounts() -> Iterator[dict[str, StageAccount]]:
+    """Accounts private to this block (and the context it runs in), all starting at zero;
+    yields them by stage name. Gateways built inside keep their account after the block."""
+    scoped: dict[str, StageAccount] = {}
+    token = _SCOPE.set(scoped)
+    try:
+        yield scoped
+    finally:
+        _SCOPE.reset(token)
 
 
 def reset_accounts() -> None:
-    """Forget all accounts (tests)."""
+    """Forget all process-wide accounts (tests; a stage run in a long-lived process)."""
     with _ACCOUNTS_LOCK:
         _ACCOUNTS.clear()
+
+
+_COUNTERS = tuple(f.name for f in fields(ModelCounters))
+
+
+def merge_account_dicts(stage: str, parts: Iterable[dict[str, Any]]) -> StageAccount:
+    """One account summing ``parts`` (``StageAccount.as_dict()`` outputs, e.g. one per
+    partition): per model, every counter and ``wall_time_s`` is the sum over the parts."""
+    out = StageAccount(stage)
+    for part in parts:
+        out.wall_time_s += float(part.get("wall_time_s", 0.0))
+        for model, counters in (part.get("models") or {}).items():
+            c = ModelCounters(**{k: counters[k] for k in _COUNTERS if k in counters})
+            out.models.setdefault(model, ModelCounters()).add(c)
+    return out
