@@ -10,6 +10,10 @@ RAGalyst correctness rubric and for the DAFE ensemble (params' primaries + arbit
 * binary verdicts against "equivalent" = similarity >= 0.7: accuracy, macro-F1, Cohen's
   kappa. The rubric's verdict is score >= 0.7 (its "aligns, minor errors" level).
 
+Models for the LLM roles: always the embedded local model (``LLMParams`` default) first,
+then the params' own role models when any differs from it, then every ``--model`` (each
+run sets every LLM role to that model). ``--skip-llm`` runs once (no model calls).
+
 Metrics are over the items a judge answered; failures are counted, and the ``fail=wrong``
 row scores each failure as the wrong label so failing cannot look good. Nothing is tuned.
 RAGalyst reports rho = 0.874 (GPT-4o-mini) for its rubric and 0.622 for cosine similarity.
@@ -33,10 +37,22 @@ from stages.judging.agreement import binary_agreement, rank_correlation
 from stages.judging.base import JudgeContext, JudgeItem, JudgeVerdict, build_judge
 from stages.judging.correctness import grade_correctness
 from stages.judging.dafe import dafe_summary, run_dafe
-from stages.params import Params, load_params
+from stages.params import LLMParams, Params, load_params
 
 DEFAULT_DATA = Path("../shared/validation/sts_train.json")
+EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default
 EQUIVALENT = 0.7  # human similarity (0-5 scaled to 0-1) at or above which a pair is equivalent
+
+
+def models_to_run(params: Params, extra: list[str] | None) -> list[str | None]:
+    """LLM-role models, one calibration run each: the embedded model, then ``None`` (the
+    params' role models as configured) when any LLM role uses another model, then
+    ``extra``; each once, in that order."""
+    jp, llm = params.judge, params.llm
+    roles = {llm.resolve(s.model) for s in jp.judges.values() if s.kind == "llm"}
+    roles.add(llm.resolve(jp.correctness_model))
+    configured: list[str | None] = [None] if roles - {EMBEDDED_MODEL} else []
+    return list(dict.fromkeys([EMBEDDED_MODEL, *configured, *(extra or [])]))
 
 
 def _binary(human: list[float], verdicts: list[bool | None]) -> dict[str, Any]:
@@ -203,7 +219,11 @@ def _print(res: dict[str, Any]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA))
-    ap.add_argument("--model", action="append", help="litellm model for the LLM roles (repeatable)")
+    ap.add_argument(
+        "--model",
+        action="append",
+        help="litellm model for the LLM roles, run after the embedded model (repeatable)",
+    )
     ap.add_argument("--limit", type=int, default=None, help="first N items only")
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--json", default=None, help="also write the results to this file")
@@ -218,7 +238,7 @@ def main() -> None:
     n_eq = sum(float(i["similarity"]) >= EQUIVALENT for i in items)
     print(f"{data}: {len(items)} pairs, {n_eq} equivalent (similarity >= {EQUIVALENT})")
     results = []
-    for model in args.model or [None]:
+    for model in [None] if args.skip_llm else models_to_run(params, args.model):
         res = calibrate(items, params, model, args.skip_llm)
         results.append(res)
         _print(res)
