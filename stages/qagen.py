@@ -394,6 +394,9 @@ class Generator:
         return judge_relevance(self.gw, qs, ans, cfg, desc)
 
     def thresholds(self) -> dict[str, float]:
+        """Pass marks per filter: ``score >= threshold``. Faithfulness and relevance (0-1)
+        take ``qagen.thresholds``; answerability is binary (0/1, SPEC 2: all needed facts
+        are in the context) and must be 1, so its threshold is fixed, not a parameter."""
         t = self.q.thresholds
         return {"answerability": 1.0, "faithfulness": t.faithfulness, "relevance": t.relevance}
 
