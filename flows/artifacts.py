@@ -4,10 +4,15 @@ Keys (stable, so the UI keeps a version history per key): ``ragcourt-leaderboard
 ``ragcourt-retrieval-summary`` (table), ``ragcourt-dafe-summary`` (markdown) and
 ``ragcourt-report`` (the Markdown report). Artifacts are built from the same report sections
 as ``data/report/report.html``; results that do not exist yet are skipped, not faked.
+
+Only the results of the stages the run covered are published (:data:`ARTIFACT_STAGE`: the
+stage whose output each artifact shows), so ``--until retrieval_eval`` never republishes an
+older run's leaderboard as if it were this run's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +30,27 @@ def _records(df: pl.DataFrame) -> list[dict[str, Any]]:
     return rounded.to_dicts()
 
 
-def publish_artifacts(root: Path, params_path: str = "params.yaml") -> list[str]:
-    """Create the artifacts whose inputs exist under ``root``; return the keys created."""
+ARTIFACT_STAGE: dict[str, str] = {
+    "ragcourt-leaderboard": "tournament",
+    "ragcourt-retrieval-summary": "retrieval_eval",
+    "ragcourt-dafe-summary": "judge",
+    "ragcourt-report": "report",
+}
+
+
+def publish_artifacts(
+    root: Path, params_path: str = "params.yaml", stages: Collection[str] | None = None
+) -> list[str]:
+    """Create the artifacts whose stage is in ``stages`` (default: every stage) and whose
+    inputs exist under ``root`` (``params_path`` relative to it); return the keys created."""
     params = load_params(root / params_path)
     art = Artifacts(root=root, metrics_dir=params.llm.metrics_dir)
     created: list[str] = []
-    board = art.table("leaderboard")
+
+    def wanted(key: str) -> bool:
+        return stages is None or ARTIFACT_STAGE[key] in stages
+
+    board = art.table("leaderboard") if wanted("ragcourt-leaderboard") else None
     if board is not None:
         create_table_artifact(
             table=_records(board.sort("rank")),
@@ -38,7 +58,7 @@ def publish_artifacts(root: Path, params_path: str = "params.yaml") -> list[str]
             description="Swiss Elo and Bradley-Terry with 95% bootstrap CIs (leaderboard.parquet)",
         )
         created.append("ragcourt-leaderboard")
-    summary = art.table("retrieval_summary")
+    summary = art.table("retrieval_summary") if wanted("ragcourt-retrieval-summary") else None
     if summary is not None:
         create_table_artifact(
             table=_records(summary.drop("measure")),
@@ -46,7 +66,7 @@ def publish_artifacts(root: Path, params_path: str = "params.yaml") -> list[str]
             description="Mean retrieval metrics per chunking, embedder and retriever",
         )
         created.append("ragcourt-retrieval-summary")
-    if art.json("judge_summary") is not None:
+    if wanted("ragcourt-dafe-summary") and art.json("judge_summary") is not None:
         create_markdown_artifact(
             markdown=section_markdown(sections.dafe(art)),
             key="ragcourt-dafe-summary",
@@ -54,7 +74,7 @@ def publish_artifacts(root: Path, params_path: str = "params.yaml") -> list[str]
         )
         created.append("ragcourt-dafe-summary")
     report_md = root / MD_PATH
-    if report_md.is_file():
+    if wanted("ragcourt-report") and report_md.is_file():
         create_markdown_artifact(
             markdown=report_md.read_text(encoding="utf-8"),
             key="ragcourt-report",

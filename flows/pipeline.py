@@ -38,7 +38,7 @@ from prefect.states import State
 
 from flows import progress
 from flows.caching import STATE_DIR, call_key, stage_cache_policy, write_stamp
-from flows.plan import STAGE_ORDER, StageCall, metrics_path, plan_for
+from flows.plan import STAGE_ORDER, StageCall, metrics_path, plan_for, selected_stages
 from flows.runners import make_task_runner
 from stages.errors import RagcourtError
 from stages.io import write_json
@@ -180,7 +180,8 @@ def pipeline(
     publish: bool = True,
 ) -> list[dict[str, Any]]:
     """Run the pipeline (all stages, those up to ``until``, or ``only`` some) on the named
-    task runner (``thread`` or ``dask``), then publish the results as Prefect artifacts."""
+    task runner (``thread`` or ``dask``), then publish the results of those stages as Prefect
+    artifacts."""
     runner = make_task_runner(task_runner, workers, dask_address)
     results = stages_flow.with_options(task_runner=runner)(
         params_path=params_path, workdir=workdir, until=until, only=only
@@ -188,7 +189,8 @@ def pipeline(
     if publish:
         from flows.artifacts import publish_artifacts
 
-        published = publish_artifacts(Path(workdir).resolve())
+        ran = selected_stages(until, only)  # publish only what this run's stages made
+        published = publish_artifacts(Path(workdir).resolve(), params_path, ran)
         print(f"published Prefect artifacts: {', '.join(published) or 'none (no results yet)'}")
     cached = sum(1 for r in results if r["state"] == "Cached")
     print(f"{len(results)} stage calls: {len(results) - cached} ran, {cached} cached")

@@ -91,20 +91,35 @@ def test_stage_failure_names_the_call_and_stops_downstream(tmp_path: Path) -> No
 
 
 def test_report_task_and_prefect_artifacts(tmp_path: Path) -> None:
+    from prefect import flow
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from flows.artifacts import publish_artifacts
+
+    def published() -> dict[str, Any]:
+        with get_client(sync_client=True) as client:
+            arts = client.read_artifacts(
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(like_="ragcourt-"))
+            )
+        return {a.key: a for a in arts}
 
     ws = make_project(tmp_path / "p")
     write_artifacts(ws)
     results = pipeline(workdir=str(ws), only=["report"])
     assert _states(results) == {"report": "Completed"}
     assert "1562 [1532, 1592]" in (ws / "data/report/report.html").read_text()
+    # the run covered only the report: older leaderboard/retrieval/DAFE results stay unpublished
+    assert set(published()) == {"ragcourt-report"}
 
-    with get_client(sync_client=True) as client:
-        arts = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(like_="ragcourt-"))
-        )
-    by_key = {a.key: a for a in arts}
+    publish = flow(name="publish-artifacts")(publish_artifacts)  # artifacts belong to a run
+    keys = publish(ws, "params.yaml", ["retrieval_eval", "judge", "tournament"])
+    assert sorted(keys) == [
+        "ragcourt-dafe-summary",
+        "ragcourt-leaderboard",
+        "ragcourt-retrieval-summary",
+    ]
+    by_key = published()
     assert {
         "ragcourt-leaderboard",
         "ragcourt-retrieval-summary",
