@@ -3,6 +3,8 @@
 Nothing here downloads or calls a model: embedders are located (and a zip-part embedder
 unpacked once, as a run would), GGUF files are sha256-verified, llama-cpp is imported, the DVC
 repository is opened, and the Prefect API's ``/health`` is asked only when an API URL is set.
+Models checked: every embedder of params, judge embedders given as registry names, and every
+``local/<name>`` LLM of a params role or of a candidate system (generator, RAG-Fusion model).
 """
 
 from __future__ import annotations
@@ -10,13 +12,16 @@ from __future__ import annotations
 import importlib
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from stages.errors import RagcourtError
 from stages.params import Params, load_params
+
+if TYPE_CHECKING:
+    from stages.systems import System
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -44,21 +49,28 @@ def check_python() -> Check:
     return Check("python", "ok" if ok else "fail", f"{v.major}.{v.minor}.{v.micro}")
 
 
+def judge_registry_embedders(params: Params) -> list[str]:
+    """Judge ``embedder`` values that are registry names, not keys of ``params.embedders``."""
+    names = {j.embedder for j in params.judge.judges.values() if j.embedder}
+    return sorted(n for n in names if n not in params.embedders)
+
+
 def check_embedders(params: Params) -> list[Check]:
     from stages.embedders import resolve_model_dir
 
+    models = [(f"embedder {key}", spec.model) for key, spec in params.embedders.items()]
+    models += [(f"judge embedder {n}", n) for n in judge_registry_embedders(params)]
     out = []
-    for key, spec in params.embedders.items():
-        name = f"embedder {key}"
+    for name, model in models:
         out.append(
-            _guard(name, lambda spec=spec, name=name: Check(
-                name, "ok", f"{spec.model}: {resolve_model_dir(spec.model)}"))
+            _guard(name, lambda model=model, name=name: Check(
+                name, "ok", f"{model}: {resolve_model_dir(model)}"))
         )  # fmt: skip
     return out
 
 
-def local_models(params: Params) -> list[str]:
-    """Registry names of every ``local/<name>`` model params refer to."""
+def local_models(params: Params, systems: Sequence[System] = ()) -> list[str]:
+    """Registry names of every ``local/<name>`` model params or the ``systems`` refer to."""
     roles = [
         params.llm.model,
         params.qagen.question_model,
@@ -69,18 +81,26 @@ def local_models(params: Params) -> list[str]:
         params.judge.udcg.model,
         params.tournament.model,
         *(j.model for j in params.judge.judges.values()),
+        *(s.generator_model for s in systems),
+        *(s.retrieval.fusion_model for s in systems),
     ]
     names = {m.split("/", 1)[1] for m in roles if m and m.startswith("local/")}
     return sorted(names)
 
 
-def check_local_llms(params: Params) -> list[Check]:
+def check_local_llms(params: Params, systems: Sequence[System] = ()) -> list[Check]:
     from stages.llm.gguf_files import resolve_gguf
     from stages.model_registry import load_registry
 
-    registry = load_registry(params.llm.models_file)
+    names = local_models(params, systems)
+    if not names:
+        return []
+    try:
+        registry = load_registry(params.llm.models_file)
+    except RagcourtError as err:
+        return [Check("model registry", "fail", str(err))]
     out = []
-    for name in local_models(params):
+    for name in names:
         label = f"local LLM {name}"
         out.append(
             _guard(label, lambda name=name, label=label: Check(
@@ -97,14 +117,17 @@ def check_llama_cpp() -> Check:
     return _guard("llama-cpp-python", run)
 
 
-def check_systems(params: Params) -> Check:
+def check_systems(params: Params) -> tuple[Check, list[System]]:
+    """The systems file's check and its systems (none when it does not load)."""
+    loaded: list[System] = []
+
     def run() -> Check:
         from stages.systems import load_systems
 
-        systems = load_systems(params)
-        return Check("systems", "ok", f"{len(systems)} systems in {params.systems_file}")
+        loaded.extend(load_systems(params))
+        return Check("systems", "ok", f"{len(loaded)} systems in {params.systems_file}")
 
-    return _guard("systems", run)
+    return _guard("systems", run), loaded
 
 
 def check_dvc(root: Path) -> list[Check]:
@@ -170,9 +193,10 @@ def run_checks(params_path: Path, root: Path = Path(".")) -> list[Check]:
         params = None
         checks.append(Check("params", "fail", str(err)))
     if params is not None:
-        checks.append(check_systems(params))
+        systems_check, systems = check_systems(params)
+        checks.append(systems_check)
         checks += check_embedders(params)
-        checks += check_local_llms(params)
+        checks += check_local_llms(params, systems)
     checks.append(check_llama_cpp())
     checks += check_dvc(root.resolve())
     checks.append(check_prefect())

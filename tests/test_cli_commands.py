@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from _report_data import write_artifacts
@@ -12,7 +13,13 @@ from _tiny_project import ROOT, make_project, sh
 from typer.testing import CliRunner
 
 from ragcourt_cli import main
-from ragcourt_cli.doctor import check_prefect, local_models, run_checks
+from ragcourt_cli.doctor import (
+    check_embedders,
+    check_prefect,
+    judge_registry_embedders,
+    local_models,
+    run_checks,
+)
 from ragcourt_cli.main import app
 from stages.params import Params
 
@@ -81,6 +88,34 @@ def test_local_models_collects_every_local_role() -> None:
         }
     )
     assert local_models(p) == ["qwen", "smollm2-135m"]
+    # the candidate systems' generators and RAG-Fusion models are checked too
+    systems = [
+        SimpleNamespace(generator_model="local/gen", retrieval=SimpleNamespace(fusion_model=None)),
+        SimpleNamespace(
+            generator_model="openai/gpt-4o", retrieval=SimpleNamespace(fusion_model="local/fus")
+        ),
+    ]
+    assert local_models(p, systems) == ["fus", "gen", "qwen", "smollm2-135m"]  # type: ignore[arg-type]
+
+
+def test_judge_embedders_given_as_registry_names_are_checked() -> None:
+    p = Params.model_validate(
+        {
+            "judge": {
+                "judges": {
+                    "sim_key": {"kind": "embedding_similarity", "embedder": "minilm"},
+                    "sim_reg": {"kind": "embedding_similarity", "embedder": "no-such-model"},
+                    "llm": {"kind": "llm"},
+                },
+                "primaries": ["sim_key", "sim_reg"],
+            }
+        }
+    )
+    assert judge_registry_embedders(p) == ["no-such-model"]
+    checks = {c.name: c for c in check_embedders(p)}
+    assert checks["embedder minilm"].status == "ok"
+    assert checks["judge embedder no-such-model"].status == "fail"
+    assert "no-such-model" in checks["judge embedder no-such-model"].detail
 
 
 def test_prefect_check_reports_unreachable_and_unset_api() -> None:
