@@ -8,6 +8,12 @@ max(ks))``. A chunk is relevant when it overlaps the item's ground-truth documen
 systems that chunk differently comparable. Per-query values come from
 :func:`stages.ir_metrics.evaluate` (ir-measures); the summary is their mean (and std) over the
 questions. Outputs: per_query.parquet, summary.parquet, metrics.json, recall_vs_chunk_size.png.
+
+A question with no relevant chunk under a chunking (e.g. its document is not in that
+chunking, or no chunk overlaps its span enough) cannot be scored there: it is left out of
+that chunking's per-query rows and means (``n_queries``), logged as a warning, and counted
+in ``n_unevaluable`` of the summary and metrics.json, never dropped silently. A config with
+no evaluable question at all keeps summary rows with a null value.
 """
 
 from __future__ import annotations
@@ -56,38 +62,64 @@ def search_depth(params: Params) -> int:
     return max(params.retrieval.depth, *params.retrieval.ks)
 
 
+UNEVALUABLE_SCHEMA = {
+    "chunking": pl.String,
+    "embedder": pl.String,
+    "retriever": pl.String,
+    "n_unevaluable": pl.Int64,
+}
+
+
 def evaluate_config(
     qa: pl.DataFrame,
     chunks: pl.DataFrame,
     run: pl.DataFrame,
     params: Params,
-) -> pl.DataFrame:
-    """Per-query measures (query_id, measure, value) of one retrieval ``run`` over ``qa``.
+) -> tuple[pl.DataFrame, list[str]]:
+    """Per-query measures (query_id, measure, value) of one retrieval ``run`` over ``qa``, and
+    the ids of the questions that cannot be scored under this chunking.
 
     Every question with at least one relevant chunk under this chunking gets every measure (a
-    question the retriever returned nothing for scores 0: see :mod:`stages.ir_metrics`).
+    question the retriever returned nothing for scores 0: see :mod:`stages.ir_metrics`); one
+    with none is unevaluable (its metrics are undefined) and returned in the list instead.
     """
     from stages.ir_metrics import evaluate
     from stages.span_relevance import qrels_from_spans
 
     qrels = qrels_from_spans(qa, chunks, params.retrieval.relevance)
-    return evaluate(run, qrels, params.retrieval.ks)
+    judged = set(qrels.filter(pl.col("relevance") > 0)["query_id"].to_list())
+    unevaluable = [q for q in qa["question_id"].to_list() if q not in judged]
+    return evaluate(run, qrels, params.retrieval.ks), unevaluable
 
 
-def evaluate_all(qa: pl.DataFrame, params: Params) -> pl.DataFrame:
-    """Per-query rows (table ``retrieval_per_query``) for the whole grid of params."""
+def evaluate_all(qa: pl.DataFrame, params: Params) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-query rows (table ``retrieval_per_query``) for the whole grid of params, and the
+    count of unevaluable questions per config (:data:`UNEVALUABLE_SCHEMA`)."""
     from stages.retrieve import open_retriever
 
     queries = qa.select(pl.col("question_id").alias("query_id"), pl.col("question").alias("query"))
     depth = search_depth(params)
     frames: list[pl.DataFrame] = []
+    counts: list[tuple[str, str | None, str, int]] = []
+    warned: set[str] = set()
     chunk_cache: dict[str, pl.DataFrame] = {}
     for chunking, embedder, kind in evaluation_grid(params):
         if chunking not in chunk_cache:
             chunk_cache[chunking] = read_table(CHUNKS_DIR / f"{chunking}.parquet", "chunks")
         retriever = open_retriever(kind, chunking, embedder, params)
         run = retriever.search(queries, depth)
-        per = evaluate_config(qa, chunk_cache[chunking], run, params)
+        per, unevaluable = evaluate_config(qa, chunk_cache[chunking], run, params)
+        counts.append((chunking, embedder, kind, len(unevaluable)))
+        if unevaluable and chunking not in warned:
+            warned.add(chunking)
+            log.warning(
+                "retrieval_eval: %d of %d questions have no relevant chunk under chunking %s "
+                "and are left out of its metrics (n_unevaluable), e.g. %s",
+                len(unevaluable),
+                qa.height,
+                chunking,
+                ", ".join(unevaluable[:5]),
+            )
         frames.append(
             per.select(
                 pl.lit(chunking).alias("chunking"),
@@ -99,13 +131,21 @@ def evaluate_all(qa: pl.DataFrame, params: Params) -> pl.DataFrame:
             )
         )
         log.info("retrieval_eval: %s/%s/%s done", chunking, embedder or NO_EMBEDDER, kind)
+    unevaluable = pl.DataFrame(counts, schema=UNEVALUABLE_SCHEMA, orient="row")
     if not frames:
-        return pl.DataFrame(schema=TABLES["retrieval_per_query"])
-    return pl.concat(frames)
+        return pl.DataFrame(schema=TABLES["retrieval_per_query"]), unevaluable
+    return pl.concat(frames), unevaluable
 
 
-def summarize(per_query: pl.DataFrame, params: Params) -> pl.DataFrame:
-    """Mean and std over questions per (chunking, embedder, retriever, measure)."""
+def summarize(
+    per_query: pl.DataFrame, params: Params, unevaluable: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """Mean and std over the evaluable questions per (chunking, embedder, retriever, measure),
+    with ``n_queries`` (questions in the mean) and ``n_unevaluable`` (from ``unevaluable``,
+    :data:`UNEVALUABLE_SCHEMA`; 0 when not given). A config of ``unevaluable`` with no
+    per-query rows gets one row per measure with a null value and ``n_queries`` 0."""
+    from stages.ir_metrics import measures_for
+
     sizes = pl.DataFrame(
         {
             "chunking": list(params.chunkings),
@@ -120,6 +160,24 @@ def summarize(per_query: pl.DataFrame, params: Params) -> pl.DataFrame:
         pl.col("value").std().alias("std"),
         pl.len().cast(pl.Int64).alias("n_queries"),
     )
+    if unevaluable is not None and unevaluable.height:
+        measures = pl.DataFrame({"measure": [str(m) for m in measures_for(params.retrieval.ks)]})
+        missing = (
+            unevaluable.select("chunking", "embedder", "retriever")
+            .join(agg, on=["chunking", "embedder", "retriever"], how="anti", nulls_equal=True)
+            .join(measures, how="cross")
+            .with_columns(
+                pl.lit(None, dtype=pl.Float64).alias("value"),
+                pl.lit(None, dtype=pl.Float64).alias("std"),
+                pl.lit(0, dtype=pl.Int64).alias("n_queries"),
+            )
+        )
+        agg = pl.concat([agg, missing.select(agg.columns)]).join(
+            unevaluable, on=["chunking", "embedder", "retriever"], how="left", nulls_equal=True
+        )
+    else:
+        agg = agg.with_columns(pl.lit(None, dtype=pl.Int64).alias("n_unevaluable"))
+    agg = agg.with_columns(pl.col("n_unevaluable").fill_null(0))
     parsed = agg["measure"].map_elements(_split_measure, return_dtype=pl.Struct(
         {"metric": pl.String, "k": pl.Int64}))  # fmt: skip
     out = (
@@ -139,12 +197,14 @@ def _split_measure(measure: str) -> dict[str, Any]:
 
 
 def metrics_json(summary: pl.DataFrame) -> dict[str, Any]:
-    """Nested {chunking: {embedder or '-': {retriever: {measure: mean}}}} for DVC metrics."""
+    """Nested {chunking: {embedder or '-': {retriever: {measure: mean, ...,
+    'n_unevaluable': count}}}} for DVC metrics (a mean over no question is null)."""
     out: dict[str, Any] = {}
     for r in summary.iter_rows(named=True):
         emb = r["embedder"] or NO_EMBEDDER
-        node = out.setdefault(r["chunking"], {}).setdefault(emb, {})
-        node.setdefault(r["retriever"], {})[r["measure"]] = round(float(r["value"]), 6)
+        node = out.setdefault(r["chunking"], {}).setdefault(emb, {}).setdefault(r["retriever"], {})
+        node[r["measure"]] = None if r["value"] is None else round(float(r["value"]), 6)
+        node["n_unevaluable"] = int(r["n_unevaluable"])
     return out
 
 
@@ -190,8 +250,8 @@ def run(params: Params) -> None:
     qa = read_table(QA_PATH, "qa")
     if qa.is_empty():
         raise RagcourtError(f"{QA_PATH}: no QA items to evaluate retrieval on")
-    per_query = evaluate_all(qa, params)
-    summary = summarize(per_query, params)
+    per_query, unevaluable = evaluate_all(qa, params)
+    summary = summarize(per_query, params, unevaluable)
     write_parquet(per_query, PER_QUERY_PATH, "retrieval_per_query")
     write_parquet(summary, SUMMARY_PATH, "retrieval_summary")
     write_json(metrics_json(summary), METRICS_PATH)

@@ -132,7 +132,8 @@ TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
         "k": pl.Int64,
         "value": pl.Float64,  # mean over queries
         "std": pl.Float64,
-        "n_queries": pl.Int64,
+        "n_queries": pl.Int64,  # questions in the mean (those with >= 1 relevant chunk)
+        "n_unevaluable": pl.Int64,  # QA questions with no relevant chunk here: not in the mean
     },
     "answers": {
         "system": pl.String,

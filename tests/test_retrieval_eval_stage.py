@@ -14,7 +14,7 @@ from stages import chunk, embed, ingest
 from stages.errors import RagcourtError
 from stages.io import read_table, write_parquet
 from stages.params import parse_params
-from stages.retrieval_eval import evaluation_grid
+from stages.retrieval_eval import UNEVALUABLE_SCHEMA, evaluation_grid, metrics_json, summarize
 from stages.retrieval_eval import run as run_eval
 from stages.schemas import TABLES
 
@@ -81,6 +81,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
             rows.append({"question_id": qid, "question": question, "reference_answers": ["x"],
                          "doc_id": doc["doc_id"], "char_start": start,
                          "char_end": start + len(sentence), "context": sentence})  # fmt: skip
+        # a question whose document is in no chunking: it cannot be scored anywhere
+        rows.append({"question_id": "q_orphan", "question": "Where is Atlantis?",
+                     "reference_answers": ["x"], "doc_id": "not-in-corpus", "char_start": 0,
+                     "char_end": 10, "context": "0123456789"})  # fmt: skip
         qa = pl.DataFrame(rows).with_columns(
             pl.lit(None, dtype=t).alias(c) for c, t in TABLES["qa"].items() if c not in rows[0]
         )
@@ -150,3 +154,46 @@ def test_summary_is_the_mean_of_per_query_and_metrics_json_matches(project: Path
 def test_recall_plot_is_a_png(project: Path) -> None:
     png = (project / "data/retrieval/recall_vs_chunk_size.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000
+
+
+def test_unevaluable_questions_are_counted_not_averaged(project: Path) -> None:
+    per = read_table(project / "data/retrieval/per_query.parquet", "retrieval_per_query")
+    assert "q_orphan" not in set(per["query_id"])
+    summary = read_table(project / "data/retrieval/summary.parquet", "retrieval_summary")
+    assert set(summary["n_queries"]) == {len(QUESTIONS)}
+    assert set(summary["n_unevaluable"]) == {1}
+    metrics = json.loads((project / "data/retrieval/metrics.json").read_text())
+    assert metrics["c16"]["minilm"]["dense"]["n_unevaluable"] == 1
+    assert metrics["c40"]["-"]["bm25"]["n_unevaluable"] == 1
+
+
+def test_config_without_evaluable_questions_keeps_null_summary_rows() -> None:
+    p = parse_params({"retrieval": {"ks": [1, 3]}})
+    per = pl.DataFrame(
+        {
+            "chunking": ["c256", "c256"],
+            "embedder": [None, None],
+            "retriever": ["bm25", "bm25"],
+            "query_id": ["q1", "q1"],
+            "measure": ["R@1", "R@3"],
+            "value": [0.0, 1.0],
+        },
+        schema=TABLES["retrieval_per_query"],
+    )
+    counts = pl.DataFrame(
+        [("c256", None, "bm25", 1), ("c256", "minilm", "dense", 2)],
+        schema=UNEVALUABLE_SCHEMA,
+        orient="row",
+    )
+    summary = summarize(per, p, counts)
+    bm25 = summary.filter(pl.col("retriever") == "bm25")
+    assert bm25["n_unevaluable"].to_list() == [1, 1]
+    assert bm25.filter(pl.col("measure") == "R@3")["value"].to_list() == [1.0]
+    dense = summary.filter(pl.col("retriever") == "dense")
+    assert dense.height == 5 * 2  # every measure of ks [1, 3], each with no value
+    assert dense["value"].null_count() == dense.height
+    assert set(dense["n_queries"]) == {0} and set(dense["n_unevaluable"]) == {2}
+    m = metrics_json(summary)
+    assert m["c256"]["minilm"]["dense"]["R@1"] is None
+    assert m["c256"]["minilm"]["dense"]["n_unevaluable"] == 2
+    assert m["c256"]["-"]["bm25"]["R@3"] == 1.0
