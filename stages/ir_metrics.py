@@ -7,7 +7,8 @@ ir-measures (like trec_eval) orders a run by score and breaks score ties by docu
 would silently re-order our ties. We therefore hand it score = 1 / rank so the evaluated order
 is exactly the run's ``rank`` column. Every query with at least one relevant chunk gets a value
 for every measure: a query the run has no rows for scores 0, as trec_eval's ``-c`` does.
-Queries without relevant chunks are not evaluated (their metrics are undefined).
+Queries without relevant chunks are not evaluated (their metrics are undefined); callers count
+them (``n_unevaluable`` in :mod:`stages.retrieval_eval`) rather than averaging them in as 0.
 """
 
 from __future__ import annotations
