@@ -34,9 +34,10 @@ import polars as pl
 import yaml
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
-from prefect.futures import PrefectFuture
+from prefect.futures import PrefectFuture, as_completed
 
 import flows
+from flows import progress
 from flows.plan import selected_stages
 from stages.errors import ConfigError, RagcourtError
 from stages.io import write_parquet, write_text
@@ -205,14 +206,25 @@ def sweep(
         for p in points
     }
     print(f"sweep {name}: {len(points)} points in {out_dir}")
+    progress.emit(progress.StageEvent("plan", total=len(points)))
     point_task = run_point.with_options(tags=["ragcourt-sweep"])
     futures: dict[str, PrefectFuture[dict[str, Any]]] = {}
+    names: dict[int, str] = {}
     in_flight: list[PrefectFuture[dict[str, Any]]] = []
-    for n, ws in spaces.items():  # at most max_parallel child runs at once
-        if len(in_flight) >= max(1, max_parallel):
-            in_flight.pop(0).wait()
+
+    def finished(fut: PrefectFuture[dict[str, Any]]) -> None:
+        in_flight.remove(fut)
+        fut.wait()
+        progress.emit(progress.StageEvent("done", names[id(fut)], str(fut.state.name)))
+
+    for n, ws in spaces.items():  # at most max_parallel point processes at once
+        while len(in_flight) >= max(1, max_parallel):
+            finished(next(as_completed(list(in_flight))))
         futures[n] = point_task.submit(n, str(ws), "params.yaml", until)
+        names[id(futures[n])] = n
         in_flight.append(futures[n])
+    for fut in as_completed(list(in_flight)):
+        finished(fut)
     rows: list[dict[str, Any]] = []
     failed: list[str] = []
     for p in points:

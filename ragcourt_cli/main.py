@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -75,6 +76,31 @@ def _stage_progress() -> Progress:
     )
 
 
+@contextmanager
+def flow_progress(description: str) -> Iterator[None]:
+    """A progress bar fed by the flow's in-process events (``flows.progress``): ``plan``
+    shows it with the total (so an error before the flow starts stays a single line), each
+    ``done`` (a stage call or a sweep point ended) advances it by one."""
+    from flows import progress
+
+    bar = _stage_progress()
+    task = bar.add_task(description, total=None)
+
+    def on_event(ev: progress.StageEvent) -> None:
+        if ev.kind == "plan":
+            bar.update(task, total=ev.total)
+            bar.start()
+        elif ev.kind == "done":
+            bar.update(task, description=f"{ev.call} ({ev.state.lower()})")
+            bar.advance(task)
+
+    try:
+        with progress.listening(on_event):
+            yield
+    finally:
+        bar.stop()
+
+
 def run_prefect(
     params: Path,
     workdir: Path,
@@ -84,28 +110,17 @@ def run_prefect(
     dask_address: str | None,
 ) -> list[dict[str, Any]]:
     """The pipeline flow in this process with a progress bar fed by its stage events."""
-    from flows import progress
     from flows.pipeline import pipeline
 
-    with _stage_progress() as bar:
-        task = bar.add_task("prefect pipeline", total=None)
-
-        def on_event(ev: progress.StageEvent) -> None:
-            if ev.kind == "plan":
-                bar.update(task, total=ev.total)
-            elif ev.kind == "done":
-                bar.update(task, description=f"{ev.call} ({ev.state.lower()})")
-                bar.advance(task)
-
-        with progress.listening(on_event):
-            return pipeline(
-                params_path=str(params),
-                workdir=str(workdir),
-                task_runner=task_runner,
-                workers=workers,
-                dask_address=dask_address,
-                until=until,
-            )
+    with flow_progress("prefect pipeline"):
+        return pipeline(
+            params_path=str(params),
+            workdir=str(workdir),
+            task_runner=task_runner,
+            workers=workers,
+            dask_address=dask_address,
+            until=until,
+        )
 
 
 @app.command()
@@ -256,13 +271,14 @@ def sweep(
         names = queue_dvc_experiments(Path.cwd(), parsed, until=until, run=True)
         console.print(f"ran {len(names)} DVC experiments; compare them with `dvc exp show`")
         return
-    summary = run_sweep(
-        grid=parsed,
-        params_path=str(params),
-        workdir=str(Path.cwd()),
-        until=until,
-        max_parallel=max_parallel,
-    )
+    with flow_progress("sweep points"):  # advances as each point's pipeline run ends
+        summary = run_sweep(
+            grid=parsed,
+            params_path=str(params),
+            workdir=str(Path.cwd()),
+            until=until,
+            max_parallel=max_parallel,
+        )
     table = Table(title="sweep summary")
     for col in summary["columns"]:
         table.add_column(col)

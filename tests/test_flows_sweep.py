@@ -95,6 +95,48 @@ def prefect_api() -> Iterator[None]:
         yield
 
 
+def test_sweep_reports_each_finished_point_and_limits_parallel_points(
+    prefect_api: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Points stand in for real pipeline runs; the flow's progress events feed the CLI bar."""
+    import threading
+    import time
+
+    from prefect import task
+
+    from flows import progress, sweep
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    @task(task_run_name="point {name}")
+    def fake_point(name: str, workspace: str, params_path: str, until: str) -> dict[str, float]:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.3)
+        with lock:
+            running[0] -= 1
+        return {"c16/minilm/dense/R@3": float(Path(workspace).name.endswith("40"))}
+
+    monkeypatch.setattr(sweep, "run_point", fake_point)
+    root = make_project(tmp_path / "p", chunkings={"c16": (16, 2)})
+    events: list[progress.StageEvent] = []
+    with progress.listening(events.append):
+        out = run_sweep(
+            grid={"chunkings.c16.size": [12, 24, 40]},
+            workdir=str(root),
+            name="fake",
+            max_parallel=2,
+        )
+    assert events[0] == progress.StageEvent("plan", total=3)
+    done = [e for e in events[1:] if e.kind == "done"]
+    assert sorted(e.call for e in done) == ["c16.size-12", "c16.size-24", "c16.size-40"]
+    assert {e.state for e in done} == {"Completed"}
+    assert most[0] <= 2
+    assert [r[0] for r in out["rows"]] == ["c16.size-12", "c16.size-24", "c16.size-40"]
+
+
 @pytest.mark.slow  # two child pipeline runs with MiniLM and retrieval evaluation (~2 min)
 def test_sweep_flow_runs_each_point_in_its_workspace_and_summarises(
     prefect_api: None, tmp_path: Path
