@@ -9,6 +9,14 @@ systems that chunk differently comparable. Per-query values come from
 :func:`stages.ir_metrics.evaluate` (ir-measures); the summary is their mean (and std) over the
 questions. Outputs: per_query.parquet, summary.parquet, metrics.json, recall_vs_chunk_size.png.
 
+Bias across chunk sizes: a generated question's ground-truth span is a whole chunk of
+``qagen.reference_chunking`` (c512 in the demo). Under the 50% rule a smaller chunking has
+several relevant chunks per question (about 2 for c256 with c512 spans), so Recall@k is at
+most min(k, n_rel) / n_rel - Recall@1 is capped near 0.5 - and Precision@k is inflated,
+while a chunking at least as large as the reference has about one relevant chunk. Recall and
+Precision therefore favour or penalise chunk sizes by construction; to compare chunk sizes
+use MRR@k (RR) and Hits@k (Success), which need only one relevant chunk in the top k.
+
 A question with no relevant chunk under a chunking (e.g. its document is not in that
 chunking, or no chunk overlaps its span enough) cannot be scored there: it is left out of
 that chunking's per-query rows and means (``n_queries``), logged as a warning, and counted

@@ -141,3 +141,30 @@ def test_run_writes_into_the_cwd(tmp_path: Path, params: Params, monkeypatch) ->
     monkeypatch.chdir(tmp_path)
     html_path, md_path = run(params)
     assert (tmp_path / html_path).is_file() and (tmp_path / md_path).is_file()
+
+
+def test_retrieval_section_states_the_chunk_size_bias_and_unevaluable_counts(
+    tmp_path: Path, params: Params
+) -> None:
+    from stages.io import read_table, write_parquet
+
+    write_artifacts(tmp_path)
+    path = tmp_path / "data/retrieval/summary.parquet"
+    summary = read_table(path, "retrieval_summary")
+    write_parquet(
+        summary.with_columns(
+            pl.when(pl.col("chunking") == "c256")
+            .then(2)
+            .otherwise(0)
+            .cast(pl.Int64)
+            .alias("n_unevaluable")
+        ),
+        path,
+        "retrieval_summary",
+    )
+    _, _, sections = build(params, tmp_path)
+    sec = {s.key: s for s in sections}["retrieval"]
+    assert "whole 256-token chunk of the reference chunking (c256)" in sec.intro
+    assert "MRR@k and Hits@k" in sec.intro and "Recall@1 near 0.5" in sec.intro
+    facts = dict(sec.facts)
+    assert facts["questions with no relevant chunk (left out of the means)"] == "c256: 2"

@@ -18,7 +18,7 @@ from stages.reporting.artifacts import Artifacts
 from stages.reporting.model import Example, Judgement, Section, Table, fmt, pct
 
 N_EXAMPLES = 4
-RETRIEVAL_METRICS = ["R", "RR", "nDCG", "P"]
+RETRIEVAL_METRICS = ["R", "RR", "nDCG", "P", "Success"]
 
 
 def _ci(mid: Any, lo: Any, hi: Any) -> str:
@@ -203,14 +203,30 @@ def dafe(art: Artifacts) -> Section:
     return sec
 
 
-def retrieval(art: Artifacts, params: Params) -> Section:
-    sec = Section(
-        "retrieval",
-        "Retrieval metrics vs chunk size",
-        "Mean over the QA questions of each metric at the chosen cutoff, per chunking, embedder "
-        "and retriever. A chunk is relevant when it overlaps the question's ground-truth "
-        "document span (SPEC 1), so different chunkings are comparable.",
+def retrieval_intro(params: Params) -> str:
+    """The retrieval section's text: the relevance rule, and the bias of span-based recall
+    across chunk sizes (a generated question's span is a whole reference chunk)."""
+    rule = params.retrieval.relevance
+    ref = params.qagen.reference_chunking
+    ref_size = params.chunkings[ref].size if ref in params.chunkings else None
+    size = f"{ref_size}-token " if ref_size else ""
+    return (
+        "Mean over the QA questions of each metric at the chosen cutoff, per chunking, "
+        "embedder and retriever. A chunk is relevant when it overlaps the question's "
+        f"ground-truth document span (it holds >= {rule.min_span_coverage:.0%} of the span, "
+        f"or the span covers >= {rule.min_chunk_coverage:.0%} of the chunk; SPEC 1), so "
+        "systems that chunk differently can be scored on the same questions. Caveat: a "
+        f"generated question's span is a whole {size}chunk of the reference chunking ({ref}). "
+        "Under a smaller chunking that span covers several chunks, each of them relevant "
+        "(about 2 at half the size), so Recall@k is capped at min(k, n) / n for n relevant chunks "
+        "(Recall@1 near 0.5) and Precision@k is inflated, while a larger chunking has about "
+        "one relevant chunk. Compare chunk sizes by MRR@k and Hits@k, which need only one "
+        "relevant chunk in the top k; compare Recall and Precision only within a chunk size."
     )
+
+
+def retrieval(art: Artifacts, params: Params) -> Section:
+    sec = Section("retrieval", "Retrieval metrics vs chunk size", retrieval_intro(params))
     s = art.table("retrieval_summary")
     if s is None:
         sec.notes += art.note("retrieval_summary")
@@ -241,6 +257,19 @@ def retrieval(art: Artifacts, params: Params) -> Section:
     sec.tables.append(Table.from_frame(wide, f"Means over questions at cutoff {k}"))
     n = s["n_queries"].max()
     sec.facts.append(("questions evaluated", fmt(n)))
+    unevaluable = (
+        s.group_by("chunking")
+        .agg(pl.col("n_unevaluable").max())
+        .filter(pl.col("n_unevaluable") > 0)
+        .sort("chunking")
+    )
+    if unevaluable.height:
+        sec.facts.append(
+            (
+                "questions with no relevant chunk (left out of the means)",
+                ", ".join(f"{c}: {n}" for c, n in unevaluable.iter_rows()),
+            )
+        )
     return sec
 
 
