@@ -1,7 +1,11 @@
 """Prefect orchestration of the ragcourt pipeline.
 
 The flows call the same ``stages.<name>.run`` functions DVC runs (``python -m stages.<name>``)
-and write the same ``data/`` artifacts, so a run made by either engine is read by the other.
+and write the same ``data/`` artifacts, so the report and ``dvc push`` work on either engine's
+results. Each engine keeps its own record of what is up to date: after a Prefect run
+``dvc commit -f`` (``--with-deps <stage>`` after ``--until <stage>``) records the outputs in
+dvc.lock, else DVC re-runs those stages; the flow's cache trusts only outputs it wrote itself
+(:mod:`flows.caching`), so it runs a stage once more after DVC rewrote its outputs.
 Importing this package applies the offline environment defaults first (via ``stages``) and
 gives Prefect's temporary server (used when no ``PREFECT_API_URL`` is set) 120 s instead of
 20 s to start (20 s is not enough on two busy cores), and routes the stages' ``ragcourt.*``

@@ -6,8 +6,10 @@ A grid is ``{dotted params key: [values]}`` (the keys ``dvc exp run -S`` takes, 
 * Prefect (``sweep`` flow, ``ragcourt sweep``): each point gets its own workspace copy under
   ``.ragcourt/sweeps/<name>/<point>/`` (params.yaml with the overrides applied, configs/ copied,
   the corpus and other inputs linked, the LLM reply cache shared so identical model calls are
-  not repeated), runs ``python -m flows.pipeline --until <stage>`` there as a child flow run,
-  then a summary table (one row per point: the overrides, then every retrieval metric of
+  not repeated), runs ``python -m flows.pipeline --until <stage>`` there in a separate
+  process (its own ``ragcourt-pipeline`` flow run on the same Prefect API, not a subflow of the
+  sweep run: stages use cwd-relative paths, so points cannot share one process), then a
+  summary table (one row per point: the overrides, then every retrieval metric of
   ``data/retrieval/metrics.json`` and the top system when the run reached the tournament) is
   written to ``sweep_summary.parquet``/``.md`` and published as a Prefect table artifact.
 * DVC: :func:`queue_dvc_experiments` queues one ``dvc exp run --queue -S key=value ...`` per
@@ -194,7 +196,8 @@ def sweep(
     max_parallel: int = 1,
     name: str | None = None,
 ) -> dict[str, Any]:
-    """Fan out over the grid (``max_parallel`` points at once), then summarise."""
+    """Fan out over the grid (``max_parallel`` points at once; a progress event per finished
+    point), then summarise."""
     grid = grid or DEFAULT_GRID
     selected_stages(until=until)
     root = Path(workdir).resolve()

@@ -1,6 +1,7 @@
 """DVC side of orchestration on a tiny git + DVC project using the repository's dvc.yaml and
-.dvc/config: the default remote restores every artifact in a fresh clone without re-running a
-stage, and a chunk-size sweep runs as queued DVC experiments compared by ``dvc exp show``."""
+.dvc/config: the default remote restores every artifact of the stages run (ingest through
+retrieval_eval; no LLM stage) in a fresh clone without re-running a stage, and a chunk-size
+sweep runs as queued DVC experiments compared by ``dvc exp show``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Sweeps: grid parsing and expansion, per-point workspaces, and the Prefect sweep flow on a
-tiny project (each point a child flow run in its own workspace copy)."""
+tiny project (each point a separate pipeline process and flow run in its own workspace copy)."""
 
 from __future__ import annotations
 
