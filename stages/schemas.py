@@ -276,7 +276,8 @@ TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
         "p_a": pl.Float64,  # combined over both orders, for system_a / system_b / tie
         "p_b": pl.Float64,
         "p_tie": pl.Float64,
-        "margin": pl.Float64,  # P_max - P_second of the combined probabilities
+        "margin": pl.Float64,  # ΔP = P_max - P_second of the combined probabilities (the
+        # hard/soft threshold it is compared with is summary.json margin_threshold)
         "scheme": pl.String,  # hard | soft (null on error)
         "score_a": pl.Float64,
         "score_b": pl.Float64,
@@ -314,7 +315,8 @@ TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
         "wins": pl.Int64,  # Swiss match outcomes
         "ties": pl.Int64,
         "losses": pl.Int64,
-        "matches": pl.Int64,
+        "matches": pl.Int64,  # wins + ties + losses: Swiss matches with a valid judgement
+        "failed_matches": pl.Int64,  # Swiss matches where every judgement failed (not scored)
         "elo_rr": pl.Float64,  # round-robin Elo (null when round_robin is off)
     },
 }

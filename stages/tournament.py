@@ -7,6 +7,12 @@ Outputs under ``data/tournament/``: ``pairwise.parquet`` (every (pair, question)
 orders), ``matches.parquet`` (Swiss and round-robin matches with Elo before/after),
 ``leaderboard.parquet`` + ``leaderboard.png`` and ``summary.json`` (judge calls used by Swiss
 vs round-robin, error counts, Kendall τ-b between the Swiss and round-robin rankings).
+The pairwise ``margin`` column is ΔP = P_max − P_second; the hard/soft threshold it is
+compared with (``tournament.margin``) is ``margin_threshold`` in summary.json. Judge-call
+counts are measured (match records, memo); figures from a formula end in ``_computed``, and
+round-robin's measured fields are null when ``tournament.round_robin`` is off. The
+leaderboard's ``matches`` = wins + ties + losses (matches with a valid judgement);
+``failed_matches`` counts Swiss matches where every judgement failed.
 Both schedules share one judgement memo, so a pair is judged once whichever needs it first;
 the round-robin ranking is its Bradley-Terry fit (for a complete round-robin this orders
 systems like their total scores).
@@ -86,10 +92,15 @@ def _matches_frame(result: TournamentResult, name: str) -> pl.DataFrame:
 
 
 def _records(matches: list[MatchRecord], systems: list[str]) -> dict[str, Counter[str]]:
-    """Match-level wins / ties / losses per system (matches with at least one valid question)."""
+    """Match-level wins / ties / losses per system over matches with at least one valid
+    question; ``failed`` counts the matches (byes excluded) where every judgement failed."""
     rec = {s: Counter[str]() for s in systems}
     for m in matches:
-        if m.system_b is None or m.n_questions == 0:
+        if m.system_b is None:
+            continue
+        if m.n_questions == 0:
+            rec[m.system_a]["failed"] += 1
+            rec[m.system_b]["failed"] += 1
             continue
         outcome = int(np.sign(round(m.score_a - m.score_b, 9)))
         rec[m.system_a][("losses", "ties", "wins")[outcome + 1]] += 1
@@ -109,10 +120,17 @@ def order_agreement(pairwise: pl.DataFrame) -> float | None:
     return float((ab == ba).mean())
 
 
-def _tau(x: list[float], y: list[float]) -> dict[str, float | None]:
-    if len(x) < 2:
+def _tau(x: list[float | None], y: list[float | None]) -> dict[str, float | None]:
+    """Kendall τ-b over the systems rated in both lists (a system without a rating, e.g. a
+    Bradley-Terry fit with no valid judgement, is left out); None below 2 systems."""
+    both = [
+        (a, b)
+        for a, b in zip(x, y, strict=True)
+        if a is not None and b is not None and np.isfinite(a) and np.isfinite(b)
+    ]
+    if len(both) < 2:
         return {"tau_b": None, "p_value": None}
-    res = kendalltau(x, y)
+    res = kendalltau([a for a, _ in both], [b for _, b in both])
     tau, p = float(res.statistic), float(res.pvalue)
     return {"tau_b": None if np.isnan(tau) else tau, "p_value": None if np.isnan(p) else p}
 
@@ -149,6 +167,7 @@ def run_tournament(
             "wins": [rec[s]["wins"] for s in systems],
             "ties": [rec[s]["ties"] for s in systems],
             "losses": [rec[s]["losses"] for s in systems],
+            "failed_matches": [rec[s]["failed"] for s in systems],
             "elo_rr": [rr.ratings[s] if rr else None for s in systems],
         },
         schema_overrides={
@@ -156,6 +175,7 @@ def run_tournament(
             "wins": pl.Int64,
             "ties": pl.Int64,
             "losses": pl.Int64,
+            "failed_matches": pl.Int64,
         },
     ).with_columns(pl.col(c).fill_nan(None) for c in ("elo_lo", "elo_hi", "bt", "bt_lo", "bt_hi"))
     board = (
@@ -189,32 +209,50 @@ def _summary(
     reasons = Counter(e[:200] for e in errors["error"].to_list())
     by_system = board.sort("system")
     rr_rank = "bt" if rr else None
+    all_pairs = n * (n - 1) // 2
+
+    def used_calls(ms: list[MatchRecord]) -> int:
+        # both presentation orders of every question of every match (valid + failed)
+        return 2 * sum(m.n_questions + m.n_errors for m in ms)
+
     return {
         "judge": judge,
         "n_systems": n,
         "n_questions": q,
+        "margin_threshold": tp.margin,
+        "margin_note": "pairwise.margin is ΔP = P_max − P_second of the combined "
+        "probabilities; ΔP >= margin_threshold scores hard, below it soft",
         "judge_call_unit": "one presentation order of one question of one pair "
         "(llm judge: one analysis call + one verdict call)",
+        "judge_calls_note": "judge_calls: order-judgements the schedule's matches used, "
+        "counted from its match records; judge_calls_executed: those first run for it (the "
+        "rest were served from the shared memo); *_computed: formula, not measured",
         "swiss": {
             "rounds": sw.rounds_played,
             "stopped": sw.stopped,
             "matches": len(played),
+            "failed_matches": sum(1 for m in played if m.n_questions == 0),
             "byes": len(sw.matches) - len(played),
-            "judge_calls": 2 * q * len(played),
+            "judge_calls": used_calls(played),
+            "judge_calls_executed": memo.executed_by.get("swiss", 0),
             "error_judgements": sum(m.n_errors for m in played),
             "ranking": sw.ranking(),
         },
         "round_robin": {
             "enabled": rr is not None,
-            "matches": len(rr_played) if rr else n * (n - 1) // 2,
-            "judge_calls": 2 * q * (n * (n - 1) // 2),
-            "error_judgements": sum(m.n_errors for m in rr_played),
+            "matches": len(rr_played) if rr else None,
+            "failed_matches": sum(1 for m in rr_played if m.n_questions == 0) if rr else None,
+            "judge_calls": used_calls(rr_played) if rr else None,
+            "judge_calls_executed": memo.executed_by.get("round_robin", 0) if rr else None,
+            "error_judgements": sum(m.n_errors for m in rr_played) if rr else None,
+            "matches_computed": all_pairs,
+            "judge_calls_computed": 2 * q * all_pairs,
             "ranking": board.sort(["bt", "system"], descending=[True, False])["system"].to_list()
             if rr
             else None,
         },
         "judge_calls_executed": memo.executed,
-        "swiss_saving": 1.0 - len(played) / max(1, n * (n - 1) // 2),
+        "swiss_saving": 1.0 - len(played) / max(1, all_pairs),  # vs the N(N-1)/2 formula
         "pairwise_rows": pairwise.height,
         "error_rows": errors.height,
         "error_reasons": dict(reasons.most_common(10)),
@@ -296,11 +334,12 @@ def run(
     plot_leaderboard(out.leaderboard, OUT / "leaderboard.png")
     write_json(out.summary, OUT / "summary.json")
     s = out.summary
+    rr = s["round_robin"]
     log.info(
-        "tournament: %d systems, Swiss %d matches vs round-robin %d; %d judge errors; top: %s",
+        "tournament: %d systems, Swiss %d matches vs round-robin %s; %d judge errors; top: %s",
         s["n_systems"],
         s["swiss"]["matches"],
-        s["round_robin"]["matches"],
+        rr["matches"] if rr["enabled"] else f"off ({rr['matches_computed']} computed)",
         s["error_rows"],
         out.leaderboard["system"][0],
     )
@@ -323,6 +362,7 @@ def _run_single(
     memo = JudgementMemo(judge, questions, params.tournament.margin)
     table, summary = single_system.evaluate(system, tiers, memo)
     summary["reference_leaderboard"] = str(reference_leaderboard)
+    summary["margin_threshold"] = params.tournament.margin  # pairwise margin column is ΔP
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", system)
     write_parquet(table, OUT / "single" / f"{stem}.parquet")
     write_json(summary, OUT / "single" / f"{stem}.json")

@@ -74,9 +74,56 @@ def test_stage_writes_leaderboard_plot_and_summary(tmp_path, monkeypatch) -> Non
     assert summary["swiss"]["matches"] == 8 and summary["round_robin"]["matches"] == 10
     assert summary["swiss"]["judge_calls"] == 2 * N_Q * 8
     assert summary["round_robin"]["judge_calls"] == 2 * N_Q * 10
+    assert summary["round_robin"]["judge_calls_computed"] == 2 * N_Q * 10
     assert summary["judge_calls_executed"] == 2 * N_Q * 10  # Swiss pairs reused by round-robin
+    assert summary["swiss"]["judge_calls_executed"] == 2 * N_Q * 8
+    assert summary["round_robin"]["judge_calls_executed"] == 2 * N_Q * 2  # only the new pairs
+    assert summary["margin_threshold"] == load_params("params.yaml").tournament.margin
+    assert summary["swiss"]["failed_matches"] == 0 and board["failed_matches"].sum() == 0
     assert summary["kendall_swiss_vs_rr"]["tau_b"] > 0.5
     assert pairwise.filter("in_swiss")["in_round_robin"].all()
+
+
+def test_round_robin_off_reports_no_measured_round_robin_counts(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(_workspace(tmp_path, STRENGTHS))
+    params = load_params("params.yaml")
+    params.tournament.round_robin = False
+    tournament.run(params)
+    summary = json.loads((tmp_path / "data/tournament/summary.json").read_text())
+    rr = summary["round_robin"]
+    assert rr["enabled"] is False
+    for key in ("matches", "judge_calls", "judge_calls_executed", "error_judgements", "ranking"):
+        assert rr[key] is None, key
+    assert (rr["matches_computed"], rr["judge_calls_computed"]) == (10, 2 * N_Q * 10)
+    assert summary["judge_calls_executed"] == summary["swiss"]["judge_calls"] == 2 * N_Q * 8
+
+
+def test_matches_where_every_judgement_failed_are_counted_as_failed(tmp_path, monkeypatch) -> None:
+    ws = _workspace(tmp_path, STRENGTHS)
+    corr = pl.read_parquet(ws / "data/judge/correctness.parquet")
+    corr = corr.with_columns(  # every judgement involving echo fails
+        pl.when(pl.col("system") == "echo").then(pl.lit("timeout")).otherwise(pl.col("error"))
+        .alias("error")
+    )  # fmt: skip
+    corr.write_parquet(ws / "data/judge/correctness.parquet")
+    monkeypatch.chdir(ws)
+    tournament.run(load_params("params.yaml"))
+    out = tmp_path / "data/tournament"
+    board = read_table(out / "leaderboard.parquet", "leaderboard")
+    matches = read_table(out / "matches.parquet", "matches")
+    summary = json.loads((out / "summary.json").read_text())
+    swiss_echo = matches.filter(
+        (pl.col("tournament") == "swiss")
+        & pl.col("system_b").is_not_null()
+        & ((pl.col("system_a") == "echo") | (pl.col("system_b") == "echo"))
+    )
+    assert swiss_echo.height > 0 and (swiss_echo["n_questions"] == 0).all()
+    echo = board.filter(pl.col("system") == "echo").row(0, named=True)
+    assert echo["failed_matches"] == swiss_echo.height and echo["matches"] == 0
+    assert summary["swiss"]["failed_matches"] == swiss_echo.height
+    assert summary["round_robin"]["failed_matches"] == len(STRENGTHS) - 1
+    assert echo["bt"] is None  # no valid judgement: unrated, and left out of Kendall τ-b
+    assert summary["kendall_swiss_vs_rr"]["tau_b"] is not None
 
 
 def test_single_system_mode_against_reference_tiers(tmp_path, monkeypatch) -> None:

@@ -221,6 +221,7 @@ class JudgementMemo:
         self._verdicts: dict[OrderKey, OrderVerdict] = {}
         self._rows: dict[tuple[Pair, str], dict[str, Any]] = {}
         self.requested: dict[str, set[frozenset[str]]] = {}
+        self.executed_by: dict[str, int] = {}  # order-judgements first run for each schedule
 
     @property
     def executed(self) -> int:
@@ -262,11 +263,16 @@ class JudgementMemo:
         return out
 
     def play_as(self, schedule_name: str) -> Callable[[list[Pair]], list[MatchScore]]:
-        """A PlayRound that also records which schedule asked for each pair."""
+        """A PlayRound that also records which schedule asked for each pair, and in
+        ``executed_by[schedule_name]`` how many order-judgements it ran that no earlier
+        schedule had run (the rest were served from the memo)."""
         used = self.requested.setdefault(schedule_name, set())
+        self.executed_by.setdefault(schedule_name, 0)
 
         def play(pairs: list[Pair]) -> list[MatchScore]:
+            before = self.executed
             self.ensure(pairs)
+            self.executed_by[schedule_name] += self.executed - before
             out = []
             for a, b in pairs:
                 used.add(frozenset((a, b)))

@@ -56,15 +56,19 @@ def leaderboard(board: pl.DataFrame) -> Figure:
 
 
 def swiss_vs_round_robin(summary: dict[str, Any]) -> Figure:
-    """Matches and judge calls: Swiss against the exhaustive round-robin."""
+    """Matches and judge calls: Swiss against the exhaustive round-robin (its N(N-1)/2
+    formula figures, ``*_computed``, when round-robin was not run)."""
     sw, rr = summary.get("swiss", {}), summary.get("round_robin", {})
+    ran = rr.get("enabled", True)
     fig, axes = plt.subplots(1, 2, figsize=(8, 2.8))
     for ax, key, title in (
         (axes[0], "matches", "Matches"),
         (axes[1], "judge_calls", "Judge calls"),
     ):
-        vals = [float(sw.get(key) or 0), float(rr.get(key) or 0)]
-        bars = ax.bar(["Swiss", "Round-robin"], vals, color=["#2ca02c", "#7f7f7f"])
+        rr_val = rr.get(key) if ran else rr.get(f"{key}_computed", rr.get(key))
+        vals = [float(sw.get(key) or 0), float(rr_val or 0)]
+        labels = ["Swiss", "Round-robin" if ran else "Round-robin\n(computed, not run)"]
+        bars = ax.bar(labels, vals, color=["#2ca02c", "#7f7f7f"])
         ax.bar_label(bars, labels=[f"{v:,.0f}" for v in vals])
         ax.set_title(title, fontsize=10)
         ax.set_ylim(0, max([*vals, 1.0]) * 1.2)
