@@ -168,3 +168,26 @@ def test_retrieval_section_states_the_chunk_size_bias_and_unevaluable_counts(
     assert "MRR@k and Hits@k" in sec.intro and "Recall@1 near 0.5" in sec.intro
     facts = dict(sec.facts)
     assert facts["questions with no relevant chunk (left out of the means)"] == "c256: 2"
+
+
+def test_qa_section_reads_models_nested_as_qagen_writes_them(
+    tmp_path: Path, params: Params
+) -> None:
+    import json
+
+    write_artifacts(tmp_path)
+    path = tmp_path / "data/qa/summary.json"
+    summary = json.loads(path.read_text())
+    # the shape of stages.qagen.build_summary
+    summary["models"] = {"question": "local/q", "answer": "local/a", "filter": "openai/f"}
+    summary["reference_chunking"] = "c512"
+    path.write_text(json.dumps(summary))
+    _, md, sections = build(params, tmp_path)
+    facts = dict({s.key: s for s in sections}["qa"].facts)
+    assert (facts["question model"], facts["answer model"], facts["filter model"]) == (
+        "local/q",
+        "local/a",
+        "openai/f",
+    )
+    assert facts["contexts from chunking"] == "c512"
+    assert "openai/f" in md

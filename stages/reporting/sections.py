@@ -321,9 +321,13 @@ def qa_generation(art: Artifacts) -> Section:
         ("acceptance rate", pct(s.get("acceptance_rate"))),
         ("stopped because", str(s.get("stop_reason", "–"))),
     ]
-    for key in ("generator_model", "question_model", "answer_model", "filter_model"):
-        if s.get(key):
-            sec.facts.append((key.replace("_", " "), str(s[key])))
+    models = s.get("models") or {}  # qagen.build_summary: {"question", "answer", "filter"}
+    for role in ("question", "answer", "filter"):
+        model = models.get(role) if isinstance(models, dict) else None
+        if model:
+            sec.facts.append((f"{role} model", str(model)))
+    if s.get("reference_chunking"):
+        sec.facts.append(("contexts from chunking", str(s["reference_chunking"])))
     rejections = s.get("rejections") or {}
     if not rejections:
         rej = art.table("qa_rejected")
