@@ -17,7 +17,7 @@ import tempfile
 import time
 
 from stages.llm import ChatRequest, Gateway
-from stages.llm.local_provider import default_threads, get_model
+from stages.llm.local_provider import default_batch_threads, default_threads, get_model
 from stages.params import LLMParams
 
 MODEL = "local/smollm2-135m"
@@ -65,14 +65,14 @@ def main() -> None:
     args = ap.parse_args()
     from llama_cpp import Llama
 
-    threads = default_threads()
+    threads, batch_threads = default_threads(), default_batch_threads()
     gw = Gateway(
         LLMParams(cache=False, cache_dir=tempfile.mkdtemp(prefix="bench_llm_")), "bench_local"
     )
     gateway_call(gw, 1)  # warm-up: litellm import, model load, sha256 memo
     path = get_model(MODEL, None).llm.model_path
     direct = Llama(
-        model_path=path, n_ctx=8192, n_threads=threads, n_threads_batch=threads, verbose=False
+        model_path=path, n_ctx=8192, n_threads=threads, n_threads_batch=batch_threads, verbose=False
     )
     direct_call(direct, 1)
 
@@ -86,7 +86,9 @@ def main() -> None:
         tokens = {"direct": (d1[1], dl[2]), "gateway": (g1[1], gl[2])}
 
     med = {k: tuple(statistics.median(x[i] for x in v) for i in (0, 1)) for k, v in res.items()}
-    print(f"threads: {threads}; repeats: {args.repeats} (medians)")
+    print(
+        f"threads: {threads} generation, {batch_threads} prompt; repeats: {args.repeats} (medians)"
+    )
     for k in ("direct", "gateway"):
         p, g = med[k]
         n_p, n_g = tokens[k]
