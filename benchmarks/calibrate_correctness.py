@@ -35,7 +35,7 @@ from typing import Any
 
 from stages.judging.agreement import binary_agreement, rank_correlation
 from stages.judging.base import JudgeContext, JudgeItem, JudgeVerdict, build_judge
-from stages.judging.correctness import grade_correctness
+from stages.judging.correctness import grade_correctness, grade_correctness_expected
 from stages.judging.dafe import dafe_summary, run_dafe
 from stages.params import LLMParams, Params, load_params
 
@@ -116,31 +116,38 @@ def calibrate(
         out["judges"].append(evaluate_judge(name, cache[name], human, time.perf_counter() - t0))
 
     if skip_llm:
-        out["correctness"] = None
+        out["correctness"] = out["correctness_expected"] = None
         if not all(n in cache for n in (*jp.primaries, jp.arbitrator)):
             out["dafe"] = None
             return out
     else:
         out["correctness"] = _rubric(jitems, human, params)
+        out["correctness_expected"] = _rubric(jitems, human, params, expected=True)
     out["dafe"] = _dafe(jitems, human, params, cache)
     return out
 
 
-def _rubric(jitems: list[JudgeItem], human: list[float], params: Params) -> dict[str, Any]:
+def _rubric(
+    jitems: list[JudgeItem], human: list[float], params: Params, expected: bool = False
+) -> dict[str, Any]:
+    """The 0-1 rubric grader: JSON reply (``correctness``) or, with ``expected``, the
+    probability-weighted level from one next-token call (``correctness_expected``)."""
     jp = params.judge
     ctx = JudgeContext(params, stage="calibration")
+    model = params.llm.resolve(jp.correctness_model)
     t0 = time.perf_counter()
-    graded = grade_correctness(
-        jitems,
-        ctx.gateway,
-        params.llm.resolve(jp.correctness_model),
-        jp.prompt_version,
-        params.llm.temperature,
-        params.llm.seed,
-    )
+    if expected:
+        graded = grade_correctness_expected(
+            jitems, ctx.gateway, model, jp.prompt_version, params.llm.seed
+        )
+    else:
+        graded = grade_correctness(
+            jitems, ctx.gateway, model, jp.prompt_version, params.llm.temperature, params.llm.seed
+        )
+    name = "correctness_expected" if expected else "correctness"
     rubric = [
         JudgeVerdict(
-            "correctness",
+            name,
             g.score >= EQUIVALENT if g.score is not None else None,
             g.rationale,
             g.score,
@@ -148,7 +155,7 @@ def _rubric(jitems: list[JudgeItem], human: list[float], params: Params) -> dict
         )
         for g in graded
     ]
-    return evaluate_judge("correctness", rubric, human, time.perf_counter() - t0)
+    return evaluate_judge(name, rubric, human, time.perf_counter() - t0)
 
 
 def _dafe(
@@ -193,7 +200,8 @@ def _f(v: float | None) -> str:
 
 
 def _print(res: dict[str, Any]) -> None:
-    rows = [r for r in (*res["judges"], res["correctness"], res["dafe"]) if r is not None]
+    rubrics = (res["correctness"], res.get("correctness_expected"))
+    rows = [r for r in (*res["judges"], *rubrics, res["dafe"]) if r is not None]
     print(f"\nmodel for LLM roles: {res['model']}  ({res['items']} items)")
     print(
         f"{'judge':16s} {'fail':>4s} {'sec':>6s} | {'spearman':>8s} {'SE':>6s} {'tau_b':>6s} | "

@@ -3,6 +3,6 @@
 Importing this package applies the offline environment defaults (see ``_offline``).
 """
 
-from stages import _offline as _offline  # noqa: F401  (side effect: offline env)
+from stages import _offline as _offline
 
 __all__: list[str] = []

@@ -32,7 +32,11 @@ from stages.errors import RagcourtError
 from stages.io import read_table, write_json, write_parquet
 from stages.judging.agreement import rank_correlation
 from stages.judging.base import JudgeContext, JudgeItem, JudgeVerdict, build_judges
-from stages.judging.correctness import grade_correctness
+from stages.judging.correctness import (
+    grade_correctness,
+    grade_correctness_expected,
+    similarity_correctness,
+)
 from stages.judging.dafe import DafeOutcome, dafe_summary, run_dafe
 from stages.judging.relevance import (
     judge_relevance,
@@ -153,8 +157,17 @@ def judge_answers(inputs: pl.DataFrame, ctx: JudgeContext) -> tuple[pl.DataFrame
     verdicts = verdicts_frame(inputs, dict(zip(ok_idx, results, strict=True)))
 
     model = ctx.params.llm.resolve(jp.correctness_model)
-    graded = (
-        grade_correctness(
+    if not items:
+        graded = []
+    elif jp.correctness_mode == "similarity":
+        sim_judge = build_judges([jp.correctness_judge], ctx)[jp.correctness_judge]
+        graded = similarity_correctness(items, sim_judge)
+    elif jp.correctness_mode == "expected":
+        graded = grade_correctness_expected(
+            items, ctx.gateway, model, jp.prompt_version, ctx.params.llm.seed
+        )
+    else:
+        graded = grade_correctness(
             items,
             ctx.gateway,
             model,
@@ -162,9 +175,6 @@ def judge_answers(inputs: pl.DataFrame, ctx: JudgeContext) -> tuple[pl.DataFrame
             ctx.params.llm.temperature,
             ctx.params.llm.seed,
         )
-        if items
-        else []
-    )
     by_idx = dict(zip(ok_idx, graded, strict=True))
     score, rationale, error = [], [], []
     for i, in_err in enumerate(inputs["input_error"].to_list()):
@@ -513,7 +523,12 @@ def summary_json(
         },
         "accuracy_per_system": dict(sys_summary.select("system", "accuracy").iter_rows()),
         "correctness": {
-            "model": params.llm.resolve(jp.correctness_model),
+            "mode": jp.correctness_mode,
+            "model": (
+                f"judge {jp.correctness_judge} (no LLM)"
+                if jp.correctness_mode == "similarity"
+                else params.llm.resolve(jp.correctness_model)
+            ),
             "prompt_version": jp.prompt_version,
             "rows": correctness.height,
             "scored": int(correctness["correctness"].is_not_null().sum()),

@@ -173,6 +173,12 @@ class JudgeParams(Strict):
     primaries: list[str] = Field(default_factory=lambda: ["token_f1", "ref_similarity"])
     arbitrator: str = "llm"
     correctness_model: str | None = None
+    # rubric: JSON rationale + score (RAGalyst); expected: one next-token call, the score is
+    # the probability-weighted mean of the rubric levels (G-Eval style, needs logprobs);
+    # similarity: no LLM, the score of judge ``correctness_judge`` (an embedding_similarity
+    # judge: max cosine to a reference, clipped to [0, 1])
+    correctness_mode: Literal["rubric", "expected", "similarity"] = "rubric"
+    correctness_judge: str = "ref_similarity"
     relevance_model: str | None = None
     prompt_version: str = "v1"
     udcg: UDCGParams = Field(default_factory=UDCGParams)
@@ -186,6 +192,13 @@ class JudgeParams(Strict):
         for name in [*self.primaries, self.arbitrator]:
             if name not in self.judges:
                 raise ValueError(f"judge '{name}' is not defined under judge.judges")
+        if self.correctness_mode == "similarity":
+            spec = self.judges.get(self.correctness_judge)
+            if spec is None or spec.kind != "embedding_similarity":
+                raise ValueError(
+                    f"correctness_judge '{self.correctness_judge}' must name an "
+                    "embedding_similarity judge under judge.judges (correctness_mode: similarity)"
+                )
         return self
 
 

@@ -348,7 +348,5 @@ def check(df: pl.DataFrame, table: str, source: Path | str) -> pl.DataFrame:
 
 def empty(table: str) -> pl.DataFrame:
     """An empty frame with ``table``'s declared columns (array columns become Float32 lists)."""
-    cols = {
-        c: (pl.Array(pl.Float32, 1) if t == ARRAY_F32 else t) for c, t in TABLES[table].items()
-    }
+    cols = {c: (pl.Array(pl.Float32, 1) if t == ARRAY_F32 else t) for c, t in TABLES[table].items()}
     return pl.DataFrame(schema=cols)

@@ -87,6 +87,7 @@ def leaderboard(art: Artifacts) -> Section:
     if summary is not None:
         sec.facts += [
             ("pairwise judge", str(summary.get("judge", "–"))),
+            ("correctness from", _correctness_source(art)),
             ("questions per match", fmt(summary.get("n_questions"))),
             ("bootstrap replicates", fmt((summary.get("bootstrap") or {}).get("replicates"))),
         ]
@@ -129,8 +130,8 @@ def swiss_cost(art: Artifacts) -> Section:
     sec.facts += [
         ("systems", fmt(s.get("n_systems"))),
         ("matches saved by Swiss", pct(s.get("swiss_saving"))),
-        ("Kendall τ-b, Swiss Elo vs round-robin BT", fmt(s.get("kendall_swiss_vs_rr"))),
-        ("Kendall τ-b, Swiss Elo vs round-robin Elo", fmt(s.get("kendall_swiss_vs_rr_elo"))),
+        ("Kendall τ-b, Swiss Elo vs round-robin BT", _tau(s.get("kendall_swiss_vs_rr"))),
+        ("Kendall τ-b, Swiss Elo vs round-robin Elo", _tau(s.get("kendall_swiss_vs_rr_elo"))),
         (
             "judge calls executed (memoised over both tournaments)",
             fmt(s.get("judge_calls_executed")),
@@ -281,6 +282,7 @@ def udcg_correlation(art: Artifacts) -> Section:
         "metric with the end-to-end answer correctness (the UDCG paper's table, on your data). "
         "SE = sqrt((1 + ρ²/2)/(n − 3)).",
     )
+    sec.facts.append(("correctness from", _correctness_source(art)))
     corr = art.table("metric_correlation")
     if corr is None:
         sec.notes += art.note("metric_correlation")
@@ -561,3 +563,23 @@ def build_sections(art: Artifacts, params: Params) -> list[Section]:
         model_usage(art),
         examples(art),
     ]
+
+
+def _tau(value: Any) -> str:
+    """``{"tau_b", "p_value"}`` as "0.667 (p 0.17)"; undefined (a constant ranking, e.g. all
+    systems tied) as "undefined (tied ratings)"."""
+    if not isinstance(value, dict):
+        return fmt(value)
+    tau = value.get("tau_b")
+    if tau is None:
+        return "undefined (tied ratings)"
+    p = value.get("p_value")
+    return f"{fmt(tau)} (p {fmt(p)})" if p is not None else fmt(tau)
+
+
+def _correctness_source(art: Artifacts) -> str:
+    """How per-answer correctness was scored (judge summary): mode and model or judge."""
+    c = (art.json("judge_summary") or {}).get("correctness") or {}
+    if not c:
+        return "–"
+    return f"{c.get('mode', 'rubric')}: {c.get('model', '–')}"
