@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, field_validator
 
@@ -75,6 +75,30 @@ class CorrectnessResult:
     error: str | None = None
 
 
+def _grading_requests(
+    items: Sequence[JudgeItem], model: str, version: str, prompt: str, **opts: Any
+) -> list[ChatRequest]:
+    """One request per item from prompts ``<prompt>_system`` / ``<prompt>_user``."""
+    from stages.llm import ChatRequest
+
+    system = render(f"{prompt}_system", version)
+    return [
+        ChatRequest.of(
+            model,
+            system,
+            render(
+                f"{prompt}_user",
+                version,
+                question=it.question or NO_QUESTION,
+                references=format_references(it.references),
+                answer=it.answer,
+            ),
+            **opts,
+        )
+        for it in items
+    ]
+
+
 def correctness_requests(
     items: Sequence[JudgeItem],
     model: str,
@@ -83,28 +107,10 @@ def correctness_requests(
     seed: int | None = 0,
 ) -> list[ChatRequest]:
     """One rubric-grading request per item (``seed`` = ``llm.seed``)."""
-    from stages.llm import ChatRequest
-
-    system = render("correctness_system", version)
-    return [
-        ChatRequest.of(
-            model,
-            system,
-            render(
-                "correctness_user",
-                version,
-                question=it.question or NO_QUESTION,
-                references=format_references(it.references),
-                answer=it.answer,
-            ),
-            max_tokens=256,
-            temperature=temperature,
-            seed=seed,
-            json_mode=True,
-            tag="judge.correctness",
-        )
-        for it in items
-    ]
+    return _grading_requests(
+        items, model, version, "correctness", max_tokens=256, temperature=temperature,
+        seed=seed, json_mode=True, tag="judge.correctness",
+    )  # fmt: skip
 
 
 def grade_correctness(
@@ -145,27 +151,10 @@ def expected_requests(
     items: Sequence[JudgeItem], model: str, version: str, seed: int | None = 0
 ) -> list[ChatRequest]:
     """One digit-rubric request per item; only the first answer token's distribution is read."""
-    from stages.llm import ChatRequest
-
-    system = render("correctness_digit_system", version)
-    return [
-        ChatRequest.of(
-            model,
-            system,
-            render(
-                "correctness_digit_user",
-                version,
-                question=it.question or NO_QUESTION,
-                references=format_references(it.references),
-                answer=it.answer,
-            ),
-            max_tokens=1,
-            temperature=0.0,
-            seed=seed,
-            tag="judge.correctness_expected",
-        )
-        for it in items
-    ]
+    return _grading_requests(
+        items, model, version, "correctness_digit", max_tokens=1, temperature=0.0, seed=seed,
+        tag="judge.correctness_expected",
+    )  # fmt: skip
 
 
 def grade_correctness_expected(
