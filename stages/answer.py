@@ -59,7 +59,13 @@ from stages.prompts import prompt
 from stages.rag_fusion import Variants, fused_search, generate_variants
 from stages.retrieve import CHUNKS_DIR, EMBEDDINGS_DIR, INDEX_DIR
 from stages.schemas import TABLES, check
-from stages.systems import RetrievalKey, System, group_by_retrieval, load_systems
+from stages.systems import (
+    RetrievalKey,
+    System,
+    effective_config,
+    group_by_retrieval,
+    load_systems,
+)
 
 if TYPE_CHECKING:
     from stages.params import LLMParams
@@ -313,20 +319,18 @@ def _digest(obj: Any) -> str:
 
 
 def model_identity(model: str | None, params: Params) -> dict[str, Any] | None:
-    """What pins a model's replies beyond its name: for ``local/<name>`` the registry entry's
-    GGUF sha256, chat template and context size (the gateway refuses a file whose sha256
-    differs from the registry's, so a new model file means a new registry sha256); None for
-    remote / scripted models (their name is all we know)."""
+    """What pins a model's replies beyond its name: for ``local/<name>`` the gateway's own
+    ``local_provider.model_identity`` (GGUF sha256, chat template, n_ctx; the gateway refuses
+    a file whose sha256 differs from the registry's); None for remote / scripted models."""
     if model is None:
         return None
     from stages.llm.providers import provider_of
 
     if provider_of(model) != "local":
         return None
-    from stages.llm.local_provider import registry_entry
+    from stages.llm.local_provider import model_identity as local_identity
 
-    _, entry = registry_entry(model, params.llm.models_file)
-    return {"sha256": entry.sha256, "chat_template": entry.chat_template, "n_ctx": entry.n_ctx}
+    return local_identity(model, params.llm.models_file)
 
 
 def config_hash(system: System, params: Params, prompts_dir: Path | None = None) -> str:
@@ -345,7 +349,7 @@ def config_hash(system: System, params: Params, prompts_dir: Path | None = None)
         inputs |= {p.name: _sha256_file(p) for p in dense_inputs(key.chunking, key.embedder)}
     return _digest(
         {
-            "system": system.describe(),
+            "system": {"name": system.name, **effective_config(system)},
             "models": {
                 "generator": model_identity(system.generator_model, params),
                 "fusion": model_identity(system.retrieval.fusion_model, params),

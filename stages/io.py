@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-import threading
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,43 +19,21 @@ import polars as pl
 from stages.errors import RagcourtError
 from stages.schemas import check
 
-_UMASK_LOCK = threading.Lock()
-
-
-def current_umask() -> int:
-    """The process umask, read without changing it where possible.
-
-    Linux exposes it as the ``Umask:`` line of /proc/self/status; elsewhere it is read by
-    setting and restoring it under a lock (``os.umask`` has no read-only form).
-    """
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    with _UMASK_LOCK:
-        mask = os.umask(0o022)
-        os.umask(mask)
-    return mask
-
 
 @contextmanager
 def atomic_path(path: Path | str, suffix: str = ".tmp") -> Iterator[Path]:
     """Yield a temp path next to ``path``; rename onto ``path`` only if the block succeeds.
 
-    ``mkstemp`` creates the temp file 0600 and ``os.replace`` keeps that mode, so before the
-    rename the file gets the mode an ordinary ``open(path, "w")`` would give it:
-    ``0o666 & ~umask``.
+    The temp file is created (uniquely, ``O_EXCL``) with mode 0o666 so the kernel applies the
+    umask, giving the mode an ordinary ``open(path, "w")`` would (not mkstemp's 0600);
+    ``os.replace`` keeps it.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = path.parent / f".{path.name}.{uuid.uuid4().hex}{suffix}"
+    os.close(os.open(tmp_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     try:
         yield tmp_path
-        os.chmod(tmp_path, 0o666 & ~current_umask())
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():

@@ -146,6 +146,19 @@ def verdicts_frame(inputs: pl.DataFrame, outcomes: dict[int, DafeOutcome]) -> pl
     return pl.DataFrame(rows, schema=TABLES["verdicts"], orient="row")
 
 
+def _similarity_verdicts(
+    items: list[JudgeItem], results: list[DafeOutcome], ctx: JudgeContext
+) -> list[JudgeVerdict]:
+    """Verdicts of ``judge.correctness_judge``: reused from DAFE when it is a primary (no
+    second embedding pass), else run on the items."""
+    jp = ctx.params.judge
+    if jp.correctness_judge == jp.primaries[0]:
+        return [r.primary1 for r in results]
+    if jp.correctness_judge == jp.primaries[1]:
+        return [r.primary2 for r in results]
+    return build_judges([jp.correctness_judge], ctx)[jp.correctness_judge].judge(items)
+
+
 def judge_answers(inputs: pl.DataFrame, ctx: JudgeContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """DAFE verdicts and RAGalyst correctness for every judgeable input row."""
     jp = ctx.params.judge
@@ -160,8 +173,7 @@ def judge_answers(inputs: pl.DataFrame, ctx: JudgeContext) -> tuple[pl.DataFrame
     if not items:
         graded = []
     elif jp.correctness_mode == "similarity":
-        sim_judge = build_judges([jp.correctness_judge], ctx)[jp.correctness_judge]
-        graded = similarity_correctness(items, sim_judge)
+        graded = similarity_correctness(_similarity_verdicts(items, results, ctx))
     elif jp.correctness_mode == "expected":
         graded = grade_correctness_expected(
             items, ctx.gateway, model, jp.prompt_version, ctx.params.llm.seed

@@ -332,7 +332,7 @@ def _check_local_models(systems: list[System], params: Params, source: Path) -> 
             )
 
 
-def _effective_config(system: System) -> dict[str, Any]:
+def effective_config(system: System) -> dict[str, Any]:
     """``describe()`` without the name, with the raw ``generator`` / ``fusion.model`` strings
     replaced by the models they resolve to (``null`` and the default model are the same)."""
     cfg = {k: v for k, v in system.describe().items() if k != "name"}
@@ -401,7 +401,7 @@ def parse_systems(
         if s.name in by_name:
             raise ConfigError(f"{source}: duplicate system name '{s.name}'")
         by_name[s.name] = s
-        cfg = repr(sorted((k, repr(v)) for k, v in _effective_config(s).items()))
+        cfg = repr(sorted((k, repr(v)) for k, v in effective_config(s).items()))
         if cfg in by_config:
             raise ConfigError(
                 f"{source}: systems '{by_config[cfg]}' and '{s.name}' have the same "

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from stages.io import atomic_path, current_umask, write_json, write_parquet, write_text
+from stages.io import atomic_path, write_json, write_parquet, write_text
 
 
 @pytest.fixture
@@ -24,15 +24,6 @@ def umask_022() -> Iterator[None]:
 
 def _mode(p: Path) -> int:
     return stat.S_IMODE(p.stat().st_mode)
-
-
-def test_current_umask_reads_the_process_umask_without_changing_it() -> None:
-    old = os.umask(0o027)
-    try:
-        assert current_umask() == 0o027
-        assert os.umask(0o027) == 0o027  # unchanged by the read
-    finally:
-        os.umask(old)
 
 
 def test_atomic_writes_get_0644_under_umask_022(tmp_path: Path, umask_022: None) -> None:

@@ -3,7 +3,6 @@ MiniLM), judge errors as error results, and the params check of ``correctness_ju
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -16,27 +15,13 @@ from stages.params import JudgeParams, JudgeSpec, load_params
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class FixedScores:
-    """A stand-in judge returning fixed scores (exact control of the similarity values)."""
-
-    name = "fixed"
-    uses_llm = False
-
-    def __init__(self, verdicts: list[JudgeVerdict]) -> None:
-        self.verdicts = verdicts
-
-    def judge(self, items: Sequence[JudgeItem]) -> list[JudgeVerdict]:
-        return self.verdicts[: len(items)]
-
-
 def test_similarity_correctness_clips_to_unit_interval_and_keeps_errors() -> None:
     verdicts = [
         JudgeVerdict("fixed", False, score=-0.2),
         JudgeVerdict("fixed", True, score=0.84),
         JudgeVerdict("fixed", None, error="embedding failed"),
     ]
-    items = [JudgeItem("q", f"a{i}", ("r",)) for i in range(3)]
-    out = similarity_correctness(items, FixedScores(verdicts))
+    out = similarity_correctness(verdicts)
     assert [r.score for r in out] == [0.0, 0.84, None]
     assert out[2].error == "embedding failed"
     assert "0.840" in out[1].rationale
@@ -51,7 +36,7 @@ def test_similarity_correctness_with_real_minilm_orders_answers() -> None:
         JudgeItem("When was the treaty signed?", "It was signed at Ghent in December 1814.", ref),
         JudgeItem("When was the treaty signed?", "Bananas are rich in potassium.", ref),
     ]
-    close, far = similarity_correctness(items, judge)
+    close, far = similarity_correctness(judge.judge(items))
     assert close.error is None and far.error is None
     assert 0.0 <= far.score < close.score <= 1.0
     assert close.score > 0.7

@@ -346,3 +346,34 @@ def test_outcome_is_null_without_a_final_verdict() -> None:
     )
     out = df.select(judge.outcome_expr().alias("outcome"))["outcome"].to_list()
     assert out == [2, 0, 1, None, None, 2]
+
+
+def test_similarity_correctness_reuses_the_dafe_primary_scores_scripted_model(
+    project: Params,
+) -> None:
+    """correctness_mode similarity with the primary 'sim' (real MiniLM): correctness is the
+    clipped cosine the DAFE primary recorded, and no rubric request reaches the model."""
+    project.judge = JudgeParams(
+        judges={
+            "tf1": JudgeSpec(kind="token_f1", threshold=0.5),
+            "sim": JudgeSpec(kind="embedding_similarity", embedder="minilm", threshold=0.7),
+            "llm": JudgeSpec(kind="llm"),
+        },
+        primaries=["tf1", "sim"],
+        arbitrator="llm",
+        correctness_mode="similarity",
+        correctness_judge="sim",
+        udcg=UDCGParams(theta_min_pairs=1000),
+    )
+    with scripted_model("judge3", reply, next_token=next_token) as m:
+        project.llm.model = m.model
+        judge.run(project)
+        assert not any("student answer" in c[0]["content"].lower() for c in m.calls)
+    v = read_table("data/judge/verdicts.parquet", "verdicts")
+    c = read_table("data/judge/correctness.parquet", "correctness")
+    both = v.join(c, on=["system", "question_id"]).filter(pl.col("error").is_null())
+    assert both.height > 0
+    for r in both.iter_rows(named=True):
+        assert r["correctness"] == pytest.approx(min(1.0, max(0.0, r["primary2_score"])))
+    failed = c.filter(pl.col("error").is_not_null())
+    assert failed["correctness"].null_count() == failed.height

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, field_validator
 
-from stages.judging.base import Judge, JudgeItem
+from stages.judging.base import JudgeItem, JudgeVerdict
 from stages.judging.llm_judges import (
     NO_QUESTION,
     ReplyModel,
@@ -183,11 +183,11 @@ def grade_correctness_expected(
     return out
 
 
-def similarity_correctness(items: Sequence[JudgeItem], judge: Judge) -> list[CorrectnessResult]:
+def similarity_correctness(verdicts: Sequence[JudgeVerdict]) -> list[CorrectnessResult]:
     """Correctness = clip(max_ref cos(e(answer), e(ref)), 0, 1) from an embedding_similarity
-    judge's scores; a judge error becomes an error result."""
+    judge's verdicts (their scores); a judge error becomes an error result."""
     out: list[CorrectnessResult] = []
-    for v in judge.judge(items):
+    for v in verdicts:
         if v.error or v.score is None:
             out.append(CorrectnessResult(None, "", v.error or "no similarity score"))
             continue

@@ -314,7 +314,7 @@ class Gateway:
         if providers.provider_of(req.model) == "local":
             from stages.llm.local_provider import model_identity
 
-            extra["gguf_sha256"] = model_identity(req.model, self.params.models_file)
+            extra["local_model"] = model_identity(req.model, self.params.models_file)
         return extra
 
     async def _call(

@@ -43,13 +43,15 @@ from stages.model_registry import LLMEntry, load_registry
 DEFAULT_MODELS_FILE = "configs/models.yaml"
 
 
+def _env_threads() -> int | None:
+    env = os.environ.get("RAGCOURT_LLM_THREADS")
+    return max(1, int(env)) if env else None
+
+
 def default_threads() -> int:
     """``$RAGCOURT_LLM_THREADS``, else half the cores (1 on 2 cores: llama.cpp threads
     spin-wait, so sharing a busy 2-core machine with 2 threads is several times slower)."""
-    env = os.environ.get("RAGCOURT_LLM_THREADS")
-    if env:
-        return max(1, int(env))
-    return max(1, min(8, (os.cpu_count() or 2) // 2))
+    return _env_threads() or max(1, min(8, (os.cpu_count() or 2) // 2))
 
 
 def default_batch_threads() -> int:
@@ -57,10 +59,7 @@ def default_batch_threads() -> int:
     Prompt evaluation is a batched matmul that scales with cores (2 idle cores: 123 -> 244
     prompt tok/s on SmolLM2-135M) and dominates RAG prompts; token-by-token generation
     keeps ``default_threads()``."""
-    env = os.environ.get("RAGCOURT_LLM_THREADS")
-    if env:
-        return max(1, int(env))
-    return max(1, min(8, os.cpu_count() or 2))
+    return _env_threads() or max(1, min(8, os.cpu_count() or 2))
 
 
 def models_path(models_file: str | None) -> Path:
@@ -80,9 +79,12 @@ def registry_entry(model: str, models_file: str | None) -> tuple[str, LLMEntry]:
     return name, load_registry(models_path(models_file)).llm(name)
 
 
-def model_identity(model: str, models_file: str | None) -> str:
-    """The registry sha256 of a local model: part of the cache key (new file = new key)."""
-    return registry_entry(model, models_file)[1].sha256
+def model_identity(model: str, models_file: str | None) -> dict[str, Any]:
+    """What pins a local model's replies beyond its name: the registry entry's GGUF sha256,
+    chat template and context size. Part of the gateway cache key and of the answer stage's
+    partition hash (a new file, template or n_ctx = new key)."""
+    entry = registry_entry(model, models_file)[1]
+    return {"sha256": entry.sha256, "chat_template": entry.chat_template, "n_ctx": entry.n_ctx}
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
