@@ -117,8 +117,7 @@ def call_key(call: StageCall, workdir: Path, params: Params) -> str:
 
 
 def stamp_path(call: StageCall, workdir: Path) -> Path:
-    safe = "".join(ch if ch.isalnum() or ch in "-_.," else "_" for ch in call.id)
-    return workdir / STATE_DIR / "stamps" / f"{safe}.json"
+    return workdir / STATE_DIR / "stamps" / f"{call.file_stem}.json"
 
 
 def output_digests(call: StageCall, workdir: Path) -> dict[str, str]:

@@ -65,10 +65,6 @@ def _accounts_dir(root: Path) -> Path:
     return root / ACCOUNTS_DIR / (flow_run.get_id() or "no-flow-run")
 
 
-def _call_file(call: StageCall) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_.," else "_" for ch in call.id) + ".json"
-
-
 def _record_accounts(call: StageCall, root: Path, params: Params, accounts: dict[str, Any]) -> None:
     """Save this call's accounts; for a ``combine`` call, write the stage's metrics file(s) as
     the sum over the saved accounts of this flow run's calls of the same stage (partitions)."""
@@ -76,7 +72,7 @@ def _record_accounts(call: StageCall, root: Path, params: Params, accounts: dict
     mine = {name: acc.as_dict() for name, acc in accounts.items()}
     if mine or call.tag == "combine":
         saved = {"call": call.id, "stage": call.stage, "accounts": mine}
-        write_json(saved, folder / _call_file(call))
+        write_json(saved, folder / f"{call.file_stem}.json")
     if call.tag != "combine":
         return
     parts: dict[str, list[dict[str, Any]]] = {}

@@ -134,6 +134,11 @@ class StageCall:
         return f"{self.stage}[{label}]" if label else self.stage
 
     @property
+    def file_stem(self) -> str:
+        """``id`` made safe as a file name (anything but alphanumerics and ``-_.,`` -> ``_``)."""
+        return "".join(ch if ch.isalnum() or ch in "-_.," else "_" for ch in self.id)
+
+    @property
     def call_kwargs(self) -> dict[str, Any]:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.kwargs}
 

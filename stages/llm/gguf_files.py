@@ -43,37 +43,41 @@ def _hint(name: str, entry: LLMEntry) -> str:
     return f" ({entry.install_hint})" if entry.install_hint else ""
 
 
+def _memo_key(path: Path) -> str:
+    st = path.stat()
+    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _read_memo(memo_path: Path) -> dict[str, str]:
+    try:
+        return json.loads(memo_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
 def sha256_of(path: Path) -> str:
     """sha256 of ``path``, remembered by (resolved path, size, mtime_ns)."""
-    st = path.stat()
     memo_path = cache_root() / "sha256.json"
-    memo_key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    key = _memo_key(path)
     with _LOCK:
-        try:
-            memo = json.loads(memo_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            memo = {}
-        if memo_key in memo:
-            return str(memo[memo_key])
+        memo = _read_memo(memo_path)
+        if key in memo:
+            return str(memo[key])
         h = hashlib.sha256()
         with path.open("rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
-        memo[memo_key] = h.hexdigest()
+        memo[key] = h.hexdigest()
         write_json(memo, memo_path)
-        return str(memo[memo_key])
+        return str(memo[key])
 
 
 def _remember_sha(path: Path, digest: str) -> None:
     """Record ``digest`` as the sha256 of ``path`` in the memo (same key as ``sha256_of``)."""
-    st = path.stat()
     memo_path = cache_root() / "sha256.json"
     with _LOCK:
-        try:
-            memo = json.loads(memo_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            memo = {}
-        memo[f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"] = digest
+        memo = _read_memo(memo_path)
+        memo[_memo_key(path)] = digest
         write_json(memo, memo_path)
 
 
