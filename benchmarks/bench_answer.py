@@ -22,12 +22,12 @@ from pathlib import Path
 
 import polars as pl
 
-from stages.answer import QA_PATH, answer_system, retrieve_group, select_systems
-from stages.entry import setup_logging
-from stages.io import read_table
-from stages.llm.types import ChatRequest, ChatResult
-from stages.params import load_params
-from stages.systems import group_by_retrieval, load_systems
+from ragcourt.answering.stage import QA_PATH, answer_system, retrieve_group, select_systems
+from ragcourt.answering.systems import group_by_retrieval, load_systems
+from ragcourt.core.entry import setup_logging
+from ragcourt.core.io import read_table
+from ragcourt.core.params import load_params
+from ragcourt.llm.types import ChatRequest, ChatResult
 
 
 class TimedGateway:
@@ -53,8 +53,8 @@ def main() -> None:
     args = ap.parse_args()
     setup_logging()  # the gateway logs one line per batch: progress on slow machines
 
-    from stages.llm import Gateway
-    from stages.retrieve import open_retriever
+    from ragcourt.llm import Gateway
+    from ragcourt.retrieval.retrieve import open_retriever
 
     params = load_params(args.params)
     params.llm.cache = False  # time real model calls, not cache hits

@@ -11,9 +11,9 @@ import os
 import tempfile
 import time
 
-from stages.llm import ChatRequest, Gateway
-from stages.llm.testing import openai_test_server
-from stages.params import LLMParams
+from ragcourt.core.params import LLMParams
+from ragcourt.llm import ChatRequest, Gateway
+from ragcourt.llm.testing import openai_test_server
 
 
 def run(n: int, concurrency: int, base_url: str, tag: str) -> tuple[float, int, int]:

@@ -6,7 +6,8 @@ since embedding ~10k chunks on 2 CPU cores takes minutes and is not what is meas
 then reports:
 
 * index build time (FAISS IndexFlatIP over the normalised vectors),
-* query time for 1,000 queries through ``stages.retrieve`` (embedding + search) and search only,
+* query time for 1,000 queries through ``ragcourt.retrieval.retrieve`` (embedding + search) and
+search only,
 * recall@10 of FAISS against exact numpy top-10 (argsort of Q @ X^T); must be 1.0 for a flat
   index. A mismatch that is an exact score tie at rank 10 is reported separately.
 
@@ -65,12 +66,16 @@ def run(args: argparse.Namespace) -> None:
     import faiss
     import polars as pl
 
-    import stages  # noqa: F401  (offline env)
-    from stages import chunk, embed, ingest
-    from stages.embedders import encode
-    from stages.io import read_table, write_parquet, write_with
-    from stages.params import load_params
-    from stages.retrieve import open_retriever
+    from ragcourt.core.offline import apply
+
+    apply()  # offline env
+    from ragcourt.core.io import read_table, write_parquet, write_with
+    from ragcourt.core.params import load_params
+    from ragcourt.corpus import chunking as chunk
+    from ragcourt.corpus import ingest
+    from ragcourt.retrieval import indexing as embed
+    from ragcourt.retrieval.embedders import encode
+    from ragcourt.retrieval.retrieve import open_retriever
 
     params = load_params("params.yaml")
     t0 = time.perf_counter()

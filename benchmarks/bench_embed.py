@@ -4,8 +4,8 @@ Builds a throw-away project from the demo corpus (data/corpus), runs the real in
 stages, then times, on the same chunks with the same batch size and an already-loaded model:
 
 * bare:  ``model.encode(texts, batch_size=B, normalize_embeddings=True)``
-* stage: ``stages.embed.run`` (read chunks Parquet, truncation count, encode, FAISS build,
-  atomic Parquet + index writes)
+* stage: ``ragcourt.retrieval.indexing.run`` (read chunks Parquet, truncation count, encode, FAISS
+  build, atomic Parquet + index writes)
 
 Each is run ``--repeats`` times alternately; the best wall time of each is reported (the
 machine is shared, best-of is the least noisy estimate of the code's own cost), and the ratio
@@ -45,11 +45,15 @@ def main() -> None:
     cwd = Path.cwd()
     os.chdir(work)
     try:
-        import stages  # noqa: F401  (offline env)
-        from stages import chunk, embed, ingest
-        from stages.embedders import load_embedder
-        from stages.io import read_table
-        from stages.params import load_params
+        from ragcourt.core.offline import apply
+
+        apply()  # offline env
+        from ragcourt.core.io import read_table
+        from ragcourt.core.params import load_params
+        from ragcourt.corpus import chunking as chunk
+        from ragcourt.corpus import ingest
+        from ragcourt.retrieval import indexing as embed
+        from ragcourt.retrieval.embedders import load_embedder
 
         params = load_params("params.yaml")
         ingest.run(params)

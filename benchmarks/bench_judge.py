@@ -22,9 +22,9 @@ from typing import Any
 
 import polars as pl
 
-from stages.judging.base import JudgeContext, JudgeItem, build_judges
-from stages.judging.dafe import dafe_summary, run_dafe
-from stages.params import load_params
+from ragcourt.core.params import load_params
+from ragcourt.judging.base import JudgeContext, JudgeItem, build_judges
+from ragcourt.judging.dafe import dafe_summary, run_dafe
 
 SUMMARY = Path("data/judge/summary.json")
 ANSWERS = Path("data/answers/answers.parquet")

@@ -16,9 +16,9 @@ import statistics
 import tempfile
 import time
 
-from stages.llm import ChatRequest, Gateway
-from stages.llm.local_provider import default_batch_threads, default_threads, get_model
-from stages.params import LLMParams
+from ragcourt.core.params import LLMParams
+from ragcourt.llm import ChatRequest, Gateway
+from ragcourt.llm.local_provider import default_batch_threads, default_threads, get_model
 
 MODEL = "local/smollm2-135m"
 SYSTEM = "You are a careful assistant. Answer using only the context."

@@ -1,8 +1,8 @@
 """Benchmark QA generation: accepted items per minute and acceptance rate (single process).
 
 Builds a throw-away project in a temp dir (the demo corpus, or ``--docs`` of its addresses;
-the real ingest and chunk stages), then times ``stages.qagen.run`` with an empty LLM cache, so
-every call reaches the model, and checks every accepted span is verbatim in its document.
+the real ingest and chunk stages), then times ``ragcourt.qagen.stage.run`` with an empty LLM cache,
+so every call reaches the model, and checks every accepted span is verbatim in its document.
 RAGalyst reports 0.88 accepted items/min single-threaded with GPT-4o-mini, for orientation.
 
     python benchmarks/bench_qagen.py                      # embedded local model
@@ -59,9 +59,11 @@ def main() -> None:
     cwd = Path.cwd()
     os.chdir(work)
     try:
-        from stages import chunk, ingest, qagen
-        from stages.io import read_table
-        from stages.params import load_params
+        from ragcourt.core.io import read_table
+        from ragcourt.core.params import load_params
+        from ragcourt.corpus import chunking as chunk
+        from ragcourt.corpus import ingest
+        from ragcourt.qagen import stage as qagen
 
         p = load_params("params.yaml")
         ingest.run(p)

@@ -92,7 +92,7 @@ def main() -> None:
     ):
         sh(repo, *cmd)
 
-    from stages.embedders import cache_root
+    from ragcourt.retrieval.embedders import cache_root
 
     warm = sorted(p.name for p in cache_root().glob("*") if (p / ".ragcourt-complete").is_file())
     try:

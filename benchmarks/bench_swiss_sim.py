@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from stages.dice.simulate import SimConfig, format_table, summarise, sweep
+from ragcourt.tournament.simulate import SimConfig, format_table, summarise, sweep
 
 
 def main() -> None:

@@ -1,9 +1,9 @@
-"""Calibrate the answerability judge (stages.qa_filters) against SQuAD 2.0 human labels.
+"""Calibrate the answerability judge (ragcourt.qagen.filters) against SQuAD 2.0 human labels.
 
 Runs ``judge_answerability`` on ``{question, context, answerability}`` items (default
 ``../shared/validation/squadv2_train.json``, 500 items) and prints, per model: accuracy,
 macro-F1, Cohen's kappa, Spearman rho with SE = sqrt((1 + rho^2/2)/(n - 3)) and Kendall
-tau-b (``stages.judging.agreement``: scikit-learn / scipy; RAGalyst / Bonett-Wright), over
+tau-b (``ragcourt.judging.agreement``: scikit-learn / scipy; RAGalyst / Bonett-Wright), over
 the items the judge answered; judge failures are counted and also scored as a wrong answer
 in the ``fail=wrong`` row. A statistic that is undefined (e.g. kappa or rho when both label
 vectors are constant) prints as ``undef``, never as 0. RAGalyst reports rho = 0.752
@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import confusion_matrix
 
-from stages.judging.agreement import binary_agreement, rank_correlation
-from stages.params import LLMParams, Params, load_params
-from stages.qa_filters import JudgeSettings, judge_answerability
+from ragcourt.core.params import LLMParams, Params, load_params
+from ragcourt.judging.agreement import binary_agreement, rank_correlation
+from ragcourt.qagen.filters import JudgeSettings, judge_answerability
 
 DEFAULT_DATA = Path("../shared/validation/squadv2_train.json")
 EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default
@@ -58,7 +58,7 @@ def agreement(human: np.ndarray, judge: np.ndarray) -> dict[str, Any]:
 
 
 def calibrate(items: list[dict[str, Any]], model: str, params_path: str, version: str) -> dict:
-    from stages.llm import Gateway
+    from ragcourt.llm import Gateway
 
     params = load_params(params_path)
     gw = Gateway(params.llm, stage="calibration")

@@ -33,11 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from stages.judging.agreement import binary_agreement, rank_correlation
-from stages.judging.base import JudgeContext, JudgeItem, JudgeVerdict, build_judge
-from stages.judging.correctness import grade_correctness, grade_correctness_expected
-from stages.judging.dafe import dafe_summary, run_dafe
-from stages.params import LLMParams, Params, load_params
+from ragcourt.core.params import LLMParams, Params, load_params
+from ragcourt.judging.agreement import binary_agreement, rank_correlation
+from ragcourt.judging.base import JudgeContext, JudgeItem, JudgeVerdict, build_judge
+from ragcourt.judging.correctness import grade_correctness, grade_correctness_expected
+from ragcourt.judging.dafe import dafe_summary, run_dafe
 
 DEFAULT_DATA = Path("../shared/validation/sts_train.json")
 EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default

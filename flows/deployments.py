@@ -16,13 +16,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ragcourt.core.offline import apply as apply_offline
+
+apply_offline()  # an entry point: offline defaults before prefect is imported
+
 from prefect import serve
 from prefect.deployments.runner import EntrypointType, RunnerDeployment
 
 from flows.pipeline import pipeline
-from flows.runners import RUNNERS
 from flows.sweep import DEFAULT_GRID, sweep
-from stages.errors import ConfigError
+from ragcourt.core.errors import ConfigError
+from ragcourt.orchestration.runners import RUNNERS
 
 PIPELINE_DEPLOYMENT = "ragcourt-scheduled"
 SWEEP_DEPLOYMENT = "ragcourt-sweep-scheduled"
@@ -118,6 +122,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    from stages.entry import run_entry
+    from ragcourt.core.entry import run_entry
 
     run_entry(main)

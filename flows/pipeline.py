@@ -1,17 +1,19 @@
 """The ragcourt pipeline as a Prefect flow: one task per stage and partition.
 
-``pipeline`` (flow ``ragcourt-pipeline``) builds the stage graph (:mod:`flows.plan`: per
-chunking, per (chunking, embedder), per system, judge steps), runs it in the subflow
-``ragcourt-stages`` on the task runner named by its ``task_runner`` parameter, then publishes
-the leaderboard, retrieval summary, DAFE summary and report as Prefect artifacts.
+``pipeline`` (flow ``ragcourt-pipeline``) builds the stage graph
+(:mod:`ragcourt.orchestration.plan`: per chunking, per (chunking, embedder), per system, judge
+steps), runs it in the subflow ``ragcourt-stages`` on the task runner named by its ``task_runner``
+parameter, then publishes the leaderboard, retrieval summary, DAFE summary and report as Prefect
+artifacts.
 
-Each task calls ``stages.<stage>.run(params, **partition)`` in the workdir, exactly what
-``python -m stages.<stage>`` does under DVC, so both engines read and write the same ``data/``
-files. Tasks are cached on their inputs (:mod:`flows.caching`): a re-run skips every call whose
-inputs, params and code are unchanged and whose outputs are intact.
+Each task calls the stage's library function (``ragcourt.orchestration.plan.STAGES``) with
+``(params, **partition)`` in the workdir, exactly what ``python -m stages.<stage>`` calls under
+DVC, so both engines read and write the same ``data/`` files. Tasks are cached on their inputs
+(:mod:`ragcourt.orchestration.caching`): a re-run skips every call whose inputs, params and
+code are unchanged and whose outputs are intact.
 
 LLM accounting (``data/metrics/llm_<stage>.json``): each task counts its model calls in fresh
-accounts of its own (``stages.llm.accounting.fresh_accounts``), saved under
+accounts of its own (``ragcourt.llm.accounting.fresh_accounts``), saved under
 ``.ragcourt/prefect/accounts/<flow run>/``; the ``combine`` call of a partitioned stage (the
 answers) writes the sum over this flow run's partitions that ran, whichever worker ran them.
 
@@ -21,7 +23,6 @@ Run it: ``ragcourt run --engine prefect`` or ``python -m flows.pipeline [--until
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
 import os
@@ -32,18 +33,29 @@ from contextlib import chdir
 from pathlib import Path
 from typing import Any
 
+from ragcourt.core.offline import apply as apply_offline
+
+apply_offline()  # an entry point: offline defaults before prefect is imported
+
 from prefect import flow, task
 from prefect.futures import PrefectFuture, as_completed
 from prefect.states import State
 
-from flows import progress
-from flows.caching import STATE_DIR, call_key, stage_cache_policy, write_stamp
-from flows.plan import STAGE_ORDER, StageCall, metrics_path, plan_for, selected_stages
-from flows.runners import make_task_runner
-from stages.errors import RagcourtError
-from stages.io import write_json
-from stages.llm.accounting import fresh_accounts, merge_account_dicts
-from stages.params import Params, load_params
+from ragcourt.core.errors import RagcourtError
+from ragcourt.core.io import write_json
+from ragcourt.core.params import Params, load_params
+from ragcourt.llm.accounting import fresh_accounts, merge_account_dicts
+from ragcourt.orchestration import progress
+from ragcourt.orchestration.caching import STATE_DIR, call_key, stage_cache_policy, write_stamp
+from ragcourt.orchestration.plan import (
+    STAGE_ORDER,
+    STAGES,
+    StageCall,
+    metrics_path,
+    plan_for,
+    selected_stages,
+)
+from ragcourt.orchestration.runners import make_task_runner
 
 log = logging.getLogger("ragcourt.flows")
 
@@ -87,23 +99,23 @@ def _record_accounts(call: StageCall, root: Path, params: Params, accounts: dict
 
 @task(persist_result=True, retries=0)
 def run_stage(call: StageCall, workdir: str, params_path: str) -> dict[str, Any]:
-    """Run ``stages.<call.stage>.run(params, **partition)`` with fresh LLM accounts; check and
-    stamp its outputs."""
+    """Run the stage's library function (``STAGES[call.stage]``) on ``params`` and the call's
+    partition, with fresh LLM accounts; check and stamp its outputs."""
     root = Path(workdir)
     _enter(root)
     params = load_params(root / params_path)
     key = call_key(call, root, params)
-    module = importlib.import_module(f"stages.{call.stage}")
+    stage_fn = STAGES[call.stage].load()
     start = time.perf_counter()
     with fresh_accounts() as accounts:
-        module.run(params, **call.call_kwargs)
+        stage_fn(params, **call.call_kwargs)
     seconds = time.perf_counter() - start
     _record_accounts(call, root, params, accounts)
     missing = [o for o in call.outputs if not (root / o).exists()]
     if missing:
         raise RagcourtError(
             f"{call.id}: stage finished but did not write {missing} "
-            "(flows/plan.py and the stage disagree on its outputs)"
+            "(the plan and the stage disagree on its outputs)"
         )
     outputs = write_stamp(call, root, key)
     return {"call": call.id, "key": key, "seconds": round(seconds, 3), "outputs": outputs}
@@ -183,7 +195,7 @@ def pipeline(
         params_path=params_path, workdir=workdir, until=until, only=only
     )
     if publish:
-        from flows.artifacts import publish_artifacts
+        from ragcourt.orchestration.artifacts import publish_artifacts
 
         ran = selected_stages(until, only)  # publish only what this run's stages made
         published = publish_artifacts(Path(workdir).resolve(), params_path, ran)
@@ -217,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    from stages.entry import run_entry
+    from ragcourt.core.entry import run_entry
 
     run_entry(main)
     sys.exit(0)

@@ -34,17 +34,23 @@ from typing import Any
 
 import polars as pl
 import yaml
+
+from ragcourt.core.offline import apply as apply_offline
+
+apply_offline()  # an entry point: offline defaults before prefect is imported
+
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.futures import PrefectFuture, as_completed
 
 import flows
-from flows import progress
-from flows.plan import selected_stages
-from stages.errors import ConfigError, RagcourtError
-from stages.io import write_parquet, write_text
-from stages.params import load_params, parse_params
-from stages.reporting.model import Table
+from ragcourt.core import catalog
+from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.io import write_parquet, write_text
+from ragcourt.core.params import load_params, parse_params
+from ragcourt.orchestration import progress
+from ragcourt.orchestration.plan import selected_stages
+from ragcourt.reporting.model import Table
 
 SWEEPS_DIR = Path(".ragcourt/sweeps")
 DEFAULT_GRID: dict[str, list[Any]] = {
@@ -149,10 +155,10 @@ def _flatten(prefix: str, node: Any, out: dict[str, Any]) -> None:
 def point_metrics(workspace: Path) -> dict[str, Any]:
     """Every retrieval metric (``chunking/embedder/retriever/measure``) and the top system."""
     out: dict[str, Any] = {}
-    metrics = workspace / "data/retrieval/metrics.json"
+    metrics = workspace / catalog.path("retrieval_metrics")
     if metrics.is_file():
         _flatten("", json.loads(metrics.read_text(encoding="utf-8")), out)
-    board = workspace / "data/tournament/leaderboard.parquet"
+    board = workspace / catalog.path("leaderboard")
     if board.is_file():
         top = pl.read_parquet(board).sort("rank").row(0, named=True)
         out["top_system"] = top["system"]
@@ -321,6 +327,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    from stages.entry import run_entry
+    from ragcourt.core.entry import run_entry
 
     run_entry(main)

@@ -1,8 +1,3 @@
-"""ragcourt stage library: one module per pipeline stage, pure functions over polars frames.
-
-Importing this package applies the offline environment defaults (see ``_offline``).
-"""
-
-from stages import _offline as _offline
-
-__all__: list[str] = []
+"""Thin DVC stage entries: ``python -m stages.<name>`` parses arguments and calls the
+library function ``ragcourt`` runs for that stage (the same one the Prefect flow calls).
+Not an installed package: run from the project root."""

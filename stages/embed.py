@@ -1,123 +1,18 @@
-"""Embed stage: chunks of one chunking -> embeddings Parquet + FAISS index, per embedder.
-
-Vectors come from :func:`stages.embedders.encode` (float32, L2-normalised, batched with a
-progress bar). Outputs, both written atomically (temp file + rename):
-
-* ``data/embeddings/<chunking>__<embedder>.parquet`` (table ``embeddings``): ``chunk_id`` and
-  ``embedding`` as a fixed-size ``Array(Float32, dim)``, in the chunks table's row order.
-* ``data/index/<chunking>__<embedder>.faiss``: ``IndexFlatIP`` over the same vectors in the same
-  order, so FAISS row ``i`` is the embeddings row ``i``; inner product of unit vectors is cosine.
-
-Chunks longer than the model's ``max_seq_length`` word pieces are truncated by the model; the
-stage logs how many so a chunk size beyond the embedder's window is visible.
-"""
+"""DVC stage ``embed``: vectors and a FAISS index for one (chunking, embedder)."""
 
 from __future__ import annotations
 
-import argparse
-import logging
-from pathlib import Path
-
-import numpy as np
-import polars as pl
-
-from stages.entry import run_entry
-from stages.errors import ConfigError, RagcourtError
-from stages.io import read_table, write_parquet, write_with
-from stages.params import DEFAULT_PARAMS_PATH, Params, load_params
-
-log = logging.getLogger("ragcourt.embed")
-
-CHUNKS_DIR = Path("data/chunks")
-EMBEDDINGS_DIR = Path("data/embeddings")
-INDEX_DIR = Path("data/index")
-
-
-def embeddings_path(chunking: str, embedder: str) -> Path:
-    return EMBEDDINGS_DIR / f"{chunking}__{embedder}.parquet"
-
-
-def index_path(chunking: str, embedder: str) -> Path:
-    return INDEX_DIR / f"{chunking}__{embedder}.faiss"
-
-
-def embeddings_frame(chunk_ids: list[str], vectors: np.ndarray) -> pl.DataFrame:
-    """Table ``embeddings``: chunk_id + fixed-size float32 array column."""
-    dim = int(vectors.shape[1])
-    emb = pl.Series(
-        "embedding", vectors.astype(np.float32, copy=False), dtype=pl.Array(pl.Float32, dim)
-    )
-    return pl.DataFrame({"chunk_id": pl.Series(chunk_ids, dtype=pl.String), "embedding": emb})
-
-
-def vectors_of(embeddings: pl.DataFrame) -> np.ndarray:
-    """The ``embedding`` column as a C-contiguous float32 (n, dim) matrix."""
-    return np.ascontiguousarray(embeddings["embedding"].to_numpy(), dtype=np.float32)
-
-
-def build_index(vectors: np.ndarray):  # -> faiss.IndexFlatIP
-    import faiss
-
-    index = faiss.IndexFlatIP(int(vectors.shape[1]))
-    index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    return index
-
-
-def embed_chunks(chunks: pl.DataFrame, model: str, batch_size: int) -> pl.DataFrame:
-    """Embed every chunk text with registry embedder ``model``."""
-    from stages.embedders import encode, load_embedder
-
-    texts = chunks["text"].to_list()
-    st = load_embedder(model)
-    if texts and st.max_seq_length:
-        long = _count_truncated(st, texts)
-        if long:
-            log.warning(
-                "embed: %d of %d chunks exceed %s's window of %d word pieces and are truncated",
-                long, len(texts), model, st.max_seq_length,
-            )  # fmt: skip
-    vectors = encode(model, texts, batch_size=batch_size, show_progress=True)
-    return embeddings_frame(chunks["chunk_id"].to_list(), vectors)
-
-
-def _count_truncated(st, texts: list[str]) -> int:
-    tok = st.tokenizer
-    enc = tok(texts, add_special_tokens=True, truncation=False, verbose=False)
-    lengths = [len(ids) for ids in enc["input_ids"]]
-    return sum(n > st.max_seq_length for n in lengths)
-
-
-def run(params: Params, chunking: str, embedder: str) -> tuple[Path, Path]:
-    """Embed data/chunks/<chunking>.parquet with ``embedders[embedder]``; write parquet + index."""
-    import faiss
-
-    if chunking not in params.chunkings:
-        raise ConfigError(
-            f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
-        )
-    if embedder not in params.embedders:
-        raise ConfigError(
-            f"embedder '{embedder}' is not one of embedders {sorted(params.embedders)}"
-        )
-    spec = params.embedders[embedder]
-    src = CHUNKS_DIR / f"{chunking}.parquet"
-    chunks = read_table(src, "chunks")
-    if chunks.is_empty():
-        raise RagcourtError(f"{src}: no chunks to embed")
-    emb = embed_chunks(chunks, spec.model, spec.batch_size)
-    index = build_index(vectors_of(emb))
-    out_idx = write_with(index_path(chunking, embedder), lambda p: faiss.write_index(index, str(p)))
-    out_emb = write_parquet(emb, embeddings_path(chunking, embedder), "embeddings")
-    log.info("embed: %s x %s: %d vectors of dim %d", chunking, embedder, index.ntotal, index.d)
-    return out_emb, out_idx
+from ragcourt.core.entry import run_entry, stage_parser
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--params", default=str(DEFAULT_PARAMS_PATH))
+    ap = stage_parser(__doc__)
     ap.add_argument("--chunking", required=True, help="a key of params chunkings")
     ap.add_argument("--embedder", required=True, help="a key of params embedders")
     args = ap.parse_args()
+    from ragcourt.core.params import load_params
+    from ragcourt.retrieval.indexing import run
+
     run(load_params(args.params), args.chunking, args.embedder)
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import polars as pl
 
-from stages.io import write_parquet
-from stages.schemas import TABLES
+from ragcourt.core.io import write_parquet
+from ragcourt.core.schemas import TABLES
 
 SYSTEMS = ["dense-k5", "bm25-k5", "dense-k1"]
 QUESTIONS = ["q1", "q2", "q3"]

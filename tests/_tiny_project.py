@@ -2,7 +2,7 @@
 
 Three short documents, small chunkings, the MiniLM embedder and a bring-your-own QA file (so
 QA "generation" and retrieval evaluation need no LLM). ``dvc=True`` also copies stages/,
-dvc.yaml and makes it a committed git + DVC repository.
+ragcourt/, flows/, dvc.yaml and .dvcignore and makes it a committed git + DVC repository.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ def params_data(chunkings: dict[str, tuple[int, int]], embedders: list[str]) -> 
 
 def write_byo_qa(ws: Path) -> None:
     """One question per document on its second sentence (span found verbatim)."""
-    from stages.ingest import ingest
-    from stages.params import CorpusParams
+    from ragcourt.core.params import CorpusParams
+    from ragcourt.corpus.ingest import ingest
 
     docs, _ = ingest(CorpusParams(dir=str(ws / "data/corpus")))
     items = []
@@ -96,10 +96,12 @@ def make_project(
     (ws / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     write_byo_qa(ws)
     if dvc:
-        shutil.copytree(
-            ROOT / "stages", ws / "stages", ignore=shutil.ignore_patterns("__pycache__")
-        )
+        for folder in ("stages", "ragcourt", "flows"):  # dvc.yaml's code deps
+            shutil.copytree(
+                ROOT / folder, ws / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+            )
         shutil.copy(ROOT / "dvc.yaml", ws / "dvc.yaml")
+        shutil.copy(ROOT / ".dvcignore", ws / ".dvcignore")
         (ws / ".gitignore").write_text(".ragcourt/\n__pycache__/\n")
         sh(["git", "init", "-q"], ws)
         sh(["git", "config", "user.email", "test@example.com"], ws)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from stages.schemas import TABLES
+from ragcourt.core.schemas import TABLES
 
 RUBRIC = np.array([0.0, 0.3, 0.5, 0.7, 1.0])
 

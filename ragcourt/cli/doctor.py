@@ -1,0 +1,203 @@
+"""``ragcourt doctor``: offline checks of everything a run needs, one :class:`Check` each.
+
+Nothing here downloads or calls a model: embedders are located (and a zip-part embedder
+unpacked once, as a run would), GGUF files are sha256-verified, llama-cpp is imported, the DVC
+repository is opened, and the Prefect API's ``/health`` is asked only when an API URL is set.
+Models checked: every embedder of params, judge embedders given as registry names, and every
+``local/<name>`` LLM of a params role or of a candidate system (generator, RAG-Fusion model).
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from ragcourt.core.errors import RagcourtError
+from ragcourt.core.params import Params, load_params
+
+if TYPE_CHECKING:
+    from ragcourt.answering.systems import System
+
+Status = Literal["ok", "warn", "fail"]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+
+
+def _guard(name: str, fn: Callable[[], Check]) -> Check:
+    """Run one check; an unexpected exception is a failed check, not a crash."""
+    try:
+        return fn()
+    except RagcourtError as err:
+        return Check(name, "fail", str(err))
+    except Exception as err:  # a broken install can raise anything on import
+        return Check(name, "fail", f"{type(err).__name__}: {err}")
+
+
+def check_python() -> Check:
+    v = sys.version_info
+    ok = (v.major, v.minor) >= (3, 11)
+    return Check("python", "ok" if ok else "fail", f"{v.major}.{v.minor}.{v.micro}")
+
+
+def judge_registry_embedders(params: Params) -> list[str]:
+    """Judge ``embedder`` values that are registry names, not keys of ``params.embedders``."""
+    names = {j.embedder for j in params.judge.judges.values() if j.embedder}
+    return sorted(n for n in names if n not in params.embedders)
+
+
+def check_embedders(params: Params) -> list[Check]:
+    from ragcourt.retrieval.embedders import resolve_model_dir
+
+    models = [(f"embedder {key}", spec.model) for key, spec in params.embedders.items()]
+    models += [(f"judge embedder {n}", n) for n in judge_registry_embedders(params)]
+    out = []
+    for name, model in models:
+        out.append(
+            _guard(name, lambda model=model, name=name: Check(
+                name, "ok", f"{model}: {resolve_model_dir(model)}"))
+        )  # fmt: skip
+    return out
+
+
+def local_models(params: Params, systems: Sequence[System] = ()) -> list[str]:
+    """Registry names of every ``local/<name>`` model params or the ``systems`` refer to."""
+    roles = [
+        params.llm.model,
+        params.qagen.question_model,
+        params.qagen.answer_model,
+        params.qagen.filter_model,
+        params.judge.correctness_model,
+        params.judge.relevance_model,
+        params.judge.udcg.model,
+        params.tournament.model,
+        *(j.model for j in params.judge.judges.values()),
+        *(s.generator_model for s in systems),
+        *(s.retrieval.fusion_model for s in systems),
+    ]
+    names = {m.split("/", 1)[1] for m in roles if m and m.startswith("local/")}
+    return sorted(names)
+
+
+def check_local_llms(params: Params, systems: Sequence[System] = ()) -> list[Check]:
+    from ragcourt.core.model_registry import load_registry
+    from ragcourt.llm.gguf_files import resolve_gguf
+
+    names = local_models(params, systems)
+    if not names:
+        return []
+    try:
+        registry = load_registry(params.llm.models_file)
+    except RagcourtError as err:
+        return [Check("model registry", "fail", str(err))]
+    out = []
+    for name in names:
+        label = f"local LLM {name}"
+        out.append(
+            _guard(label, lambda name=name, label=label: Check(
+                label, "ok", f"sha256 verified: {resolve_gguf(name, registry.llm(name))}"))
+        )  # fmt: skip
+    return out
+
+
+def check_llama_cpp() -> Check:
+    def run() -> Check:
+        mod = importlib.import_module("llama_cpp")
+        return Check("llama-cpp-python", "ok", f"version {getattr(mod, '__version__', '?')}")
+
+    return _guard("llama-cpp-python", run)
+
+
+def check_systems(params: Params) -> tuple[Check, list[System]]:
+    """The systems file's check and its systems (none when it does not load)."""
+    loaded: list[System] = []
+
+    def run() -> Check:
+        from ragcourt.answering.systems import load_systems
+
+        loaded.extend(load_systems(params))
+        return Check("systems", "ok", f"{len(loaded)} systems in {params.systems_file}")
+
+    return _guard("systems", run), loaded
+
+
+def check_dvc(root: Path) -> list[Check]:
+    out = []
+    git = shutil.which("git")
+    in_git = (root / ".git").exists() or any((p / ".git").exists() for p in root.parents)
+    out.append(
+        Check(
+            "git",
+            "ok" if git and in_git else "warn",
+            "inside a git repository" if in_git else "not a git repository (DVC needs one)",
+        )
+    )
+
+    def run() -> Check:
+        from dvc.repo import Repo
+
+        if not (root / ".dvc").is_dir():
+            return Check("DVC repo", "fail", f"{root}/.dvc not found (run `dvc init`)")
+        with Repo(str(root)) as repo:
+            n = len(repo.index.stages)
+            remotes = list(repo.config.get("remote", {}))
+            default = repo.config.get("core", {}).get("remote")
+        where = f"default remote '{default}'" if default else "no default remote (dvc push off)"
+        return Check("DVC repo", "ok", f"{n} stages; remotes {remotes or 'none'}; {where}")
+
+    out.append(_guard("DVC repo", run))
+    return out
+
+
+def check_prefect(timeout_s: float = 3.0) -> Check:
+    def run() -> Check:
+        import httpx
+        from prefect.settings import PREFECT_API_URL
+
+        url = PREFECT_API_URL.value()
+        if not url:
+            return Check(
+                "Prefect API",
+                "warn",
+                "no PREFECT_API_URL: flows run against a temporary local server and are not "
+                "kept; start one with `prefect server start` and "
+                "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`",
+            )
+        try:
+            resp = httpx.get(f"{url.rstrip('/')}/health", timeout=timeout_s)
+        except httpx.HTTPError as err:
+            return Check("Prefect API", "fail", f"{url} unreachable ({type(err).__name__})")
+        if resp.status_code != 200:
+            return Check("Prefect API", "fail", f"{url}/health answered {resp.status_code}")
+        return Check("Prefect API", "ok", f"{url} is healthy")
+
+    return _guard("Prefect API", run)
+
+
+def run_checks(params_path: Path, root: Path = Path(".")) -> list[Check]:
+    """Every check, in the order they are shown."""
+    checks = [check_python()]
+    try:
+        params = load_params(params_path)
+        checks.append(Check("params", "ok", str(params_path)))
+    except RagcourtError as err:
+        params = None
+        checks.append(Check("params", "fail", str(err)))
+    if params is not None:
+        systems_check, systems = check_systems(params)
+        checks.append(systems_check)
+        checks += check_embedders(params)
+        checks += check_local_llms(params, systems)
+    checks.append(check_llama_cpp())
+    checks += check_dvc(root.resolve())
+    checks.append(check_prefect())
+    return checks

@@ -1,0 +1,353 @@
+"""The ``ragcourt`` command line (typer).
+
+``ragcourt run`` runs the pipeline (``dvc repro`` by default, ``--engine prefect`` for the
+Prefect flow), ``report`` writes the HTML/Markdown report, ``systems list`` shows the candidate
+systems, ``doctor`` checks the environment offline, ``cache`` manages the LLM reply cache,
+``serve`` registers and serves scheduled Prefect deployments, ``sweep`` runs a parameter grid.
+A user error is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import functools
+import webbrowser
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ragcourt.cli.cache_cmd import app as cache_app
+from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.offline import apply as apply_offline
+
+app = typer.Typer(
+    help="Rank candidate RAG systems on your own documents without human labels.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(cache_app, name="cache")
+systems_app = typer.Typer(help="The candidate RAG systems (params systems_file).")
+app.add_typer(systems_app, name="systems")
+dvc_app = typer.Typer(help="dvc.yaml, generated from the stage graph and the artifact catalog.")
+app.add_typer(dvc_app, name="dvc")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+@app.callback()
+def _setup() -> None:
+    """Offline environment defaults before any command imports anything heavy."""
+    apply_offline()
+
+
+def load_flows(module: str, root: Path | None = None) -> Any:
+    """Import ``flows.<module>`` from the project folder (``root``, default the cwd): the
+    Prefect flows live beside ``dvc.yaml``, not in the installed package."""
+    import importlib
+    import sys
+
+    folder = (root or Path.cwd()).resolve()
+    if not (folder / "flows" / "__init__.py").is_file():
+        raise ConfigError(
+            f"{folder}: no flows/ folder here; run this command from the ragcourt project root"
+        )
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    return importlib.import_module(f"flows.{module}")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ParamsOpt = typer.Option(Path("params.yaml"), "--params", help="params file")
+
+
+class Engine(StrEnum):
+    dvc = "dvc"
+    prefect = "prefect"
+
+
+class Runner(StrEnum):
+    thread = "thread"
+    dask = "dask"
+
+
+def user_errors(fn: F) -> F:
+    """RagcourtError -> 'ragcourt: error: ...' on stderr and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RagcourtError as err:
+            err_console.print(f"[red]ragcourt: error:[/red] {err}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _stage_progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+    )
+
+
+@contextmanager
+def flow_progress(description: str) -> Iterator[None]:
+    """A progress bar fed by the flow's in-process events (:mod:`ragcourt.orchestration.progress`):
+    ``plan`` shows it with the total (so an error before the flow starts stays a single line),
+    each ``done`` (a stage call or a sweep point ended) advances it by one."""
+    from ragcourt.orchestration import progress
+
+    bar = _stage_progress()
+    task = bar.add_task(description, total=None)
+
+    def on_event(ev: progress.StageEvent) -> None:
+        if ev.kind == "plan":
+            bar.update(task, total=ev.total)
+            bar.start()
+        elif ev.kind == "done":
+            bar.update(task, description=f"{ev.call} ({ev.state.lower()})")
+            bar.advance(task)
+
+    try:
+        with progress.listening(on_event):
+            yield
+    finally:
+        bar.stop()
+
+
+def run_prefect(
+    params: Path,
+    workdir: Path,
+    until: str | None,
+    task_runner: str,
+    workers: int,
+    dask_address: str | None,
+) -> list[dict[str, Any]]:
+    """The pipeline flow in this process with a progress bar fed by its stage events."""
+    pipeline = load_flows("pipeline", workdir).pipeline
+
+    with flow_progress("prefect pipeline"):
+        return pipeline(
+            params_path=str(params),
+            workdir=str(workdir),
+            task_runner=task_runner,
+            workers=workers,
+            dask_address=dask_address,
+            until=until,
+        )
+
+
+@app.command()
+@user_errors
+def run(
+    engine: Annotated[Engine, typer.Option(help="dvc: `dvc repro`; prefect: the flow")] = (
+        Engine.dvc
+    ),
+    params: Path = ParamsOpt,
+    until: str | None = typer.Option(None, help="stop after this stage (e.g. retrieval_eval)"),
+    force: bool = typer.Option(False, help="dvc engine: re-run stages even if unchanged"),
+    task_runner: Annotated[Runner, typer.Option(help="prefect engine: task runner")] = (
+        Runner.thread
+    ),
+    workers: int = typer.Option(2, help="prefect engine: threads or Dask worker processes"),
+    dask_address: str | None = typer.Option(None, help="prefect engine: existing Dask cluster"),
+) -> None:
+    """Run the pipeline in the current folder."""
+    from ragcourt.orchestration.plan import selected_stages
+
+    root = Path.cwd()
+    if engine is Engine.prefect:
+        results = run_prefect(params, root, until, task_runner.value, workers, dask_address)
+        cached = sum(1 for r in results if r["state"] == "Cached")
+        console.print(f"{len(results)} stage calls: {len(results) - cached} ran, {cached} cached")
+        return
+    if params != Path("params.yaml"):
+        raise RagcourtError("--params applies to the prefect engine; DVC reads params.yaml")
+    from ragcourt.cli.dvc_runner import repro
+
+    targets = [until] if until else []
+    if until:
+        selected_stages(until=until)  # validates the stage name
+    code = repro(root, targets, force=force, console=err_console)
+    if code != 0:
+        raise typer.Exit(code)
+
+
+@app.command()
+@user_errors
+def report(
+    params: Path = ParamsOpt,
+    open_: bool = typer.Option(False, "--open", help="open the HTML page in a browser"),
+) -> None:
+    """Write data/report/report.html (self-contained) and data/report/report.md."""
+    from ragcourt.core.params import load_params
+    from ragcourt.reporting.stage import run as run_report
+
+    with console.status("building the report"):
+        html, md = run_report(load_params(params))
+    console.print(f"wrote {html} and {md}")
+    if open_:
+        webbrowser.open(html.resolve().as_uri())
+
+
+@systems_app.command("list")
+@user_errors
+def systems_list(params: Path = ParamsOpt) -> None:
+    """Every configured system with its resolved settings."""
+    from ragcourt.answering.systems import load_systems
+    from ragcourt.core.params import load_params
+
+    p = load_params(params)
+    systems = load_systems(p)
+    table = Table(title=f"{len(systems)} systems ({p.systems_file})")
+    for col in ("name", "chunking", "embedder", "retriever", "top_k", "RAG-Fusion", "generator"):
+        table.add_column(col, overflow="fold")
+    for s in systems:
+        fusion = f"{s.spec.fusion.n_variants} variants" if s.spec.fusion else "off"
+        table.add_row(
+            s.name,
+            s.spec.chunking,
+            s.spec.embedder or "–",
+            s.spec.retriever,
+            str(s.spec.top_k),
+            fusion,
+            s.generator_model,
+        )
+    console.print(table)
+
+
+@app.command()
+def doctor(params: Path = ParamsOpt) -> None:
+    """Check the environment offline: models, llama-cpp, DVC, Prefect. Exit 1 on a failure."""
+    from ragcourt.cli.doctor import run_checks
+
+    with console.status("checking"):
+        checks = run_checks(params)
+    marks = {"ok": "[green]ok[/green]", "warn": "[yellow]warn[/yellow]", "fail": "[red]FAIL[/red]"}
+    table = Table(title="ragcourt doctor")
+    table.add_column("check")
+    table.add_column("status")
+    table.add_column("detail", overflow="fold")
+    for c in checks:
+        table.add_row(c.name, marks[c.status], c.detail)
+    console.print(table)
+    if any(c.status == "fail" for c in checks):
+        raise typer.Exit(1)
+
+
+@app.command()
+@user_errors
+def serve(
+    cron: str = typer.Option("0 3 * * *", help="cron schedule of the pipeline deployment"),
+    params: Path = ParamsOpt,
+    task_runner: Annotated[Runner, typer.Option(help="task runner of the flow")] = Runner.thread,
+    workers: int = typer.Option(2),
+    until: str | None = typer.Option(None, help="scheduled runs stop after this stage"),
+    sweep_cron: str | None = typer.Option(None, help="also schedule the default sweep flow"),
+) -> None:
+    """Register scheduled Prefect deployments and serve them (needs `prefect server start`)."""
+    serve_deployments = load_flows("deployments").serve_deployments
+
+    serve_deployments(
+        workdir=Path.cwd(),
+        params_path=str(params),
+        cron=cron,
+        task_runner=task_runner.value,
+        workers=workers,
+        until=until,
+        sweep_cron=sweep_cron,
+    )
+
+
+@app.command()
+@user_errors
+def sweep(
+    grid: Annotated[
+        list[str],
+        typer.Option(
+            "--grid",
+            "-g",
+            help="KEY=V1,V2,... over params.yaml keys, e.g. chunkings.c256.size=128,256,512",
+        ),
+    ],
+    engine: Annotated[Engine, typer.Option(help="prefect: sweep flow; dvc: exp queue")] = (
+        Engine.prefect
+    ),
+    until: str = typer.Option("retrieval_eval", help="last stage each grid point runs"),
+    params: Path = ParamsOpt,
+    max_parallel: int = typer.Option(1, help="prefect engine: grid points run at once"),
+) -> None:
+    """Run every point of a params grid (Prefect sweep flow, or DVC experiments)."""
+    sweep_mod = load_flows("sweep")
+    parse_grid, queue_dvc_experiments, run_sweep = (
+        sweep_mod.parse_grid,
+        sweep_mod.queue_dvc_experiments,
+        sweep_mod.run_sweep,
+    )
+
+    parsed = parse_grid(grid)
+    if engine is Engine.dvc:
+        names = queue_dvc_experiments(Path.cwd(), parsed, until=until, run=True)
+        console.print(f"ran {len(names)} DVC experiments; compare them with `dvc exp show`")
+        return
+    with flow_progress("sweep points"):  # advances as each point's pipeline run ends
+        summary = run_sweep(
+            grid=parsed,
+            params_path=str(params),
+            workdir=str(Path.cwd()),
+            until=until,
+            max_parallel=max_parallel,
+        )
+    table = Table(title="sweep summary")
+    for col in summary["columns"]:
+        table.add_column(col)
+    for row in summary["rows"]:
+        table.add_row(*row)
+    console.print(table)
+    console.print(f"summary written to {summary['path']}")
+
+
+@dvc_app.command("generate")
+@user_errors
+def dvc_generate(
+    check: Annotated[
+        bool, typer.Option("--check", help="exit 1 when dvc.yaml differs; write nothing")
+    ] = False,
+) -> None:
+    """Write ./dvc.yaml from the stage graph (or, with --check, compare it)."""
+    from ragcourt.orchestration import dvc_yaml
+
+    root = Path.cwd()
+    if not (root / "stages").is_dir():
+        raise ConfigError(f"{root}: no stages/ folder here; run from the ragcourt project root")
+    text = dvc_yaml.render(root)
+    target = root / "dvc.yaml"
+    if check:
+        current = target.read_text(encoding="utf-8") if target.is_file() else ""
+        if current != text:
+            err_console.print("dvc.yaml is stale: run `ragcourt dvc generate`")
+            raise typer.Exit(1)
+        console.print("dvc.yaml is up to date")
+        return
+    dvc_yaml.write(root)
+    console.print(f"wrote {target}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""The artifact catalog: every file the pipeline reads or writes, named once.
+
+Each :class:`Artifact` has a name, a path template relative to the project root (placeholders
+``{chunking}``, ``{embedder}``, ``{system}``), the table schema it holds (a key of
+:data:`ragcourt.core.schemas.TABLES`, or None for JSON/PNG/FAISS/HTML) and the stage that
+produces it. Stages, the plan (DVC and Prefect) and the report resolve paths only through
+:func:`path` / :func:`spec`; nothing else in the code spells a ``data/...`` path.
+
+Configuration inputs (prompts, the model registry, the systems file, the corpus folder) are
+params or fixed config files; their paths come from :class:`~ragcourt.core.params.Params` and
+:func:`prompts_file`.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragcourt.core.errors import ConfigError
+
+PROMPTS_DIR = "configs/prompts"
+DEFAULT_MODELS_FILE = "configs/models.yaml"  # params llm.models_file default
+DEFAULT_CORPUS_DIR = "data/corpus"  # params corpus.dir default
+DEFAULT_METRICS_DIR = "data/metrics"  # params llm.metrics_dir default (llm_<stage>.json)
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One catalogued file: ``template.format(**parts)`` is its path under the project root."""
+
+    name: str
+    template: str
+    stage: str
+    schema: str | None = None
+    description: str = ""
+    on_demand: bool = False  # written by an explicit command, not by the pipeline stage
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The placeholders of the template, in order (``("chunking", "embedder")``)."""
+        return tuple(f for _, f, _, _ in string.Formatter().parse(self.template) if f)
+
+    def path(self, **parts: str) -> Path:
+        """The artifact's path for these partition values (all placeholders, no others)."""
+        return Path(self.path_str(**parts))
+
+    def path_str(self, **parts: str) -> str:
+        want = set(self.fields)
+        if set(parts) != want:
+            raise ConfigError(
+                f"artifact '{self.name}' needs {sorted(want) or 'no'} partition values, "
+                f"got {sorted(parts) or 'none'}"
+            )
+        return self.template.format(**parts)
+
+
+def _a(
+    name: str,
+    template: str,
+    stage: str,
+    schema: str | None = None,
+    desc: str = "",
+    on_demand: bool = False,
+) -> Artifact:
+    return Artifact(name, template, stage, schema, desc, on_demand)
+
+
+ARTIFACTS: dict[str, Artifact] = {
+    a.name: a
+    for a in (
+        # ingest
+        _a("documents", "data/documents.parquet", "ingest", "documents", "parsed documents"),
+        _a(
+            "rejected_documents",
+            "data/rejected_documents.parquet",
+            "ingest",
+            "rejected_documents",
+            "corpus files that could not be ingested, with the reason",
+        ),
+        # chunk / embed
+        _a("chunks", "data/chunks/{chunking}.parquet", "chunk", "chunks", "token chunks"),
+        _a(
+            "embeddings",
+            "data/embeddings/{chunking}__{embedder}.parquet",
+            "embed",
+            "embeddings",
+            "chunk vectors",
+        ),
+        _a("index", "data/index/{chunking}__{embedder}.faiss", "embed", None, "FAISS index"),
+        # qagen
+        _a("qa", "data/qa/qa.parquet", "qagen", "qa", "accepted QA items"),
+        _a("qa_rejected", "data/qa/qa_rejected.parquet", "qagen", "qa_rejected"),
+        _a("qa_summary", "data/qa/summary.json", "qagen", None, "QA generation summary"),
+        # retrieval_eval
+        _a(
+            "retrieval_per_query",
+            "data/retrieval/per_query.parquet",
+            "retrieval_eval",
+            "retrieval_per_query",
+        ),
+        _a(
+            "retrieval_summary",
+            "data/retrieval/summary.parquet",
+            "retrieval_eval",
+            "retrieval_summary",
+        ),
+        _a("retrieval_metrics", "data/retrieval/metrics.json", "retrieval_eval"),
+        _a("retrieval_plot", "data/retrieval/recall_vs_chunk_size.png", "retrieval_eval"),
+        # answer
+        _a("answer_partition", "data/answers/systems/{system}.parquet", "answer", "answers"),
+        _a("answers", "data/answers/answers.parquet", "answer", "answers"),
+        _a("answers_summary", "data/answers/summary.json", "answer"),
+        # judge
+        _a("verdicts", "data/judge/verdicts.parquet", "judge", "verdicts"),
+        _a("correctness", "data/judge/correctness.parquet", "judge", "correctness"),
+        # judge_retrieval
+        _a("relevance", "data/judge/relevance.parquet", "judge_retrieval", "relevance"),
+        _a(
+            "passage_utility",
+            "data/judge/passage_utility.parquet",
+            "judge_retrieval",
+            "passage_utility",
+        ),
+        _a("udcg", "data/judge/udcg.parquet", "judge_retrieval", "udcg"),
+        # judge_summary
+        _a(
+            "per_question", "data/judge/per_question.parquet", "judge_summary", "judge_per_question"
+        ),
+        _a(
+            "system_summary", "data/judge/system_summary.parquet", "judge_summary", "system_summary"
+        ),
+        _a(
+            "metric_correlation",
+            "data/judge/metric_correlation.parquet",
+            "judge_summary",
+            "metric_correlation",
+        ),
+        _a("judge_summary", "data/judge/summary.json", "judge_summary"),
+        # tournament
+        _a("pairwise", "data/tournament/pairwise.parquet", "tournament", "pairwise"),
+        _a("matches", "data/tournament/matches.parquet", "tournament", "matches"),
+        _a("leaderboard", "data/tournament/leaderboard.parquet", "tournament", "leaderboard"),
+        _a("leaderboard_plot", "data/tournament/leaderboard.png", "tournament"),
+        _a("tournament_summary", "data/tournament/summary.json", "tournament"),
+        _a(
+            "single_system_table",
+            "data/tournament/single/{stem}.parquet",
+            "tournament",
+            desc="one system against reference tiers (python -m stages.tournament --single)",
+            on_demand=True,
+        ),
+        _a(
+            "single_system_summary",
+            "data/tournament/single/{stem}.json",
+            "tournament",
+            on_demand=True,
+        ),
+        # report
+        _a("report_html", "data/report/report.html", "report"),
+        _a("report_md", "data/report/report.md", "report"),
+    )
+}
+
+
+def spec(name: str) -> Artifact:
+    """The catalogued artifact ``name`` (a ConfigError naming the known ones otherwise)."""
+    try:
+        return ARTIFACTS[name]
+    except KeyError:
+        raise ConfigError(f"unknown artifact '{name}' (known: {', '.join(ARTIFACTS)})") from None
+
+
+def path(name: str, **parts: str) -> Path:
+    """Path of artifact ``name`` for these partition values, e.g.
+    ``path("chunks", chunking="c256")`` -> ``data/chunks/c256.parquet``."""
+    return spec(name).path(**parts)
+
+
+def produced_by(stage: str) -> list[Artifact]:
+    """The artifacts ``stage`` writes on every run, in catalog order."""
+    return [a for a in ARTIFACTS.values() if a.stage == stage and not a.on_demand]
+
+
+def prompts_file(stage: str) -> Path:
+    """The prompt file of a stage family (``qagen``, ``answer``, ``judge``, ``tournament``)."""
+    return Path(PROMPTS_DIR) / f"{stage}.yaml"
+
+
+def llm_metrics(metrics_dir: str | Path, stage: str) -> Path:
+    """The per-stage LLM accounting file (``<llm.metrics_dir>/llm_<stage>.json``)."""
+    return Path(metrics_dir) / f"llm_{stage}.json"

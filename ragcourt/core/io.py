@@ -1,0 +1,99 @@
+"""Atomic artifact I/O: write to a temp file in the target folder, then rename.
+
+``read_table`` checks the schema of what it reads, so a stage fails with a one-line
+SchemaError naming the file and column instead of a KeyError deep inside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ragcourt.core.errors import RagcourtError
+from ragcourt.core.schemas import check
+
+
+@contextmanager
+def atomic_path(path: Path | str, suffix: str = ".tmp") -> Iterator[Path]:
+    """Yield a temp path next to ``path``; rename onto ``path`` only if the block succeeds.
+
+    The temp file is created (uniquely, ``O_EXCL``) with mode 0o666 so the kernel applies the
+    umask, giving the mode an ordinary ``open(path, "w")`` would (not mkstemp's 0600);
+    ``os.replace`` keeps it.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp_path = path.parent / f".{path.name}.{uuid.uuid4().hex}{suffix}"
+    os.close(os.open(tmp_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_parquet(df: pl.DataFrame, path: Path | str, table: str | None = None) -> Path:
+    """Atomically write ``df`` as Parquet (zstd); check against ``table`` first if given."""
+    path = Path(path)
+    if table is not None:
+        check(df, table, path)
+    with atomic_path(path) as tmp:
+        df.write_parquet(tmp, compression="zstd", statistics=True)
+    return path
+
+
+def read_table(
+    path: Path | str, table: str | None = None, columns: list[str] | None = None
+) -> pl.DataFrame:
+    """Read a Parquet artifact, checking it against ``table``; clear error if absent.
+
+    With ``columns``, the whole file's schema (from the Parquet footer) is still checked
+    against ``table``, but only those columns are loaded (e.g. ``chunk_id`` of a large
+    embeddings table).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise RagcourtError(f"{path}: input artifact not found (run the stage that makes it)")
+    try:
+        if columns is not None and table is not None:
+            check(pl.DataFrame(schema=pl.read_parquet_schema(path)), table, path)
+        df = pl.read_parquet(path, columns=columns)
+    except RagcourtError:
+        raise
+    except Exception as err:  # polars raises several types for corrupt files / missing columns
+        raise RagcourtError(f"{path}: not a readable Parquet file ({err})") from None
+    if table is not None and columns is None:
+        check(df, table, path)
+    return df
+
+
+def write_json(obj: Any, path: Path | str) -> Path:
+    """Atomically write JSON (sorted keys, indent 2) - used for DVC metrics files."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+    return path
+
+
+def write_text(text: str, path: Path | str) -> Path:
+    """Atomically write a text file (markdown, HTML)."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_with(path: Path | str, writer: Callable[[Path], None]) -> Path:
+    """Atomically produce ``path`` with ``writer(tmp_path)`` (FAISS index, PNG plot, ...)."""
+    path = Path(path)
+    with atomic_path(path, suffix=path.suffix or ".tmp") as tmp:
+        writer(tmp)
+    return path

@@ -1,0 +1,103 @@
+"""Model registry (``configs/models.yaml``): embedders and local LLMs by name.
+
+Users add a model here without code. Embedders resolve to a sentence-transformers folder;
+local LLMs resolve to a GGUF file whose sha256 is checked before loading.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragcourt.core import catalog
+from ragcourt.core.errors import ConfigError
+
+DEFAULT_MODELS_FILE = Path(catalog.DEFAULT_MODELS_FILE)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmbedderEntry(_Strict):
+    """Where a sentence-transformers model lives.
+
+    ``source``: ``package`` (a folder inside an installed package: ``package`` + ``subdir``),
+    ``zip_parts`` (a zip split over several packages, reassembled once into a cache folder),
+    or ``path`` (a local folder).
+    """
+
+    source: Literal["package", "zip_parts", "path"]
+    package: str | None = None
+    subdir: str | None = None
+    parts: list[str] = Field(default_factory=list)
+    path: str | None = None
+    dim: int = Field(gt=0)
+    optional: bool = False
+    install_hint: str | None = None
+
+
+class LLMEntry(_Strict):
+    """A local GGUF model served in-process by llama-cpp-python.
+
+    ``source``: ``package`` (file ``filename`` inside installed package ``package``),
+    ``parts`` (a file split over several packages, concatenated once into a cache folder),
+    or ``path``. ``sha256`` of the assembled GGUF is verified before first load.
+    """
+
+    source: Literal["package", "parts", "path"]
+    package: str | None = None
+    parts: list[str] = Field(default_factory=list)
+    filename: str | None = None
+    path: str | None = None
+    sha256: str
+    chat_template: str = "gguf"  # "gguf": the template stored in the file's metadata
+    n_ctx: int = Field(default=4096, gt=0)
+    optional: bool = False
+    install_hint: str | None = None
+    license: str | None = None
+
+
+class ModelRegistry(_Strict):
+    embedders: dict[str, EmbedderEntry] = Field(default_factory=dict)
+    llms: dict[str, LLMEntry] = Field(default_factory=dict)
+
+    def embedder(self, name: str) -> EmbedderEntry:
+        if name not in self.embedders:
+            raise ConfigError(
+                f"embedder model '{name}' is not in the model registry "
+                f"(known: {sorted(self.embedders)})"
+            )
+        return self.embedders[name]
+
+    def llm(self, name: str) -> LLMEntry:
+        if name not in self.llms:
+            raise ConfigError(
+                f"local model '{name}' is not in the model registry (known: {sorted(self.llms)})"
+            )
+        return self.llms[name]
+
+
+@cache
+def _load(path: str) -> ModelRegistry:
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: model registry not found")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        return ModelRegistry.model_validate(data)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{p}: invalid YAML: {err}") from None
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise ConfigError(f"{p}: key '{loc}': {first['msg']}") from None
+
+
+def load_registry(path: Path | str = DEFAULT_MODELS_FILE) -> ModelRegistry:
+    """Load (and memoise per path) the model registry."""
+    return _load(str(Path(path).resolve()))

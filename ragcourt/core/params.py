@@ -1,0 +1,298 @@
+"""The one params model: ``params.yaml`` parsed and validated by pydantic.
+
+Every stage calls :func:`load_params`; a wrong key, wrong type or missing file raises
+:class:`~ragcourt.core.errors.ParamsError` with a one-line message naming the file and key.
+Role-specific model fields left ``null`` fall back to ``llm.model``, so switching every
+stage to a hosted model is one change: ``llm.model: openai/gpt-4o-mini``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ragcourt.core.catalog import DEFAULT_CORPUS_DIR, DEFAULT_METRICS_DIR, DEFAULT_MODELS_FILE
+from ragcourt.core.errors import ParamsError
+
+DEFAULT_PARAMS_PATH = Path("params.yaml")
+
+
+class Strict(BaseModel):
+    """Base: unknown keys are errors, values are validated on assignment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class CorpusParams(Strict):
+    dir: str = DEFAULT_CORPUS_DIR
+    extensions: list[str] = Field(
+        default_factory=lambda: [".txt", ".md", ".rst", ".html", ".htm", ".pdf"]
+    )
+
+
+class ChunkSpec(Strict):
+    """Token-based chunking: ``size`` tokens per chunk with ``overlap`` tokens shared."""
+
+    size: int = Field(gt=0)
+    overlap: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkSpec:
+        if self.overlap >= self.size:
+            raise ValueError(f"overlap ({self.overlap}) must be smaller than size ({self.size})")
+        return self
+
+
+class EmbedderSpec(Strict):
+    """An embedder: ``model`` is a key of configs/models.yaml ``embedders``."""
+
+    model: str
+    batch_size: int = Field(default=32, gt=0)
+
+
+class RelevanceRule(Strict):
+    """Span-overlap rule (SPEC 1): a chunk is relevant to a ground-truth span when the overlap
+    covers >= ``min_span_coverage`` of the span OR >= ``min_chunk_coverage`` of the chunk."""
+
+    min_span_coverage: float = Field(default=0.5, gt=0, le=1)
+    min_chunk_coverage: float = Field(default=0.5, gt=0, le=1)
+
+
+class BM25Params(Strict):
+    method: Literal["robertson", "lucene", "bm25l", "bm25+", "atire"] = "lucene"
+    k1: float = 1.5
+    b: float = 0.75
+    stopwords: str | None = "en"  # bm25s stopword list ("en") or null
+    stemmer: str | None = "english"  # PyStemmer language, or null for no stemming
+
+
+class RetrievalParams(Strict):
+    retrievers: list[Literal["dense", "bm25", "hybrid"]] = Field(
+        default_factory=lambda: ["dense", "bm25", "hybrid"]
+    )
+    rrf_k: int = Field(default=60, gt=0)
+    depth: int = Field(default=10, gt=0)
+    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
+    relevance: RelevanceRule = Field(default_factory=RelevanceRule)
+    bm25: BM25Params = Field(default_factory=BM25Params)
+
+
+class LLMParams(Strict):
+    """Gateway settings shared by every stage that calls a model."""
+
+    model: str = "local/smollm2-135m"
+    models_file: str = DEFAULT_MODELS_FILE
+    cache_dir: str = ".ragcourt/cache"
+    cache: bool = True
+    concurrency: int = Field(default=8, gt=0)
+    concurrency_per_model: dict[str, int] = Field(default_factory=lambda: {"local/": 1})
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+    parse_retries: int = Field(default=2, ge=0)
+    retry_backoff_s: float = Field(default=1.0, ge=0)  # delay before retry n: base * 2**(n-1)
+    retry_backoff_max_s: float = Field(default=30.0, ge=0)
+    next_token_top_logprobs: int = Field(default=20, ge=1, le=20)  # hosted next_token_probs
+    temperature: float = Field(default=0.0, ge=0)
+    seed: int = 0
+    metrics_dir: str = DEFAULT_METRICS_DIR
+
+    def resolve(self, role_model: str | None) -> str:
+        """The model for a role: the role's own string, else the global ``model``."""
+        return role_model or self.model
+
+
+class QAGenThresholds(Strict):
+    faithfulness: float = Field(default=0.9, ge=0, le=1)
+    relevance: float = Field(default=0.9, ge=0, le=1)
+
+
+class QAGenParams(Strict):
+    reference_chunking: str = "c512"
+    n_items: int = Field(default=20, gt=0)
+    max_attempts: int = Field(default=60, gt=0)
+    stratify_by_document: bool = True
+    seed: int = 13
+    question_model: str | None = None
+    answer_model: str | None = None
+    filter_model: str | None = None
+    few_shot_file: str | None = None
+    thresholds: QAGenThresholds = Field(default_factory=QAGenThresholds)
+    near_duplicate_threshold: float = Field(default=0.9, gt=0, le=1)
+    near_duplicate_embedder: str | None = None  # key of `embedders`; None: the first one
+    prompt_version: str = "v1"
+    qa_file: str | None = None  # bring-your-own QA set: validated and used instead
+    batch_size: int = Field(default=8, gt=0)  # candidates per generation round (concurrency)
+    min_context_tokens: int = Field(default=40, ge=1)  # shorter chunks are not sampled
+    few_shot_k: int = Field(default=3, ge=0)  # example questions shown per candidate
+    question_max_tokens: int = Field(default=64, gt=0)
+    answer_max_tokens: int = Field(default=128, gt=0)
+    judge_max_tokens: int = Field(default=160, gt=0)
+    short_circuit: bool = True  # a judge runs only on candidates the earlier judges passed
+
+
+class JudgeSpec(Strict):
+    """A judge instance: ``kind`` names a registered judge type (``token_f1``,
+    ``containment``, ``embedding_similarity``, ``llm`` or a user-registered one); other keys
+    configure it (``model`` null -> ``llm.model``; ``embedder`` a key of ``embedders``)."""
+
+    kind: str
+    model: str | None = None
+    embedder: str | None = None
+    threshold: float | None = None
+    prompt_version: str = "v1"
+
+
+def _default_judges() -> dict[str, JudgeSpec]:
+    return {
+        "token_f1": JudgeSpec(kind="token_f1", threshold=0.5),
+        "ref_similarity": JudgeSpec(kind="embedding_similarity", embedder="minilm", threshold=0.7),
+        "llm": JudgeSpec(kind="llm"),
+    }
+
+
+class UDCGParams(Strict):
+    """UDCG (SPEC 5): ``model`` gives P(NO-RESPONSE) (null -> ``llm.model``); a passage is
+    relevant (R = +1) when its RAGElo grade >= ``relevance_threshold``; UDCGθ is fitted
+    when ``fit_theta`` and at least ``theta_min_pairs`` ranked context pairs exist."""
+
+    model: str | None = None
+    gamma: float = Field(default=1.0 / 3.0, ge=0, le=1)
+    k: int = Field(default=5, gt=0)
+    relevance_threshold: int = Field(default=1, ge=1, le=2)
+    fit_theta: bool = True
+    theta_min_pairs: int = Field(default=50, ge=1)
+
+
+class JudgeParams(Strict):
+    """DAFE judging (SPEC 4) plus correctness, relevance and UDCG (SPEC 5).
+    ``prompt_version`` selects the correctness / relevance / UDCG prompts."""
+
+    judges: dict[str, JudgeSpec] = Field(default_factory=_default_judges)
+    primaries: list[str] = Field(default_factory=lambda: ["token_f1", "ref_similarity"])
+    arbitrator: str = "llm"
+    correctness_model: str | None = None
+    # rubric: JSON rationale + score (RAGalyst); expected: one next-token call, the score is
+    # the probability-weighted mean of the rubric levels (G-Eval style, needs logprobs);
+    # similarity: no LLM, the score of judge ``correctness_judge`` (an embedding_similarity
+    # judge: max cosine to a reference, clipped to [0, 1])
+    correctness_mode: Literal["rubric", "expected", "similarity"] = "rubric"
+    correctness_judge: str = "ref_similarity"
+    relevance_model: str | None = None
+    prompt_version: str = "v1"
+    udcg: UDCGParams = Field(default_factory=UDCGParams)
+
+    @model_validator(mode="after")
+    def _judges_known(self) -> JudgeParams:
+        if len(self.primaries) != 2:
+            raise ValueError("primaries must name exactly two judges")
+        if len(set(self.primaries)) != 2 or self.arbitrator in self.primaries:
+            raise ValueError("primaries and arbitrator must be three different judges")
+        for name in [*self.primaries, self.arbitrator]:
+            if name not in self.judges:
+                raise ValueError(f"judge '{name}' is not defined under judge.judges")
+        if self.correctness_mode == "similarity":
+            spec = self.judges.get(self.correctness_judge)
+            if spec is None or spec.kind != "embedding_similarity":
+                raise ValueError(
+                    f"correctness_judge '{self.correctness_judge}' must name an "
+                    "embedding_similarity judge under judge.judges (correctness_mode: similarity)"
+                )
+        return self
+
+
+class TournamentParams(Strict):
+    """DICE tournament (SPEC 6). ``judge``: a key of the pairwise judge registry
+    (:mod:`ragcourt.tournament.pairwise_judges`)."""
+
+    judge: str = "correctness_margin"
+    model: str | None = None
+    rounds: int | None = Field(default=None, gt=0)  # None: ceil(log2 N) + 1
+    until_stable: int = Field(default=0, ge=0)  # >0: stop once ranking unchanged this many rounds
+    margin: float = Field(default=0.1, ge=0, le=1)
+    k_factor: float = Field(default=32.0, gt=0)
+    upset_weighting: bool = True
+    initial_elo: float = 1500.0
+    bootstrap: int = Field(default=200, ge=0)
+    seed: int = 0
+    round_robin: bool = True
+    prompt_version: str = "v1"
+    evidence_passages: int = Field(default=3, ge=0)  # retrieved passages shown per system
+    evidence_chars: int = Field(default=600, gt=0)  # characters kept per passage
+    analysis_max_tokens: int = Field(default=256, gt=0)
+    correctness_scale: float = Field(default=0.1, gt=0)  # ordered-logit scale s
+    correctness_tie_band: float = Field(default=0.1, ge=0)  # ordered-logit cut point tau
+
+
+class Params(Strict):
+    """Root of params.yaml."""
+
+    corpus: CorpusParams = Field(default_factory=CorpusParams)
+    chunk_tokenizer: str = "cl100k_base"
+    chunkings: dict[str, ChunkSpec] = Field(
+        default_factory=lambda: {
+            "c256": ChunkSpec(size=256, overlap=32),
+            "c512": ChunkSpec(size=512, overlap=64),
+        }
+    )
+    embedders: dict[str, EmbedderSpec] = Field(
+        default_factory=lambda: {"minilm": EmbedderSpec(model="all-minilm-l6-v2")}
+    )
+    retrieval: RetrievalParams = Field(default_factory=RetrievalParams)
+    llm: LLMParams = Field(default_factory=LLMParams)
+    qagen: QAGenParams = Field(default_factory=QAGenParams)
+    systems_file: str = "configs/systems.yaml"
+    judge: JudgeParams = Field(default_factory=JudgeParams)
+    tournament: TournamentParams = Field(default_factory=TournamentParams)
+
+    @model_validator(mode="after")
+    def _cross_refs(self) -> Params:
+        if not self.chunkings:
+            raise ValueError("chunkings: at least one chunking is required")
+        if not self.embedders:
+            raise ValueError("embedders: at least one embedder is required")
+        if self.qagen.qa_file is None and self.qagen.reference_chunking not in self.chunkings:
+            raise ValueError(
+                f"qagen.reference_chunking '{self.qagen.reference_chunking}' "
+                f"is not one of chunkings {sorted(self.chunkings)}"
+            )
+        return self
+
+
+def _format_validation_error(path: Path, err: ValidationError) -> str:
+    first = err.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "<root>"
+    msg = first["msg"]
+    if first["type"] == "extra_forbidden":
+        msg = "unknown key"
+    more = f" (+{err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    return f"{path}: key '{loc}': {msg}{more}"
+
+
+def parse_params(data: Any, source: Path | str = DEFAULT_PARAMS_PATH) -> Params:
+    """Validate an already-loaded mapping; raise ParamsError naming ``source`` and the key."""
+    source = Path(source)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ParamsError(f"{source}: top level must be a mapping, got {type(data).__name__}")
+    try:
+        return Params.model_validate(data)
+    except ValidationError as err:
+        raise ParamsError(_format_validation_error(source, err)) from None
+
+
+def load_params(path: Path | str = DEFAULT_PARAMS_PATH) -> Params:
+    """Read and validate params.yaml; one-line ParamsError on any problem."""
+    path = Path(path)
+    if not path.is_file():
+        raise ParamsError(f"{path}: params file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ParamsError(f"{path}:{where} invalid YAML: {getattr(err, 'problem', err)}") from None
+    return parse_params(data, path)

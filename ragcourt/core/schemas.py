@@ -1,0 +1,352 @@
+"""Parquet table schemas, all in one place.
+
+Each table is a mapping column -> polars dtype. ``check`` verifies a frame has every column
+with the declared dtype (extra columns are allowed) and raises SchemaError naming the file
+and column. ``ARRAY_F32`` marks a fixed-size float32 array column of any width.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from ragcourt.core.errors import SchemaError
+
+ARRAY_F32 = "Array[Float32]"  # sentinel: fixed-size float32 array, width checked elsewhere
+
+RETRIEVED = pl.Struct(
+    {
+        "chunk_id": pl.String,
+        "rank": pl.Int32,
+        "score": pl.Float64,
+        "doc_id": pl.String,
+        "char_start": pl.Int64,
+        "char_end": pl.Int64,
+        "text": pl.String,
+    }
+)
+
+TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
+    "documents": {
+        "doc_id": pl.String,
+        "path": pl.String,
+        "title": pl.String,
+        "format": pl.String,
+        "text": pl.String,
+        "n_chars": pl.Int64,
+        "duplicate_of": pl.String,  # null unless an exact duplicate of another doc_id
+    },
+    "rejected_documents": {
+        "path": pl.String,
+        "reason": pl.String,
+    },
+    "chunks": {
+        "chunk_id": pl.String,
+        "chunking": pl.String,
+        "doc_id": pl.String,
+        "chunk_index": pl.Int32,
+        "char_start": pl.Int64,
+        "char_end": pl.Int64,
+        "n_tokens": pl.Int32,
+        "text": pl.String,
+    },
+    "embeddings": {
+        "chunk_id": pl.String,
+        "embedding": ARRAY_F32,
+    },
+    "retrieval_run": {
+        "query_id": pl.String,
+        "chunk_id": pl.String,
+        "rank": pl.Int32,
+        "score": pl.Float64,
+        "retriever": pl.String,
+    },
+    "qa": {
+        "question_id": pl.String,
+        "question": pl.String,
+        "reference_answers": pl.List(pl.String),
+        "doc_id": pl.String,
+        "char_start": pl.Int64,
+        "char_end": pl.Int64,
+        "context": pl.String,
+        # provenance and filter record (qagen; a bring-your-own file gets nulls, origin 'byo')
+        "candidate_id": pl.String,
+        "origin": pl.String,  # 'generated' | 'byo'
+        "source_chunk_id": pl.String,
+        "reference_chunking": pl.String,
+        "attempt_index": pl.Int32,
+        "answerability_score": pl.Float64,
+        "answerability_reason": pl.String,
+        "faithfulness_score": pl.Float64,
+        "faithfulness_reason": pl.String,
+        "relevance_score": pl.Float64,
+        "relevance_reason": pl.String,
+        "question_model": pl.String,
+        "answer_model": pl.String,
+        "filter_model": pl.String,
+        "prompt_version": pl.String,
+    },
+    "qa_rejected": {
+        "candidate_id": pl.String,
+        "failed_filter": pl.String,  # first failing check, e.g. 'faithfulness', 'answer_error'
+        "reason": pl.String,
+        "raw_output": pl.String,  # model text of a failed generation/parse, else null
+        "duplicate_of": pl.String,  # question_id kept instead (duplicate filters), else null
+        "question": pl.String,
+        "answer": pl.String,
+        "doc_id": pl.String,
+        "char_start": pl.Int64,
+        "char_end": pl.Int64,
+        "context": pl.String,
+        "source_chunk_id": pl.String,
+        "reference_chunking": pl.String,
+        "attempt_index": pl.Int32,
+        "answerability_score": pl.Float64,
+        "answerability_reason": pl.String,
+        "faithfulness_score": pl.Float64,
+        "faithfulness_reason": pl.String,
+        "relevance_score": pl.Float64,
+        "relevance_reason": pl.String,
+        "question_model": pl.String,
+        "answer_model": pl.String,
+        "filter_model": pl.String,
+        "prompt_version": pl.String,
+    },
+    "retrieval_per_query": {
+        "chunking": pl.String,
+        "embedder": pl.String,  # null for BM25 (embedder-independent)
+        "retriever": pl.String,
+        "query_id": pl.String,
+        "measure": pl.String,  # ir-measures name, e.g. 'R@5', 'RR@10', 'nDCG@5'
+        "value": pl.Float64,
+    },
+    "retrieval_summary": {
+        "chunking": pl.String,
+        "chunk_size": pl.Int64,
+        "chunk_overlap": pl.Int64,
+        "embedder": pl.String,
+        "retriever": pl.String,
+        "measure": pl.String,
+        "metric": pl.String,  # measure name without the cutoff, e.g. 'R'
+        "k": pl.Int64,
+        "value": pl.Float64,  # mean over queries
+        "std": pl.Float64,
+        "n_queries": pl.Int64,  # questions in the mean (those with >= 1 relevant chunk)
+        "n_unevaluable": pl.Int64,  # QA questions with no relevant chunk here: not in the mean
+    },
+    "answers": {
+        "system": pl.String,
+        "question_id": pl.String,
+        "answer": pl.String,
+        "abstained": pl.Boolean,
+        "retrieved": pl.List(RETRIEVED),
+        "query_variants": pl.List(pl.String),
+        "latency_s": pl.Float64,
+        "prompt_tokens": pl.Int64,
+        "completion_tokens": pl.Int64,
+        "model": pl.String,  # the generator model string the answer came from
+        "error": pl.String,  # null, or why this (system, question) has no answer
+    },
+    # Judging (stages/judge.py, stages/judging/). DAFE roles: primary1, primary2, arbitrator;
+    # resolution: agreement | arbitration | degraded (one primary failed, the other two
+    # agreed) | error. A row with ``error`` set has a null final verdict: never counted.
+    "verdicts": {
+        "system": pl.String,
+        "question_id": pl.String,
+        "abstained": pl.Boolean,
+        **{
+            f"{role}_{col}": dtype
+            for role in ("primary1", "primary2", "arbitrator")
+            for col, dtype in (
+                ("judge", pl.String),
+                ("verdict", pl.Boolean),
+                ("score", pl.Float64),
+                ("justification", pl.String),
+                ("error", pl.String),
+            )
+        },
+        "agree": pl.Boolean,  # null when a primary failed
+        "arbitrator_called": pl.Boolean,
+        "final_verdict": pl.Boolean,
+        "resolution": pl.String,
+        "error": pl.String,
+    },
+    "correctness": {  # RAGalyst 0-1 rubric; the tournament reads exactly these columns
+        "system": pl.String,
+        "question_id": pl.String,
+        "correctness": pl.Float64,
+        "rationale": pl.String,
+        "error": pl.String,
+    },
+    "relevance": {  # RAGElo pointwise grade, one row per (question_id, chunk_id)
+        "question_id": pl.String,
+        "chunk_id": pl.String,
+        "doc_id": pl.String,
+        "n_systems": pl.Int32,  # systems that retrieved this passage for this question
+        "relevance": pl.Int8,  # 0 not / 1 somewhat / 2 very relevant; null on error
+        "reason": pl.String,
+        "error": pl.String,
+        "model": pl.String,
+        "prompt_version": pl.String,
+    },
+    "passage_utility": {  # UDCG u = R·(1 − P(NO-RESPONSE)) per passage in some top k
+        "question_id": pl.String,
+        "chunk_id": pl.String,
+        "relevance": pl.Int8,
+        "relevant": pl.Boolean,
+        "p_no_response": pl.Float64,
+        "p_method": pl.String,
+        "utility": pl.Float64,
+        "error": pl.String,
+    },
+    "udcg": {  # per (system, question); lists are in rank order over the top k
+        "system": pl.String,
+        "question_id": pl.String,
+        "n_passages": pl.Int32,
+        "chunk_ids": pl.List(pl.String),
+        "relevant": pl.List(pl.Boolean),
+        "p_no_response": pl.List(pl.Float64),
+        "utilities": pl.List(pl.Float64),
+        "udcg": pl.Float64,
+        "error": pl.String,
+    },
+    "judge_per_question": {  # every per-(system, question) measure; k = judge.udcg.k
+        "system": pl.String,
+        "question_id": pl.String,
+        "abstained": pl.Boolean,
+        "final_verdict": pl.Boolean,
+        "correctness": pl.Float64,
+        "outcome": pl.Int8,  # 2 correct, 1 abstained, 0 wrong (UDCG's ideal context order)
+        "udcg": pl.Float64,
+        "udcg_theta": pl.Float64,  # out-of-fold; null when not fitted
+        "rr1_at5": pl.Float64,  # RAGElo relevance >= 1 (somewhat or very)
+        "rr2_at5": pl.Float64,  # RAGElo relevance >= 2 (very)
+        "relevance_unjudged": pl.Int32,
+        "ndcg_at_k": pl.Float64,  # span-rule qrels (SPEC 1), ir-measures
+        "rr_at_k": pl.Float64,
+        "recall_at_k": pl.Float64,
+        "precision_at_k": pl.Float64,
+    },
+    "system_summary": {
+        "system": pl.String,
+        "n_questions": pl.Int64,
+        "n_verdicts": pl.Int64,
+        "verdict_errors": pl.Int64,
+        "arbitrator_calls": pl.Int64,
+        "accuracy": pl.Float64,  # mean final DAFE verdict over non-error rows
+        "correctness_mean": pl.Float64,
+        "correctness_errors": pl.Int64,
+        "abstention_rate": pl.Float64,
+        "mrr1_at5": pl.Float64,
+        "mrr2_at5": pl.Float64,
+        "relevance_unjudged": pl.Int64,
+        "udcg_mean": pl.Float64,
+        "udcg_errors": pl.Int64,
+        "ndcg_at_k": pl.Float64,
+        "rr_at_k": pl.Float64,
+        "recall_at_k": pl.Float64,
+        "precision_at_k": pl.Float64,
+    },
+    "metric_correlation": {  # retrieval metric vs end-to-end target over (system, question)
+        "metric": pl.String,  # column of judge_per_question
+        "label": pl.String,  # e.g. "nDCG@5, span rule"
+        "target": pl.String,  # correctness | final_verdict | outcome
+        "n": pl.Int64,
+        "spearman": pl.Float64,
+        "spearman_se": pl.Float64,  # sqrt((1 + rho²/2) / (n − 3))
+        "spearman_p": pl.Float64,
+        "kendall_tau_b": pl.Float64,
+        "kendall_se": pl.Float64,  # sqrt(0.437 / (n − 4))
+        "kendall_p": pl.Float64,
+    },
+    # DICE tournament (stages/tournament.py). Orders: "ab" = system_a shown as A, "ba" =
+    # system_b shown as A (so p_ba_a is the probability given to system_b's slot).
+    "pairwise": {
+        "system_a": pl.String,  # canonical orientation: system_a < system_b
+        "system_b": pl.String,
+        "question_id": pl.String,
+        "judge": pl.String,
+        "p_ab_a": pl.Float64,
+        "p_ab_b": pl.Float64,
+        "p_ab_tie": pl.Float64,
+        "p_ba_a": pl.Float64,
+        "p_ba_b": pl.Float64,
+        "p_ba_tie": pl.Float64,
+        "p_a": pl.Float64,  # combined over both orders, for system_a / system_b / tie
+        "p_b": pl.Float64,
+        "p_tie": pl.Float64,
+        "margin": pl.Float64,  # ΔP = P_max - P_second of the combined probabilities (the
+        # hard/soft threshold it is compared with is summary.json margin_threshold)
+        "scheme": pl.String,  # hard | soft (null on error)
+        "score_a": pl.Float64,
+        "score_b": pl.Float64,
+        "rationale_ab": pl.String,
+        "rationale_ba": pl.String,
+        "error": pl.String,  # null, or why this judgement failed (excluded from scores)
+        "in_swiss": pl.Boolean,
+        "in_round_robin": pl.Boolean,
+    },
+    "matches": {
+        "tournament": pl.String,  # swiss | round_robin
+        "round": pl.Int64,
+        "system_a": pl.String,
+        "system_b": pl.String,  # null: a bye for system_a
+        "n_questions": pl.Int64,  # valid judgements in the match
+        "n_errors": pl.Int64,
+        "score_a": pl.Float64,
+        "score_b": pl.Float64,
+        "elo_a_before": pl.Float64,
+        "elo_b_before": pl.Float64,
+        "expected_a": pl.Float64,
+        "k": pl.Float64,  # effective (upset-weighted) K
+        "elo_a_after": pl.Float64,
+        "elo_b_after": pl.Float64,
+    },
+    "leaderboard": {
+        "rank": pl.Int64,
+        "system": pl.String,
+        "elo": pl.Float64,  # Swiss Elo, bootstrap CI over questions
+        "elo_lo": pl.Float64,
+        "elo_hi": pl.Float64,
+        "bt": pl.Float64,  # Bradley-Terry on all judged pairs, Elo scale
+        "bt_lo": pl.Float64,
+        "bt_hi": pl.Float64,
+        "wins": pl.Int64,  # Swiss match outcomes
+        "ties": pl.Int64,
+        "losses": pl.Int64,
+        "matches": pl.Int64,  # wins + ties + losses: Swiss matches with a valid judgement
+        "failed_matches": pl.Int64,  # Swiss matches where every judgement failed (not scored)
+        "elo_rr": pl.Float64,  # round-robin Elo (null when round_robin is off)
+    },
+}
+
+
+def _dtype_ok(actual: pl.DataType, expected: pl.DataType | type[pl.DataType] | str) -> bool:
+    if expected == ARRAY_F32:
+        return isinstance(actual, pl.Array) and actual.inner == pl.Float32
+    return actual == expected
+
+
+def check(df: pl.DataFrame, table: str, source: Path | str) -> pl.DataFrame:
+    """Raise SchemaError if ``df`` lacks a column of ``table`` or has a wrong dtype."""
+    try:
+        spec = TABLES[table]
+    except KeyError:
+        raise SchemaError(f"unknown table schema '{table}'") from None
+    for col, expected in spec.items():
+        if col not in df.columns:
+            raise SchemaError(f"{source}: missing column '{col}' (table '{table}')")
+        actual = df.schema[col]
+        if not _dtype_ok(actual, expected):
+            raise SchemaError(
+                f"{source}: column '{col}' has dtype {actual}, expected {expected} "
+                f"(table '{table}')"
+            )
+    return df
+
+
+def empty(table: str) -> pl.DataFrame:
+    """An empty frame with ``table``'s declared columns (array columns become Float32 lists)."""
+    cols = {c: (pl.Array(pl.Float32, 1) if t == ARRAY_F32 else t) for c, t in TABLES[table].items()}
+    return pl.DataFrame(schema=cols)

@@ -1,0 +1,310 @@
+"""Ingest stage: a folder of .txt/.md/.rst/.html/.pdf files -> documents + rejected tables.
+
+Rules a reviewer should know:
+
+* Files are walked recursively in sorted relative-path order; hidden files and folders (name
+  starting with ``.``) are skipped. A file with an extension not in ``corpus.extensions`` is a
+  rejected row ("unsupported extension"), not a silent skip.
+* Text files must be UTF-8 (a BOM is dropped). A NUL byte in the first 8 KiB -> "binary";
+  invalid UTF-8 -> "undecodable" with the byte offset. HTML keeps visible text only (no
+  script/style/template/noscript/head), block elements become line breaks. PDF text comes
+  from pypdf, pages joined by a blank line; an unreadable or encrypted PDF -> "unparsable pdf".
+* Normalisation (the stored ``text``, the one every char offset refers to): Unicode NFC,
+  CRLF/CR -> LF, surrounding whitespace stripped. Empty after that -> "empty".
+* ``doc_id`` = first 16 hex digits of sha256(normalised text). An exact duplicate (same text
+  as a file earlier in path order) stays in the documents table with ``duplicate_of`` = the
+  first file's doc_id and its own id ``<doc_id>-dup<n>``; only the first copy is chunked, so a
+  duplicated file cannot double its weight in retrieval or QA sampling.
+* Title: HTML <title> or first <h1>; Markdown first ``#`` heading; reStructuredText first
+  underlined line; PDF metadata title; otherwise the first line if it is short (<= 120 chars)
+  and not the whole text, else the file name stem.
+* Every rejected file is logged as a warning; zero usable documents is a RagcourtError.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+
+from ragcourt.core import catalog
+from ragcourt.core.errors import RagcourtError
+from ragcourt.core.io import write_parquet
+from ragcourt.core.params import CorpusParams, Params
+from ragcourt.core.schemas import TABLES
+
+log = logging.getLogger("ragcourt.ingest")
+
+DOCUMENTS_PATH = catalog.path("documents")
+REJECTED_PATH = catalog.path("rejected_documents")
+
+FORMATS = {
+    ".txt": "text",
+    ".text": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".rst": "rst",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+}
+MAX_TITLE_CHARS = 120
+
+
+class Rejected(Exception):
+    """A file that cannot become a document; the message is the table's ``reason``."""
+
+
+@dataclass(frozen=True)
+class Parsed:
+    text: str
+    title: str | None
+
+
+# ---------------------------------------------------------------------------------------------
+# Format readers
+
+
+def normalise(text: str) -> str:
+    """NFC, LF line endings, surrounding whitespace stripped: the text offsets refer to."""
+    text = unicodedata.normalize("NFC", text)
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 (BOM dropped); Rejected for binary or invalid bytes."""
+    if b"\x00" in data[:8192]:
+        raise Rejected("binary: NUL byte in the first 8 KiB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise Rejected(
+            f"undecodable: not valid UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})"
+        ) from None
+
+
+class _HTMLText(HTMLParser):
+    """Visible text of an HTML page; block elements end lines."""
+
+    SKIP = frozenset({"script", "style", "template", "noscript", "head"})
+    BLOCK = frozenset(
+        {"p", "div", "br", "li", "ul", "ol", "tr", "table", "section", "article", "header",
+         "footer", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "dd", "dt"}
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skip_depth = 0
+        self.in_title = False
+        self.in_h1 = False
+        self.title = ""
+        self.h1 = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self.in_title = True
+        if tag in self.SKIP:
+            self.skip_depth += 1
+        if tag == "h1":
+            self.in_h1 = True
+        if tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self.in_title = False
+        if tag in self.SKIP and self.skip_depth:
+            self.skip_depth -= 1
+        if tag == "h1":
+            self.in_h1 = False
+        if tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self.in_title:
+            self.title += data
+        if self.skip_depth:
+            return
+        if self.in_h1:
+            self.h1 += data
+        self.parts.append(data)
+
+
+def parse_html(raw: str) -> Parsed:
+    p = _HTMLText()
+    p.feed(raw)
+    p.close()
+    lines = (re.sub(r"[ \t\f\v]+", " ", ln).strip() for ln in "".join(p.parts).split("\n"))
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
+    title = " ".join(p.title.split()) or " ".join(p.h1.split()) or None
+    return Parsed(text, title)
+
+
+def markdown_title(text: str) -> str | None:
+    m = re.search(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", text, flags=re.MULTILINE)
+    return m.group(1).strip() if m else None
+
+
+def rst_title(text: str) -> str | None:
+    lines = text.split("\n")
+    for i in range(len(lines) - 1):
+        line, under = lines[i].strip(), lines[i + 1].strip()
+        if line and len(under) >= len(line) and re.fullmatch(r"([=\-~^\"'`#*+:.])\1*", under):
+            return line
+    return None
+
+
+def one_line(err: BaseException) -> str:
+    """``"<ExceptionType>: <message>"`` on one line (whitespace runs collapsed, 300 chars max)."""
+    msg = " ".join(str(err).split())
+    return f"{type(err).__name__}: {msg}"[:300] if msg else type(err).__name__
+
+
+def parse_pdf(data: bytes) -> Parsed:
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise Rejected("unparsable pdf: encrypted")
+        pages = [page.extract_text() or "" for page in reader.pages]
+        meta_title = reader.metadata.title if reader.metadata else None
+    except Rejected:
+        raise
+    except Exception as err:  # any parser failure on one file is a rejected row
+        # pypdf raises PyPdfError/ValueError/KeyError on ordinary damage, but malformed files also
+        # surface as IndexError, AttributeError, zlib.error, RecursionError, AssertionError, ...
+        raise Rejected(f"unparsable pdf: {one_line(err)}") from None
+    return Parsed("\n\n".join(pages), (meta_title or "").strip() or None)
+
+
+def parse_file(path: Path, fmt: str) -> Parsed:
+    """Raw text and format-specific title of one file (not yet normalised)."""
+    data = path.read_bytes()
+    if not data.strip():
+        raise Rejected("empty: file has no content")
+    if fmt == "pdf":
+        return parse_pdf(data)
+    raw = decode_text(data)
+    if fmt == "html":
+        return parse_html(raw)
+    if fmt == "markdown":
+        return Parsed(raw, markdown_title(normalise(raw)))
+    if fmt == "rst":
+        return Parsed(raw, rst_title(normalise(raw)))
+    return Parsed(raw, None)
+
+
+def pick_title(parsed_title: str | None, text: str, stem: str) -> str:
+    if parsed_title:
+        return parsed_title[:MAX_TITLE_CHARS]
+    first = text.split("\n", 1)[0].strip()
+    if first and len(first) <= MAX_TITLE_CHARS and first != text:
+        return first
+    return stem
+
+
+def doc_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------------------------
+# The stage
+
+
+def list_files(root: Path) -> list[Path]:
+    """Files under ``root`` in sorted relative-path order, hidden files/folders skipped."""
+    out = []
+    for p in sorted(root.rglob("*"), key=lambda q: q.relative_to(root).as_posix()):
+        rel = p.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts) or not p.is_file():
+            continue
+        out.append(p)
+    return out
+
+
+def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(documents, rejected) tables for the folder ``corpus.dir``."""
+    root = Path(corpus.dir)
+    if not root.is_dir():
+        raise RagcourtError(f"corpus.dir '{root}': folder not found")
+    allowed = {e.lower() for e in corpus.extensions}
+    docs: list[dict[str, object]] = []
+    rejected: list[dict[str, str]] = []
+    first_by_hash: dict[str, str] = {}
+    dup_count: dict[str, int] = {}
+    for path in list_files(root):
+        ext = path.suffix.lower()
+        shown = path.as_posix()
+        try:
+            if ext not in allowed or ext not in FORMATS:
+                raise Rejected(f"unsupported extension '{ext or '(none)'}'")
+            fmt = FORMATS[ext]
+            parsed = parse_file(path, fmt)
+            text = normalise(parsed.text)
+            if not text:
+                raise Rejected("empty: no text after extraction")
+        except Rejected as why:
+            log.warning("ingest: rejected %s: %s", shown, why)
+            rejected.append({"path": shown, "reason": str(why)})
+            continue
+        except OSError as err:
+            log.warning("ingest: rejected %s: unreadable: %s", shown, err)
+            rejected.append({"path": shown, "reason": f"unreadable: {err.strerror or err}"})
+            continue
+        except Exception as err:  # one bad file never aborts the ingest
+            reason = f"unparsable: {one_line(err)}"
+            log.warning("ingest: rejected %s: %s", shown, reason)
+            rejected.append({"path": shown, "reason": reason})
+            continue
+        h = doc_hash(text)
+        duplicate_of = first_by_hash.get(h)
+        doc_id = h
+        if duplicate_of is None:
+            first_by_hash[h] = h
+        else:
+            dup_count[h] = dup_count.get(h, 1) + 1
+            doc_id = f"{h}-dup{dup_count[h]}"
+            log.warning("ingest: %s is an exact duplicate of doc %s (not chunked)", shown, h)
+        docs.append(
+            {
+                "doc_id": doc_id,
+                "path": shown,
+                "title": pick_title(parsed.title, text, path.stem),
+                "format": fmt,
+                "text": text,
+                "n_chars": len(text),
+                "duplicate_of": duplicate_of,
+            }
+        )
+    documents = pl.DataFrame(docs, schema=TABLES["documents"])
+    rejected_df = pl.DataFrame(rejected, schema=TABLES["rejected_documents"])
+    if documents.is_empty():
+        reasons = "; ".join(f"{r['path']}: {r['reason']}" for r in rejected[:3])
+        more = f" (+{len(rejected) - 3} more)" if len(rejected) > 3 else ""
+        raise RagcourtError(
+            f"corpus.dir '{root}': no usable documents ({len(rejected)} rejected"
+            f"{': ' + reasons if reasons else ''}{more})"
+        )
+    return documents, rejected_df
+
+
+def run(params: Params) -> tuple[Path, Path]:
+    """Ingest ``corpus.dir`` into data/documents.parquet and data/rejected_documents.parquet."""
+    documents, rejected = ingest(params.corpus)
+    write_parquet(rejected, REJECTED_PATH, "rejected_documents")
+    write_parquet(documents, DOCUMENTS_PATH, "documents")
+    n_dup = documents["duplicate_of"].is_not_null().sum()
+    log.info(
+        "ingest: %d documents (%d exact duplicates), %d rejected",
+        documents.height, n_dup, rejected.height,
+    )  # fmt: skip
+    return DOCUMENTS_PATH, REJECTED_PATH

@@ -1,0 +1,196 @@
+"""Answer correctness (RAGalyst, SPEC 5): an LLM grades the candidate against the reference
+answer(s) on 0.0-1.0 with the anchored rubric 0 / 0.3 / 0.5 / 0.7 / 1.0, rationale first.
+
+RAGalyst's scale is continuous with those anchor levels, so any reply in [0, 1] is kept as
+given (a bare number, a JSON number or a numeric string such as "0.7 - minor omissions");
+a value outside [0, 1] or no number is a parse failure -> error row with null correctness.
+
+``judge.correctness_mode: expected`` instead asks for the rubric level as one digit and
+scores E[level] = sum_i P(digit i) * level_i from next-token probabilities (G-Eval-style
+probability weighting): no generation, and a continuous score from a small local model whose
+greedy rubric reply barely varies. Hosted models need logprobs for it.
+
+``correctness_mode: similarity`` uses no LLM: the score is the max cosine similarity of the
+answer to a reference under an embedding_similarity judge, clipped to [0, 1] (semantic answer
+similarity). On the STS-B train file it tracks human similarity far better than the embedded
+135M model's rubric (benchmarks/calibrate_correctness.py), so the offline demo uses it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import AliasChoices, Field, field_validator
+
+from ragcourt.judging.base import JudgeItem, JudgeVerdict
+from ragcourt.judging.llm_judges import (
+    NO_QUESTION,
+    ReplyModel,
+    format_references,
+    reason_field,
+    render,
+)
+
+if TYPE_CHECKING:
+    from ragcourt.llm import ChatRequest, Gateway
+
+RUBRIC_LEVELS = (0.0, 0.3, 0.5, 0.7, 1.0)
+_NUMBER = re.compile(r"[-+]?\d*\.?\d+")
+
+
+class CorrectnessReply(ReplyModel):
+    """The grader's JSON reply: rationale first, then the score in [0, 1]. (Field names sort
+    alphabetically in generation order, since a schema grammar may order keys by name.)"""
+
+    rationale: str = reason_field()
+    score: float = Field(validation_alias=AliasChoices("score", "correctness_score"))
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _number(cls, v: object) -> object:
+        if isinstance(v, str):
+            m = _NUMBER.search(v)
+            if m is None:
+                raise ValueError(f"no number in score {v!r}")
+            return float(m.group())
+        return v
+
+    @field_validator("score")
+    @classmethod
+    def _in_range(cls, v: float) -> float:
+        if not 0.0 <= v <= 1.0:
+            raise ValueError(f"score {v} is outside [0, 1]")
+        return v
+
+
+@dataclass(frozen=True)
+class CorrectnessResult:
+    """One graded answer: ``score`` in [0, 1] or None with ``error``."""
+
+    score: float | None
+    rationale: str
+    error: str | None = None
+
+
+def _grading_requests(
+    items: Sequence[JudgeItem], model: str, version: str, prompt: str, **opts: Any
+) -> list[ChatRequest]:
+    """One request per item from prompts ``<prompt>_system`` / ``<prompt>_user``."""
+    from ragcourt.llm import ChatRequest
+
+    system = render(f"{prompt}_system", version)
+    return [
+        ChatRequest.of(
+            model,
+            system,
+            render(
+                f"{prompt}_user",
+                version,
+                question=it.question or NO_QUESTION,
+                references=format_references(it.references),
+                answer=it.answer,
+            ),
+            **opts,
+        )
+        for it in items
+    ]
+
+
+def correctness_requests(
+    items: Sequence[JudgeItem],
+    model: str,
+    version: str,
+    temperature: float,
+    seed: int | None = 0,
+) -> list[ChatRequest]:
+    """One rubric-grading request per item (``seed`` = ``llm.seed``)."""
+    return _grading_requests(
+        items, model, version, "correctness", max_tokens=256, temperature=temperature,
+        seed=seed, json_mode=True, tag="judge.correctness",
+    )  # fmt: skip
+
+
+def grade_correctness(
+    items: Sequence[JudgeItem],
+    gateway: Gateway,
+    model: str,
+    version: str = "v1",
+    temperature: float = 0.0,
+    seed: int | None = 0,
+) -> list[CorrectnessResult]:
+    """Grade every item through the gateway; failures become results with ``error``."""
+    if not items:
+        return []
+    reqs = correctness_requests(items, model, version, temperature, seed)
+    out: list[CorrectnessResult] = []
+    for res in gateway.structured(reqs, CorrectnessReply, desc="correctness"):
+        if res.ok and res.value is not None:
+            out.append(CorrectnessResult(res.value.score, res.value.rationale))
+        else:
+            out.append(CorrectnessResult(None, res.raw[:500], res.error or "no parsed reply"))
+    return out
+
+
+DIGITS = tuple(str(i) for i in range(len(RUBRIC_LEVELS)))  # "0".."4" -> RUBRIC_LEVELS
+
+
+def expected_score(probs: dict[str, float]) -> float:
+    """Probability-weighted rubric score: sum_i P(digit i) * RUBRIC_LEVELS[i] (probs over the
+    five digits, renormalised to sum to 1)."""
+    total = sum(probs.get(d, 0.0) for d in DIGITS)
+    if not total > 0:
+        raise ValueError("no probability mass on the rubric digits")
+    weighted = zip(DIGITS, RUBRIC_LEVELS, strict=True)
+    return sum(probs.get(d, 0.0) * lvl for d, lvl in weighted) / total
+
+
+def expected_requests(
+    items: Sequence[JudgeItem], model: str, version: str, seed: int | None = 0
+) -> list[ChatRequest]:
+    """One digit-rubric request per item; only the first answer token's distribution is read."""
+    return _grading_requests(
+        items, model, version, "correctness_digit", max_tokens=1, temperature=0.0, seed=seed,
+        tag="judge.correctness_expected",
+    )  # fmt: skip
+
+
+def grade_correctness_expected(
+    items: Sequence[JudgeItem],
+    gateway: Gateway,
+    model: str,
+    version: str = "v1",
+    seed: int | None = 0,
+) -> list[CorrectnessResult]:
+    """G-Eval-style correctness: score = E[level] under the model's next-token distribution
+    over the digits 0-4 (levels 0 / 0.3 / 0.5 / 0.7 / 1.0). Continuous even for a small model
+    whose greedy reply is always the same level. A model without logprobs gives error rows."""
+    if not items:
+        return []
+    reqs = expected_requests(items, model, version, seed)
+    out: list[CorrectnessResult] = []
+    for dist in gateway.next_token_probs(reqs, candidates=list(DIGITS), desc="correctness"):
+        if not dist.ok:
+            out.append(CorrectnessResult(None, "", dist.error or "no next-token distribution"))
+            continue
+        shown = " ".join(f"{d}:{dist.probs.get(d, 0.0):.2f}" for d in DIGITS)
+        why = f"expected rubric level from P(digit) {shown} ({dist.method})"
+        if dist.fallback:
+            why += f"; upper-bound fallback for {','.join(dist.fallback)}"
+        out.append(CorrectnessResult(expected_score(dist.probs), why))
+    return out
+
+
+def similarity_correctness(verdicts: Sequence[JudgeVerdict]) -> list[CorrectnessResult]:
+    """Correctness = clip(max_ref cos(e(answer), e(ref)), 0, 1) from an embedding_similarity
+    judge's verdicts (their scores); a judge error becomes an error result."""
+    out: list[CorrectnessResult] = []
+    for v in verdicts:
+        if v.error or v.score is None:
+            out.append(CorrectnessResult(None, "", v.error or "no similarity score"))
+            continue
+        score = min(1.0, max(0.0, float(v.score)))
+        out.append(CorrectnessResult(score, f"max cosine to a reference {v.score:.3f}"))
+    return out

@@ -1,0 +1,199 @@
+"""Pointwise passage relevance (RAGElo, SPEC 5) and MRR@k at both thresholds.
+
+Every retrieved passage of every answer is graded 0 (not relevant), 1 (somewhat: on topic,
+does not fully answer) or 2 (very: answers the question) with a one-sentence reason.
+Passages are judged once per (question_id, chunk_id) however many systems retrieved them.
+
+Reciprocal rank at threshold t (RR_t@k): 1/rank of the first passage in the top k with
+relevance >= t, 0 when the top k holds none. A failed judgment is unknown, not "not
+relevant": RR is null when an unjudged passage precedes the first relevant one (or, with
+no relevant passage, sits anywhere in the top k), so it could change the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+import polars as pl
+from pydantic import field_validator
+
+from ragcourt.judging.llm_judges import ReplyModel, reason_field, render
+
+if TYPE_CHECKING:
+    from ragcourt.llm import ChatRequest, Gateway
+
+_LABELS = {"not relevant": 0, "somewhat relevant": 1, "very relevant": 2}
+
+
+class RelevanceReply(ReplyModel):
+    """The annotator's JSON reply: one-sentence reason first, then the grade 0/1/2."""
+
+    reason: str = reason_field()
+    relevance: Literal[0, 1, 2]
+
+    @field_validator("relevance", mode="before")
+    @classmethod
+    def _grade(cls, v: object) -> object:
+        """Accept 2, 2.0, "2" and the label names ("very relevant")."""
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, str):
+            key = v.strip().strip(".").lower()
+            if key in _LABELS:
+                return _LABELS[key]
+            if key.isdigit():
+                return int(key)
+        return v
+
+
+def retrieved_passages(answers: pl.DataFrame, k: int | None = None) -> pl.DataFrame:
+    """Answers exploded to one row per retrieved passage: system, question_id, rank,
+    chunk_id, doc_id, char_start, char_end, text (rank <= k when ``k`` is given)."""
+    rows = (
+        answers.select("system", "question_id", "retrieved")
+        .explode("retrieved")
+        .filter(pl.col("retrieved").is_not_null())
+        .unnest("retrieved")
+        .select(
+            "system",
+            "question_id",
+            "rank",
+            "chunk_id",
+            "doc_id",
+            "char_start",
+            "char_end",
+            "text",
+        )
+    )
+    if k is not None:
+        rows = rows.filter(pl.col("rank") <= k)
+    return rows.sort("system", "question_id", "rank")
+
+
+def unique_passages(passages: pl.DataFrame) -> pl.DataFrame:
+    """One row per (question_id, chunk_id) with the passage text and ``n_systems``, the
+    number of systems that retrieved it (so it is judged once across systems)."""
+    return (
+        passages.group_by("question_id", "chunk_id", maintain_order=True)
+        .agg(
+            pl.col("doc_id").first(),
+            pl.col("text").first(),
+            pl.col("system").n_unique().cast(pl.Int32).alias("n_systems"),
+        )
+        .sort("question_id", "chunk_id")
+    )
+
+
+def relevance_requests(
+    questions: Sequence[str],
+    passages: Sequence[str],
+    model: str,
+    version: str,
+    temperature: float,
+    seed: int | None = 0,
+) -> list[ChatRequest]:
+    """One grading request per (question, passage) (``seed`` = ``llm.seed``)."""
+    from ragcourt.llm import ChatRequest
+
+    system = render("relevance_system", version)
+    return [
+        ChatRequest.of(
+            model,
+            system,
+            render("relevance_user", version, question=q, passage=p),
+            max_tokens=160,
+            temperature=temperature,
+            seed=seed,
+            json_mode=True,
+            tag="judge.relevance",
+        )
+        for q, p in zip(questions, passages, strict=True)
+    ]
+
+
+def judge_relevance(
+    passages: pl.DataFrame,
+    questions: pl.DataFrame,
+    gateway: Gateway,
+    model: str,
+    version: str = "v1",
+    temperature: float = 0.0,
+    seed: int | None = 0,
+) -> pl.DataFrame:
+    """Grade each unique passage (from :func:`unique_passages`) against its question.
+    Returns the ``relevance`` table: question_id, chunk_id, doc_id, n_systems,
+    relevance (0/1/2 or null), reason, error, model, prompt_version."""
+    joined = passages.join(
+        questions.select("question_id", "question"), on="question_id", how="left"
+    )
+    missing = joined.filter(pl.col("question").is_null())
+    if missing.height:
+        qid = missing["question_id"][0]
+        raise ValueError(f"question_id '{qid}' of a retrieved passage is not in the QA set")
+    reqs = relevance_requests(
+        joined["question"].to_list(),
+        joined["text"].to_list(),
+        model,
+        version,
+        temperature,
+        seed,
+    )
+    results = gateway.structured(reqs, RelevanceReply, desc="relevance") if reqs else []
+    rel: list[int | None] = []
+    reason: list[str] = []
+    err: list[str | None] = []
+    for res in results:
+        if res.ok and res.value is not None:
+            rel.append(res.value.relevance)
+            reason.append(res.value.reason)
+            err.append(None)
+        else:
+            rel.append(None)
+            reason.append(res.raw[:500])
+            err.append(res.error or "no parsed reply")
+    return joined.select("question_id", "chunk_id", "doc_id", "n_systems").with_columns(
+        pl.Series("relevance", rel, dtype=pl.Int8),
+        pl.Series("reason", reason, dtype=pl.String),
+        pl.Series("error", err, dtype=pl.String),
+        pl.lit(model).alias("model"),
+        pl.lit(version).alias("prompt_version"),
+    )
+
+
+def reciprocal_rank(ranked_relevance: Sequence[int | None], threshold: int, k: int) -> float | None:
+    """RR_t@k of one ranked list of grades (None = unjudged); see the module docstring."""
+    for rank, grade in enumerate(ranked_relevance[:k], 1):
+        if grade is None:
+            return None
+        if grade >= threshold:
+            return 1.0 / rank
+    return 0.0
+
+
+def mrr_per_question(
+    passages: pl.DataFrame, relevance: pl.DataFrame, k: int = 5, thresholds: Sequence[int] = (1, 2)
+) -> pl.DataFrame:
+    """Per (system, question_id): ``rr{t}_at{k}`` for each threshold t and ``unjudged``,
+    the number of top-k passages whose relevance judgment failed."""
+    graded = (
+        passages.filter(pl.col("rank") <= k)
+        .join(
+            relevance.select("question_id", "chunk_id", "relevance"),
+            on=["question_id", "chunk_id"],
+            how="left",
+        )
+        .sort("system", "question_id", "rank")
+        .group_by("system", "question_id", maintain_order=True)
+        .agg(pl.col("relevance"))
+    )
+    cols: dict[str, list[float | None]] = {f"rr{t}_at{k}": [] for t in thresholds}
+    unjudged: list[int] = []
+    for grades in graded["relevance"].to_list():
+        for t in thresholds:
+            cols[f"rr{t}_at{k}"].append(reciprocal_rank(grades, t, k))
+        unjudged.append(sum(g is None for g in grades))
+    return graded.select("system", "question_id").with_columns(
+        *[pl.Series(name, vals, dtype=pl.Float64) for name, vals in cols.items()],
+        pl.Series("unjudged", unjudged, dtype=pl.Int32),
+    )

@@ -1,0 +1,439 @@
+"""In-process local models: litellm provider ``local/<registry name>`` on llama-cpp-python.
+
+Each registry GGUF (configs/models.yaml ``llms``) is sha256-checked and loaded once per
+process, and every call to it holds that model's lock (llama.cpp contexts are not
+thread-safe). The prompt is the chat template from the GGUF metadata (or the registry's
+inline Jinja template). Sampling follows the OpenAI parameters: ``temperature`` 0 = greedy,
+else pure temperature sampling (no top-k/min-p) seeded by ``seed``; ``max_tokens`` is capped
+to the context left after the prompt; ``stop`` strings cut the text. ``logprobs`` and
+``top_logprobs`` are the model's raw log-softmax at each generated position (OpenAI format).
+When a stop string cuts the text, the tokens that start at or after the cut (the stop string
+and anything after it) are dropped from ``logprobs`` and ``completion_tokens``, so both cover
+exactly the tokens that produced the returned text (a token straddling the cut is kept: it
+contributes returned characters).
+``response_format`` json_object / json_schema become a llama.cpp grammar.
+
+``candidate_labels`` (ragcourt extension used by ``Gateway.next_token_probs``): exact
+log-probabilities of each label's first token at the first answer position, from the full
+vocabulary logits. A label's first token is the first token after the prompt when
+``prompt + label`` is tokenised (what the model would emit right after the assistant prefix:
+no leading space for ChatML templates); when that split does not align with the prompt's
+tokens the label is tokenised alone. Returned in ``_hidden_params["candidate_logprobs"]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragcourt.core.catalog import DEFAULT_MODELS_FILE
+from ragcourt.core.model_registry import LLMEntry, load_registry
+from ragcourt.llm import providers
+from ragcourt.llm.gguf_files import resolve_gguf
+
+
+def _env_threads() -> int | None:
+    env = os.environ.get("RAGCOURT_LLM_THREADS")
+    return max(1, int(env)) if env else None
+
+
+def default_threads() -> int:
+    """``$RAGCOURT_LLM_THREADS``, else half the cores (1 on 2 cores: llama.cpp threads
+    spin-wait, so sharing a busy 2-core machine with 2 threads is several times slower)."""
+    return _env_threads() or max(1, min(8, (os.cpu_count() or 2) // 2))
+
+
+def default_batch_threads() -> int:
+    """Threads for prompt evaluation: ``$RAGCOURT_LLM_THREADS``, else every core (at most 8).
+    Prompt evaluation is a batched matmul that scales with cores (2 idle cores: 123 -> 244
+    prompt tok/s on SmolLM2-135M) and dominates RAG prompts; token-by-token generation
+    keeps ``default_threads()``."""
+    return _env_threads() or max(1, min(8, os.cpu_count() or 2))
+
+
+def models_path(models_file: str | None) -> Path:
+    """The registry file: as given (relative to the cwd); a relative path missing there is
+    looked up in the ragcourt source tree, so stages run in a scratch folder still find
+    the shipped ``configs/models.yaml``."""
+    p = Path(models_file or DEFAULT_MODELS_FILE)
+    if p.is_file() or p.is_absolute():
+        return p
+    shipped = Path(__file__).resolve().parents[2] / p
+    return shipped if shipped.is_file() else p
+
+
+def registry_entry(model: str, models_file: str | None) -> tuple[str, LLMEntry]:
+    """(name, entry) of ``local/<name>`` (ConfigError when absent)."""
+    name = model.split("/", 1)[1] if model.startswith("local/") else model
+    return name, load_registry(models_path(models_file)).llm(name)
+
+
+def model_identity(model: str, models_file: str | None) -> dict[str, Any]:
+    """What pins a local model's replies beyond its name: the registry entry's GGUF sha256,
+    chat template and context size. Part of the gateway cache key and of the answer stage's
+    partition hash (a new file, template or n_ctx = new key)."""
+    entry = registry_entry(model, models_file)[1]
+    return {"sha256": entry.sha256, "chat_template": entry.chat_template, "n_ctx": entry.n_ctx}
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    x = logits.astype(np.float64)
+    m = float(x.max())
+    return x - (m + float(np.log(np.exp(x - m).sum())))
+
+
+@dataclass
+class Generation:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str
+    logprobs: list[dict[str, Any]] | None
+    candidate_logprobs: dict[str, tuple[str, float]] | None = None
+
+
+class LocalModel:
+    """One loaded GGUF with its chat template and a lock serialising every call."""
+
+    def __init__(
+        self, name: str, entry: LLMEntry, path: Path, n_threads: int, n_threads_batch: int
+    ) -> None:
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self.name = name
+        self.lock = threading.Lock()
+        self.llm = Llama(
+            model_path=str(path),
+            n_ctx=entry.n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads_batch,
+            logits_all=False,
+            verbose=False,
+        )
+        template = (
+            self.llm.metadata.get("tokenizer.chat_template")
+            if entry.chat_template == "gguf"
+            else entry.chat_template
+        )
+        if not template:
+            from ragcourt.core.errors import ConfigError
+
+            raise ConfigError(
+                f"local model '{name}': the GGUF has no chat template; set chat_template "
+                "in configs/models.yaml to a Jinja template"
+            )
+        eos = self.llm.token_eos()
+        bos = self.llm.token_bos()
+        self.formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=self.llm._model.token_get_text(eos) if eos != -1 else "",
+            bos_token=self.llm._model.token_get_text(bos) if bos != -1 else "",
+            stop_token_ids=[eos],
+        )
+        self.add_bos = self.llm._model.add_bos_token()
+        self.n_vocab = self.llm.n_vocab()
+        self._grammars: dict[str, Any] = {}
+
+    # ------------------------------------------------------------ helpers
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        prompt = self.formatter(messages=messages).prompt
+        return self.llm.tokenize(prompt.encode("utf-8"), add_bos=self.add_bos, special=True)
+
+    def is_eog(self, tok: int) -> bool:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, tok))
+
+    def token_text(self, tok: int) -> str:
+        return self.llm.detokenize([tok]).decode("utf-8", errors="replace")
+
+    def _logprob_item(self, logits_lp: np.ndarray, tok: int, k: int) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "token": self.token_text(tok),
+            "logprob": float(logits_lp[tok]),
+            "bytes": list(self.llm.detokenize([tok])),
+        }
+        top: list[dict[str, Any]] = []
+        if k > 0:
+            idx = np.argpartition(-logits_lp, k - 1)[:k]
+            for t in idx[np.argsort(-logits_lp[idx])]:
+                tt = int(t)
+                top.append({"token": self.token_text(tt), "logprob": float(logits_lp[tt])})
+        item["top_logprobs"] = top
+        return item
+
+    def last_logits(self) -> np.ndarray:
+        ptr = self.llm._ctx.get_logits_ith(-1)
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
+
+    def grammar(self, response_format: dict[str, Any] | None) -> Any:
+        """A llama.cpp grammar for a json_object / json_schema response format (memoised)."""
+        if not response_format or response_format.get("type") not in ("json_object", "json_schema"):
+            return None
+        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        key = json.dumps(schema, sort_keys=True) if schema else ""
+        if key not in self._grammars:
+            try:
+                self._grammars[key] = (
+                    LlamaGrammar.from_json_schema(key, verbose=False)
+                    if schema
+                    else LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+                )
+            except Exception:  # schema feature the converter lacks: any JSON object
+                self._grammars[key] = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+        return self._grammars[key]
+
+    def first_token_id(self, prompt_ids: list[int], prompt_text: str, label: str) -> int:
+        full = self.llm.tokenize(
+            (prompt_text + label).encode("utf-8"), add_bos=self.add_bos, special=True
+        )
+        n = len(prompt_ids)
+        if len(full) > n and full[:n] == prompt_ids:
+            return int(full[n])
+        alone = self.llm.tokenize(label.encode("utf-8"), add_bos=False, special=False)
+        return int(alone[0])
+
+    # ------------------------------------------------------------ calls (hold self.lock)
+    def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None,
+        stop: list[str],
+        top_logprobs: int,
+        want_logprobs: bool,
+        top_p: float,
+        response_format: dict[str, Any] | None,
+        deadline: float | None,
+    ) -> Generation:
+        litellm = providers.litellm_module()
+        fmt = self.formatter(messages=messages)
+        prompt_ids = self.llm.tokenize(
+            fmt.prompt.encode("utf-8"), add_bos=self.add_bos, special=True
+        )
+        room = self.llm.n_ctx() - len(prompt_ids)
+        if room <= 0:
+            raise litellm.ContextWindowExceededError(
+                message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
+                model=self.name,
+                llm_provider="local",
+            )
+        max_new = min(max_tokens, room)
+        self.llm.set_seed(seed if seed is not None else int(time.time_ns() % 2**31))
+        completion: list[int] = []
+        ends: list[int] = []  # ends[i]: decoded text length after completion[: i + 1]
+        positions: list[dict[str, Any]] = []
+        finish = "length"
+        text = ""
+        self.llm.reset()  # no KV prefix reuse: it changes logits slightly, so replies would
+        # depend on the previous call; a fresh evaluation keeps a request's reply reproducible
+        gen = self.llm.generate(
+            prompt_ids,
+            temp=temperature,
+            top_k=0,
+            top_p=top_p,
+            min_p=0.0,
+            typical_p=1.0,
+            repeat_penalty=1.0,
+            grammar=self.grammar(response_format),
+        )
+        try:
+            for tok in gen:
+                if want_logprobs:
+                    lp = _log_softmax(self.last_logits())
+                    positions.append(self._logprob_item(lp, tok, top_logprobs))
+                if self.is_eog(tok):
+                    if positions:
+                        positions.pop()
+                    finish = "stop"
+                    break
+                completion.append(tok)
+                raw = self.llm.detokenize(completion, prev_tokens=prompt_ids)
+                text = raw.decode("utf-8", errors="ignore")
+                ends.append(len(text))
+                cut = [text.index(s) for s in stop if s and s in text]
+                if cut:
+                    text = text[: min(cut)]
+                    finish = "stop"
+                    # keep token i only if it starts before the cut (starts: 0, ends[:-1])
+                    keep = sum(1 for start in [0, *ends[:-1]] if start < len(text))
+                    del completion[keep:]
+                    del positions[keep:]
+                    break
+                if len(completion) >= max_new:
+                    break
+                if deadline is not None and time.monotonic() > deadline:
+                    raise litellm.Timeout(
+                        message=f"local model exceeded its {len(completion)}-token deadline",
+                        model=self.name,
+                        llm_provider="local",
+                    )
+        finally:
+            gen.close()
+        return Generation(
+            text=text,
+            prompt_tokens=len(prompt_ids),
+            completion_tokens=len(completion),
+            finish_reason=finish,
+            logprobs=positions if want_logprobs else None,
+        )
+
+    def candidates(self, messages: list[dict[str, str]], labels: list[str]) -> Generation:
+        """Exact first-token log-probabilities of ``labels`` (see module doc)."""
+        litellm = providers.litellm_module()
+        fmt = self.formatter(messages=messages)
+        prompt_ids = self.llm.tokenize(
+            fmt.prompt.encode("utf-8"), add_bos=self.add_bos, special=True
+        )
+        if len(prompt_ids) >= self.llm.n_ctx():
+            raise litellm.ContextWindowExceededError(
+                message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
+                model=self.name,
+                llm_provider="local",
+            )
+        first = {lab: self.first_token_id(prompt_ids, fmt.prompt, lab) for lab in labels}
+        by_id: dict[int, list[str]] = {}
+        for lab, tid in first.items():
+            by_id.setdefault(tid, []).append(lab)
+        clash = [labs for labs in by_id.values() if len(labs) > 1]
+        if clash:
+            raise litellm.BadRequestError(
+                message=f"candidates {clash[0]} share their first token; use distinct labels",
+                model=self.name,
+                llm_provider="local",
+            )
+        self.llm.reset()  # fresh evaluation, as in generate()
+        gen = self.llm.generate(prompt_ids, temp=0.0, top_k=0, top_p=1.0, min_p=0.0)
+        try:
+            tok = next(gen)
+            lp = _log_softmax(self.last_logits())
+        finally:
+            gen.close()
+        eog = self.is_eog(tok)
+        return Generation(
+            text="" if eog else self.token_text(tok),
+            prompt_tokens=len(prompt_ids),
+            completion_tokens=0 if eog else 1,
+            finish_reason="stop" if eog else "length",
+            logprobs=[self._logprob_item(lp, tok, 5)],
+            candidate_logprobs={
+                lab: (self.token_text(tid), float(lp[tid])) for lab, tid in first.items()
+            },
+        )
+
+
+_MODELS: dict[tuple[str, str], LocalModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free llama.cpp models before interpreter teardown (avoids noisy __del__ errors)."""
+    with _MODELS_LOCK:
+        for lm in _MODELS.values():
+            lm.llm.close()
+        _MODELS.clear()
+
+
+def get_model(model: str, models_file: str | None, n_threads: int | None = None) -> LocalModel:
+    """The loaded model for ``local/<name>`` (load + sha256 check on first use)."""
+    name, entry = registry_entry(model, models_file)
+    key = (str(models_path(models_file).resolve()), name)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            path = resolve_gguf(name, entry)
+            _MODELS[key] = LocalModel(
+                name,
+                entry,
+                path,
+                n_threads or default_threads(),
+                n_threads or default_batch_threads(),
+            )
+        return _MODELS[key]
+
+
+@cache
+def _handler() -> object:
+    from litellm import CustomLLM
+
+    class LocalProvider(CustomLLM):
+        """litellm custom provider ``local``: runs the GGUF in a worker thread."""
+
+        def _run(self, model: str, messages: list, optional_params: dict, timeout: Any) -> Any:
+            models_file = optional_params.get("ragcourt_models_file")
+            lm = get_model(model, models_file)
+            msgs = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
+            labels = optional_params.get("candidate_labels")
+            with lm.lock:
+                if labels:
+                    g = lm.candidates(msgs, list(labels))
+                else:
+                    stop = optional_params.get("stop") or []
+                    g = lm.generate(
+                        msgs,
+                        temperature=float(optional_params.get("temperature") or 0.0),
+                        max_tokens=int(optional_params.get("max_tokens") or 256),
+                        seed=optional_params.get("seed"),
+                        stop=[stop] if isinstance(stop, str) else list(stop),
+                        top_logprobs=int(optional_params.get("top_logprobs") or 0),
+                        want_logprobs=bool(optional_params.get("logprobs")),
+                        top_p=float(optional_params.get("top_p") or 1.0),
+                        response_format=optional_params.get("response_format"),
+                        deadline=time.monotonic() + float(timeout) if timeout else None,
+                    )
+            resp = providers.model_response(
+                f"local/{lm.name}",
+                g.text,
+                prompt_tokens=g.prompt_tokens,
+                completion_tokens=g.completion_tokens,
+                finish_reason=g.finish_reason,
+                logprobs_content=g.logprobs,
+            )
+            if g.candidate_logprobs is not None:
+                resp._hidden_params["candidate_logprobs"] = g.candidate_logprobs
+            return resp
+
+        def completion(  # type: ignore[override]
+            self,
+            model: str,
+            messages: list,
+            *args: Any,
+            optional_params: dict,
+            timeout: Any = None,
+            **kw: Any,
+        ) -> Any:
+            return self._run(model, messages, optional_params, timeout)
+
+        async def acompletion(  # type: ignore[override]
+            self,
+            model: str,
+            messages: list,
+            *args: Any,
+            optional_params: dict,
+            timeout: Any = None,
+            **kw: Any,
+        ) -> Any:
+            return await asyncio.to_thread(self._run, model, messages, optional_params, timeout)
+
+    return LocalProvider()
+
+
+def ensure_registered() -> None:
+    """Register the ``local`` provider with litellm (idempotent)."""
+    if providers.registered("local") is not _handler():
+        providers.register("local", _handler())

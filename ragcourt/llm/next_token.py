@@ -1,0 +1,132 @@
+"""Candidate next-token distributions from exact logits or from hosted ``top_logprobs``.
+
+Exact (local model, ``method="logits"``): the provider returns, per candidate label, the
+log-probability of the label's first token under a full-vocabulary softmax at the first
+answer position; ``raw[c] = exp(logprob)``.
+
+Hosted (``method="top_logprobs"``): from the first position's top-k list, a listed token
+``t`` counts for candidate ``c`` when ``t.strip()`` is non-empty and ``c`` starts with it
+(a token that would fit several candidates counts only for an exact match, else none);
+``raw[c]`` sums the probabilities of its tokens. A candidate with no listed token gets the
+smallest listed probability as ``raw`` - an upper bound, since every unlisted token is at most
+that likely - and is named in ``fallback``. In both cases ``probs = raw / sum(raw)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from ragcourt.llm.types import PositionLogprobs, TokenDistribution
+
+
+def _normalise(raw: Mapping[str, float]) -> dict[str, float] | None:
+    total = sum(raw.values())
+    if not total > 0 or not math.isfinite(total):
+        return None
+    return {c: p / total for c, p in raw.items()}
+
+
+def from_candidate_logprobs(
+    candidates: Sequence[str],
+    cand_logprobs: Mapping[str, tuple[str, float]],
+    model: str,
+    cached: bool,
+) -> TokenDistribution:
+    """Exact distribution from ``{label: (first_token_text, logprob)}``."""
+    missing = [c for c in candidates if c not in cand_logprobs]
+    if missing:
+        return TokenDistribution(
+            ok=False,
+            method="logits",
+            model=model,
+            cached=cached,
+            error=f"provider returned no logprob for candidates {missing}",
+        )
+    raw = {c: math.exp(cand_logprobs[c][1]) for c in candidates}
+    probs = _normalise(raw)
+    if probs is None:
+        return TokenDistribution(
+            ok=False,
+            raw=raw,
+            method="logits",
+            model=model,
+            cached=cached,
+            error="candidate probabilities sum to zero",
+        )
+    return TokenDistribution(
+        ok=True,
+        probs=probs,
+        raw=raw,
+        method="logits",
+        model=model,
+        cached=cached,
+        candidate_tokens={c: cand_logprobs[c][0] for c in candidates},
+    )
+
+
+def _matches(token: str, candidates: Sequence[str]) -> str | None:
+    t = token.strip()
+    if not t:
+        return None
+    exact = [c for c in candidates if c == t]
+    if exact:
+        return exact[0]
+    fits = [c for c in candidates if c.startswith(t)]
+    return fits[0] if len(fits) == 1 else None
+
+
+def from_top_logprobs(
+    candidates: Sequence[str],
+    first: PositionLogprobs | None,
+    model: str,
+    cached: bool,
+) -> TokenDistribution:
+    """Distribution from the first generated position's ``top_logprobs`` (see module doc)."""
+    if first is None:
+        return TokenDistribution(
+            ok=False,
+            method="top_logprobs",
+            model=model,
+            cached=cached,
+            error=(
+                f"model '{model}' returned no logprobs; next_token_probs needs a provider "
+                "that supports logprobs/top_logprobs (e.g. openai/*) or a local/ model"
+            ),
+        )
+    listed = list(first.top_logprobs) or [first]  # some providers only give the chosen token
+    seen: set[str] = set()
+    raw = dict.fromkeys(candidates, 0.0)
+    tokens: dict[str, list[str]] = {c: [] for c in candidates}
+    for item in listed:
+        if item.token in seen:
+            continue
+        seen.add(item.token)
+        cand = _matches(item.token, candidates)
+        if cand is not None:
+            raw[cand] += math.exp(item.logprob)
+            tokens[cand].append(item.token)
+    floor = min(math.exp(i.logprob) for i in listed)
+    fallback = [c for c in candidates if not tokens[c]]
+    for c in fallback:
+        raw[c] = floor
+    probs = _normalise(raw)
+    if probs is None:
+        return TokenDistribution(
+            ok=False,
+            raw=raw,
+            method="top_logprobs",
+            model=model,
+            cached=cached,
+            error="candidate probabilities sum to zero",
+        )
+    return TokenDistribution(
+        ok=True,
+        probs=probs,
+        raw=raw,
+        method="top_logprobs",
+        model=model,
+        cached=cached,
+        candidate_tokens={c: "|".join(tokens[c]) for c in candidates},
+        fallback=fallback,
+    )

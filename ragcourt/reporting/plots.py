@@ -1,0 +1,174 @@
+"""Report figures: matplotlib (Agg) rendered to base64 PNG so the HTML page is self-contained.
+
+Each function takes the already-loaded frame or dict and returns a :class:`Figure`; it never
+reads files. Colours: one per embedder / system (tab10), line style per retriever.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure as MplFigure
+from matplotlib.ticker import MaxNLocator
+
+from ragcourt.reporting.model import Figure
+
+RETRIEVER_STYLE = {"dense": "-", "bm25": "--", "hybrid": ":"}
+METRIC_TITLES = {"R": "Recall", "RR": "MRR", "nDCG": "nDCG", "P": "Precision", "Success": "Hits"}
+
+
+def to_figure(fig: MplFigure, alt: str, caption: str = "") -> Figure:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return Figure(base64.b64encode(buf.getvalue()).decode("ascii"), alt, caption)
+
+
+def _ci_err(mid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.nan_to_num(np.vstack([np.clip(mid - lo, 0, None), np.clip(hi - mid, 0, None)]))
+
+
+def leaderboard(board: pl.DataFrame) -> Figure:
+    """Swiss Elo and Bradley-Terry per system with their bootstrap CIs (rank 1 on top)."""
+    b = board.sort("rank", descending=True)
+    y = np.arange(b.height)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 1.3 + 0.42 * b.height), sharey=True)
+    for ax, col, title in ((axes[0], "elo", "Swiss Elo"), (axes[1], "bt", "Bradley-Terry")):
+        mid = b[col].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        lo = b[f"{col}_lo"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        hi = b[f"{col}_hi"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        ax.errorbar(mid, y, xerr=_ci_err(mid, lo, hi), fmt="o", capsize=4, color="#1f77b4")
+        if col == "elo":
+            ax.axvline(1500.0, color="grey", lw=0.6, ls=":")
+        ax.set_title(f"{title} with 95% bootstrap CI", fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(y, [f"{r}. {s}" for r, s in b.select("rank", "system").iter_rows()])
+    fig.tight_layout()
+    return to_figure(fig, "Leaderboard: Elo and Bradley-Terry with confidence intervals")
+
+
+def swiss_vs_round_robin(summary: dict[str, Any]) -> Figure:
+    """Matches and judge calls: Swiss against the exhaustive round-robin (its N(N-1)/2
+    formula figures, ``*_computed``, when round-robin was not run)."""
+    sw, rr = summary.get("swiss", {}), summary.get("round_robin", {})
+    ran = rr.get("enabled", True)
+    fig, axes = plt.subplots(1, 2, figsize=(8, 2.8))
+    for ax, key, title in (
+        (axes[0], "matches", "Matches"),
+        (axes[1], "judge_calls", "Judge calls"),
+    ):
+        rr_val = rr.get(key) if ran else rr.get(f"{key}_computed", rr.get(key))
+        vals = [float(sw.get(key) or 0), float(rr_val or 0)]
+        labels = ["Swiss", "Round-robin" if ran else "Round-robin\n(computed, not run)"]
+        bars = ax.bar(labels, vals, color=["#2ca02c", "#7f7f7f"])
+        ax.bar_label(bars, labels=[f"{v:,.0f}" for v in vals])
+        ax.set_title(title, fontsize=10)
+        ax.set_ylim(0, max([*vals, 1.0]) * 1.2)
+    fig.tight_layout()
+    return to_figure(fig, "Swiss vs round-robin cost")
+
+
+def dafe(dafe_summary: dict[str, Any]) -> Figure:
+    """Left: judge calls used by DAFE vs always three judges; right: each judge's agreement
+    with the final verdict."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 2.9))
+    used = float(dafe_summary.get("judge_calls") or 0)
+    three = float(dafe_summary.get("judge_calls_always_three") or 0)
+    bars = axes[0].bar(["DAFE", "Always 3 judges"], [used, three], color=["#2ca02c", "#7f7f7f"])
+    axes[0].bar_label(bars, labels=[f"{used:,.0f}", f"{three:,.0f}"])
+    axes[0].set_ylim(0, max(three, used, 1.0) * 1.2)
+    axes[0].set_title("Judge calls", fontsize=10)
+    per_judge = dafe_summary.get("per_judge") or {}
+    names = list(per_judge)
+    vals = [float(per_judge[n].get("agreement_with_final") or 0) for n in names]
+    bars = axes[1].barh(names, vals, color="#1f77b4")
+    axes[1].bar_label(bars, labels=[f"{v:.2f}" for v in vals])
+    axes[1].set_xlim(0, 1.15)
+    axes[1].set_title("Agreement with the final verdict", fontsize=10)
+    fig.tight_layout()
+    return to_figure(fig, "DAFE judge calls and agreement")
+
+
+def retrieval_vs_chunk_size(summary: pl.DataFrame, k: int, metrics: list[str]) -> Figure:
+    """One panel per metric at cutoff ``k``: mean over questions against chunk size; one colour
+    per embedder (BM25 has none), one line style per retriever."""
+    df = summary.filter(pl.col("k") == k)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.4 * len(metrics), 3.0), squeeze=False)
+    embedders = sorted({e or "-" for e in df["embedder"].to_list()})
+    colours = {e: plt.get_cmap("tab10")(i % 10) for i, e in enumerate(embedders)}
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        sub = df.filter(pl.col("metric") == metric)
+        groups = sub.group_by(["embedder", "retriever"], maintain_order=True)
+        for (emb, ret), g in sorted(groups, key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
+            g = g.sort("chunk_size")
+            label = f"{ret}" + (f" · {emb}" if emb else "")
+            ax.plot(
+                g["chunk_size"].to_list(),
+                g["value"].to_list(),
+                marker="o",
+                ls=RETRIEVER_STYLE.get(str(ret), "-."),
+                color=colours[emb or "-"],
+                label=label,
+            )
+        ax.set_title(f"{METRIC_TITLES.get(metric, metric)}@{k}", fontsize=10)
+        ax.set_xlabel("chunk size (tokens)")
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return to_figure(fig, f"Retrieval metrics at {k} vs chunk size per embedder")
+
+
+def metric_correlation(corr: pl.DataFrame) -> Figure:
+    """Spearman of each retrieval metric with answer correctness, ± its standard error."""
+    df = corr.sort("spearman", nulls_last=True)
+    labels = df["label"].to_list()
+    rho = df["spearman"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    se = df["spearman_se"].cast(pl.Float64).fill_null(0.0).to_numpy()
+    colours = ["#d62728" if "UDCG" in str(lbl).upper() else "#1f77b4" for lbl in labels]
+    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.38 * len(labels)))
+    ax.barh(labels, np.nan_to_num(rho), xerr=se, color=colours, capsize=3)
+    ax.axvline(0, color="black", lw=0.6)
+    ax.set_xlim(-1, 1)
+    ax.set_xlabel("Spearman ρ with correctness (± SE)")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return to_figure(fig, "Correlation of retrieval metrics with correctness (UDCG in red)")
+
+
+def counts_bar(counts: dict[str, int], title: str, xlabel: str) -> Figure:
+    """Horizontal bars of named counts (e.g. QA rejections by filter)."""
+    names = list(counts)
+    vals = [int(counts[n]) for n in names]
+    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.38 * max(len(names), 1)))
+    bars = ax.barh(names, vals, color="#ff7f0e")
+    ax.bar_label(bars)
+    ax.set_xlabel(xlabel)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(title, fontsize=10)
+    ax.set_xlim(0, max([*vals, 1]) * 1.2)
+    fig.tight_layout()
+    return to_figure(fig, title)
+
+
+def model_calls(rows: list[tuple[str, int, int]]) -> Figure:
+    """Per stage: real model calls and cache hits, stacked."""
+    stages = [r[0] for r in rows]
+    calls = np.array([r[1] for r in rows], dtype=float)
+    hits = np.array([r[2] for r in rows], dtype=float)
+    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.38 * max(len(rows), 1)))
+    ax.barh(stages, calls, color="#1f77b4", label="model calls")
+    ax.barh(stages, hits, left=calls, color="#aec7e8", label="cache hits")
+    ax.set_xlabel("requests")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False)
+    fig.tight_layout()
+    return to_figure(fig, "Model calls and cache hits per stage")

@@ -1,0 +1,317 @@
+"""Retrieval library: dense (FAISS), BM25 (bm25s) and hybrid (reciprocal rank fusion).
+
+Every retriever returns the same ``retrieval_run`` table: query_id, chunk_id, rank (1-based),
+score, retriever. Inputs are the stage artifacts under the current directory:
+``data/chunks/<chunking>.parquet``, ``data/embeddings/<chunking>__<embedder>.parquet`` and
+``data/index/<chunking>__<embedder>.faiss``.
+
+* **dense**: the query is embedded with the chunking's embedder (L2-normalised) and searched in
+  the ``IndexFlatIP`` (exact inner product = cosine). Score = cosine similarity.
+* **bm25**: bm25s over the chunk texts with ``retrieval.bm25`` (variant, k1, b; bm25s' regex
+  tokenizer, lower-cased, optional stopword list and PyStemmer stemmer). Built in memory when
+  opened (milliseconds for thousands of chunks; memoised per chunks file and settings).
+  Chunks scoring 0 (no query term in common) are not returned, so a query can get < k hits.
+* **hybrid**: RRF of the dense and BM25 rankings, each taken to depth k (:func:`rrf_fuse`).
+
+Ties are broken deterministically: dense and BM25 by chunk order in the chunks table, RRF as
+documented on :func:`rrf_fuse`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import polars as pl
+
+from ragcourt.core import catalog
+from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.params import BM25Params, Params
+from ragcourt.core.schemas import TABLES
+
+RetrieverKind = Literal["dense", "bm25", "hybrid"]
+RUN_SCHEMA = TABLES["retrieval_run"]
+
+
+class Retriever(Protocol):
+    name: str
+
+    def search(self, queries: pl.DataFrame, k: int) -> pl.DataFrame: ...
+
+
+def empty_run() -> pl.DataFrame:
+    return pl.DataFrame(schema=RUN_SCHEMA)
+
+
+def _run_frame(
+    query_ids: list[str], chunk_ids: list[str], ranks: list[int], scores: list[float], name: str
+) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "query_id": query_ids,
+            "chunk_id": chunk_ids,
+            "rank": ranks,
+            "score": scores,
+            "retriever": [name] * len(query_ids),
+        },
+        schema=RUN_SCHEMA,
+    )
+
+
+def _check_queries(queries: pl.DataFrame) -> None:
+    for col in ("query_id", "query"):
+        if col not in queries.columns:
+            raise RagcourtError(f"queries frame lacks column '{col}' (has {queries.columns})")
+    if queries["query_id"].is_duplicated().any():
+        dup = queries.filter(pl.col("query_id").is_duplicated())["query_id"][0]
+        raise RagcourtError(f"queries: duplicate query_id '{dup}'")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reciprocal rank fusion
+
+
+def rrf_fuse(
+    runs: list[pl.DataFrame], k: int = 60, depth: int | None = None, name: str = "hybrid"
+) -> pl.DataFrame:
+    """Fuse rankings per query: score(d) = Σ_runs 1 / (k + rank_run(d)), rank 1-based.
+
+    A chunk absent from a run adds nothing for that run; a chunk listed twice in one run counts
+    once, at its best rank. Scores are rounded to 12 decimals so the order never depends on
+    float summation order. Ties: higher score, then the better (smaller) best rank in any run,
+    then chunk_id ascending. ``depth`` keeps the first ``depth`` fused ranks per query.
+    """
+    if k <= 0:
+        raise ConfigError(f"rrf k must be positive, got {k}")
+    frames = [
+        r.group_by("query_id", "chunk_id").agg(pl.col("rank").cast(pl.Int64).min())
+        for r in runs
+        if r.height
+    ]
+    if not frames:
+        return empty_run()
+    fused = (
+        pl.concat(frames)
+        .group_by("query_id", "chunk_id")
+        .agg(
+            (1.0 / (k + pl.col("rank"))).sum().round(12).alias("score"),
+            pl.col("rank").min().alias("_best"),
+        )
+        .sort(
+            ["query_id", "score", "_best", "chunk_id"],
+            descending=[False, True, False, False],
+        )
+        .with_columns(pl.int_range(1, pl.len() + 1).over("query_id").alias("rank"))
+    )
+    if depth is not None:
+        fused = fused.filter(pl.col("rank") <= depth)
+    return fused.select(
+        pl.col("query_id").cast(pl.String),
+        pl.col("chunk_id").cast(pl.String),
+        pl.col("rank").cast(pl.Int32),
+        pl.col("score").cast(pl.Float64),
+        pl.lit(name, dtype=pl.String).alias("retriever"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Dense
+
+
+@dataclass
+class DenseRetriever:
+    """Exact inner-product search over L2-normalised chunk embeddings (FAISS IndexFlatIP)."""
+
+    model: str  # registry embedder name
+    index: Any  # faiss.Index
+    chunk_ids: list[str]
+    batch_size: int = 32
+    name: str = "dense"
+
+    def search(self, queries: pl.DataFrame, k: int) -> pl.DataFrame:
+        from ragcourt.retrieval.embedders import encode
+
+        _check_queries(queries)
+        kk = min(k, self.index.ntotal)
+        if queries.is_empty() or kk <= 0:
+            return empty_run()
+        vecs = encode(self.model, queries["query"].to_list(), batch_size=self.batch_size)
+        scores, idx = self.index.search(vecs, kk)
+        return _topk_frame(queries["query_id"].to_list(), idx, scores, self.chunk_ids, self.name)
+
+
+def _topk_frame(
+    qids: list[str], idx: np.ndarray, scores: np.ndarray, chunk_ids: list[str], name: str
+) -> pl.DataFrame:
+    """Rows for a (n_queries, k) block of row indices and scores; -1 rows (no hit) dropped."""
+    q_out, c_out, r_out, s_out = [], [], [], []
+    for qi, qid in enumerate(qids):
+        rank = 0
+        for j, sc in zip(idx[qi].tolist(), scores[qi].tolist(), strict=True):
+            if j < 0:
+                continue
+            rank += 1
+            q_out.append(qid)
+            c_out.append(chunk_ids[j])
+            r_out.append(rank)
+            s_out.append(float(sc))
+    return _run_frame(q_out, c_out, r_out, s_out, name)
+
+
+def open_dense(chunking: str, embedder: str, params: Params) -> DenseRetriever:
+    import faiss
+
+    from ragcourt.retrieval.embedders import registry_entry
+
+    if embedder not in params.embedders:
+        raise ConfigError(
+            f"embedder '{embedder}' is not one of embedders {sorted(params.embedders)}"
+        )
+    spec = params.embedders[embedder]
+    idx_path = catalog.path("index", chunking=chunking, embedder=embedder)
+    emb_path = catalog.path("embeddings", chunking=chunking, embedder=embedder)
+    for p in (idx_path, emb_path):
+        if not p.is_file():
+            raise RagcourtError(f"{p}: input artifact not found (run the embed stage)")
+    try:
+        index = faiss.read_index(str(idx_path))
+    except RuntimeError as err:
+        raise RagcourtError(f"{idx_path}: not a readable FAISS index ({err})") from None
+    from ragcourt.core.io import read_table
+
+    # schema of the whole file checked against 'embeddings'; only chunk_id is loaded
+    ids = read_table(emb_path, "embeddings", columns=["chunk_id"])["chunk_id"].to_list()
+    if index.ntotal != len(ids):
+        raise RagcourtError(
+            f"{idx_path}: {index.ntotal} vectors but {emb_path} has {len(ids)} rows "
+            "(out of sync: re-run the embed stage)"
+        )
+    dim = registry_entry(spec.model).dim
+    if index.d != dim:
+        raise RagcourtError(f"{idx_path}: index dim {index.d} != embedder '{spec.model}' dim {dim}")
+    return DenseRetriever(model=spec.model, index=index, chunk_ids=ids, batch_size=spec.batch_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# BM25
+
+
+@dataclass
+class BM25Retriever:
+    """bm25s over chunk texts; settings from ``retrieval.bm25``."""
+
+    chunk_ids: list[str]
+    texts: list[str]
+    settings: BM25Params
+    name: str = "bm25"
+    _bm25: Any = field(init=False, repr=False)
+    _tokenizer: Any = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        import bm25s
+
+        self._tokenizer = bm25s.tokenization.Tokenizer(
+            lower=True, stopwords=self.settings.stopwords or [], stemmer=_stemmer(self.settings)
+        )
+        tokens = self._tokenizer.tokenize(self.texts, return_as="string", show_progress=False)
+        s = self.settings
+        self._bm25 = bm25s.BM25(method=s.method, k1=s.k1, b=s.b)
+        self._bm25.index(tokens, show_progress=False)
+
+    def search(self, queries: pl.DataFrame, k: int) -> pl.DataFrame:
+        _check_queries(queries)
+        kk = min(k, len(self.chunk_ids))
+        if queries.is_empty() or kk <= 0:
+            return empty_run()
+        q_tokens = self._tokenizer.tokenize(
+            queries["query"].to_list(), return_as="string", show_progress=False, update_vocab=False
+        )
+        n = len(queries)
+        idx = np.full((n, kk), -1, dtype=np.int64)
+        scores = np.zeros((n, kk), dtype=np.float64)
+        for qi, toks in enumerate(q_tokens):
+            ids = self._bm25.get_tokens_ids([t for t in toks if t])
+            if not ids:
+                continue
+            s = np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float64)
+            order = np.argsort(-s, kind="stable")[:kk]
+            order = order[s[order] > 0]
+            idx[qi, : len(order)] = order
+            scores[qi, : len(order)] = s[order]
+        return _topk_frame(queries["query_id"].to_list(), idx, scores, self.chunk_ids, self.name)
+
+
+def _stemmer(settings: BM25Params) -> Any:
+    if not settings.stemmer:
+        return None
+    try:
+        import Stemmer
+    except ImportError:
+        raise ConfigError(
+            "retrieval.bm25.stemmer needs PyStemmer (pip install PyStemmer) or stemmer: null"
+        ) from None
+    try:
+        return Stemmer.Stemmer(settings.stemmer)
+    except KeyError:
+        raise ConfigError(
+            f"retrieval.bm25.stemmer: unknown language '{settings.stemmer}' "
+            f"(known: {', '.join(Stemmer.algorithms())})"
+        ) from None
+
+
+@cache
+def _bm25_cached(path: str, mtime_ns: int, settings_json: str) -> BM25Retriever:
+    from ragcourt.core.io import read_table
+
+    chunks = read_table(path, "chunks")
+    settings = BM25Params.model_validate(json.loads(settings_json))
+    return BM25Retriever(chunks["chunk_id"].to_list(), chunks["text"].to_list(), settings)
+
+
+def open_bm25(chunking: str, params: Params) -> BM25Retriever:
+    path = catalog.path("chunks", chunking=chunking)
+    if not path.is_file():
+        raise RagcourtError(f"{path}: input artifact not found (run the chunk stage)")
+    settings = params.retrieval.bm25.model_dump_json()
+    return _bm25_cached(str(path.resolve()), path.stat().st_mtime_ns, settings)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hybrid
+
+
+@dataclass
+class HybridRetriever:
+    """RRF of a dense and a BM25 ranking, each to depth k."""
+
+    dense: DenseRetriever
+    bm25: BM25Retriever
+    rrf_k: int = 60
+    name: str = "hybrid"
+
+    def search(self, queries: pl.DataFrame, k: int) -> pl.DataFrame:
+        runs = [self.dense.search(queries, k), self.bm25.search(queries, k)]
+        return rrf_fuse(runs, k=self.rrf_k, depth=k, name=self.name)
+
+
+def open_retriever(
+    kind: RetrieverKind, chunking: str, embedder: str | None, params: Params
+) -> Retriever:
+    """A retriever over the artifacts of ``chunking`` (and ``embedder`` for dense/hybrid)."""
+    if chunking not in params.chunkings:
+        raise ConfigError(
+            f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
+        )
+    if kind == "bm25":
+        return open_bm25(chunking, params)
+    if kind not in ("dense", "hybrid"):
+        raise ConfigError(f"unknown retriever '{kind}' (dense, bm25, hybrid)")
+    if embedder is None:
+        raise ConfigError(f"retriever '{kind}' needs an embedder")
+    dense = open_dense(chunking, embedder, params)
+    if kind == "dense":
+        return dense
+    return HybridRetriever(dense, open_bm25(chunking, params), rrf_k=params.retrieval.rrf_k)

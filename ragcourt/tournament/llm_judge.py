@@ -1,0 +1,201 @@
+"""The DICE two-stage LLM pairwise judge (SPEC 6), through the LLM gateway.
+
+Stage I (chat): the judge reads the question, the reference answer(s), the passages each
+system retrieved (top ``evidence_passages``, ``evidence_chars`` each) and both answers, and
+writes an analysis placing each answer in fully correct > partially correct > insufficient
+information > wrong, without a verdict. Stage II (next-token probabilities): the same
+conversation plus the analysis as the assistant turn and a question asking for one letter;
+the gateway returns the probabilities of the first answer token for the single-token labels
+A, B and C (C = tie, since "Tie" is usually two tokens), renormalised over the three.
+A failed analysis or verdict call, or a missing/errored answer, is an error verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from ragcourt.core.params import TournamentParams
+from ragcourt.core.prompts import prompt
+from ragcourt.llm.gateway import Gateway
+from ragcourt.llm.types import ChatRequest
+from ragcourt.tournament.pairwise_judges import JudgeInputs, OrderKey, OrderVerdict
+from ragcourt.tournament.scoring import LABELS, Probs
+
+AREA = "tournament"
+
+
+@dataclass(frozen=True)
+class _Answer:
+    text: str
+    abstained: bool
+    passages: list[str]
+    error: str | None
+
+
+def _answers_index(answers: pl.DataFrame, k: int) -> dict[tuple[str, str], _Answer]:
+    """(system, question_id) -> answer text, abstention flag and top-k passage texts."""
+    index: dict[tuple[str, str], _Answer] = {}
+    for row in answers.select(
+        "system", "question_id", "answer", "abstained", "retrieved", "error"
+    ).iter_rows(named=True):
+        passages = sorted(
+            row["retrieved"] or [], key=lambda p: p["rank"] if p["rank"] is not None else 1 << 30
+        )
+        index[(row["system"], row["question_id"])] = _Answer(
+            row["answer"] or "",
+            bool(row["abstained"]),
+            [p["text"] or "" for p in passages[:k]],
+            row["error"],
+        )
+    return index
+
+
+class LLMPairwiseJudge:
+    """DICE judge: one analysis call and one next-token call per presentation order."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        model: str,
+        answers: pl.DataFrame,
+        qa: pl.DataFrame,
+        tp: TournamentParams,
+        temperature: float = 0.0,
+        seed: int | None = 0,
+    ):
+        self.gateway, self.model, self.tp = gateway, model, tp
+        self.temperature, self.seed = temperature, seed
+        self._answers = _answers_index(answers, tp.evidence_passages)
+        self._qa: dict[str, tuple[str, list[str]]] = {
+            q: (text, list(refs or []))
+            for q, text, refs in qa.select(
+                "question_id", "question", "reference_answers"
+            ).iter_rows()
+        }
+        self._t = {
+            name: prompt(AREA, name, tp.prompt_version)
+            for name in (
+                "system",
+                "passage",
+                "no_passages",
+                "no_references",
+                "abstained_note",
+                "analysis",
+                "verdict",
+            )
+        }
+
+    @classmethod
+    def from_inputs(cls, inputs: JudgeInputs) -> LLMPairwiseJudge:
+        p = inputs.params
+        return cls(
+            inputs.gateway or Gateway(p.llm, stage="tournament"),
+            p.llm.resolve(p.tournament.model),
+            inputs.answers,
+            inputs.qa,
+            p.tournament,
+            p.llm.temperature,
+            p.llm.seed,
+        )
+
+    def _evidence(self, passages: list[str]) -> str:
+        if not passages:
+            return self._t["no_passages"]
+        cut = self.tp.evidence_chars
+        return "\n".join(
+            self._t["passage"].format(n=i, text=" ".join(t.split())[:cut])
+            for i, t in enumerate(passages, 1)
+        )
+
+    def user_prompt(self, key: OrderKey) -> tuple[str | None, str | None]:
+        """(stage-I user message, None) or (None, error) for one presentation order."""
+        if key.question_id not in self._qa:
+            return None, f"question '{key.question_id}' is not in the QA table"
+        question, refs = self._qa[key.question_id]
+        sides: list[_Answer] = []
+        for system in (key.first, key.second):
+            ans = self._answers.get((system, key.question_id))
+            if ans is None:
+                return None, f"no answer from system '{system}' to '{key.question_id}'"
+            if ans.error:
+                return None, f"answer of '{system}' to '{key.question_id}' failed: {ans.error}"
+            sides.append(ans)
+        a, b = sides
+        fields: dict[str, Any] = {
+            "question": question,
+            "references": "\n".join(f"- {r}" for r in refs) if refs else self._t["no_references"],
+            "evidence_a": self._evidence(a.passages),
+            "evidence_b": self._evidence(b.passages),
+            "answer_a": a.text,
+            "answer_b": b.text,
+            "abstained_a": self._t["abstained_note"] if a.abstained else "",
+            "abstained_b": self._t["abstained_note"] if b.abstained else "",
+        }
+        return self._t["analysis"].format(**fields), None
+
+    def judge(self, keys: Sequence[OrderKey]) -> list[OrderVerdict]:
+        verdicts: list[OrderVerdict | None] = [None] * len(keys)
+        todo: list[tuple[int, str]] = []
+        for i, key in enumerate(keys):
+            user, err = self.user_prompt(key)
+            if user is None:
+                verdicts[i] = OrderVerdict(None, error=err)
+            else:
+                todo.append((i, user))
+        system = self._t["system"]
+        analyses = self.gateway.chat(
+            [
+                ChatRequest.of(
+                    self.model,
+                    system,
+                    user,
+                    max_tokens=self.tp.analysis_max_tokens,
+                    temperature=self.temperature,
+                    seed=self.seed,
+                    tag="tournament.analysis",
+                )
+                for _, user in todo
+            ],
+            desc="pairwise analysis",
+        )
+        stage2: list[tuple[int, str]] = []
+        requests: list[ChatRequest] = []
+        for (i, user), res in zip(todo, analyses, strict=True):
+            if not res.ok:
+                verdicts[i] = OrderVerdict(None, error=f"analysis call failed: {res.error}")
+                continue
+            stage2.append((i, res.text))
+            messages = (
+                ("system", system),
+                ("user", user),
+                ("assistant", res.text),
+                ("user", self._t["verdict"]),
+            )
+            requests.append(
+                ChatRequest(
+                    model=self.model,
+                    messages=messages,
+                    max_tokens=1,
+                    temperature=0.0,
+                    seed=self.seed,
+                    tag="tournament.verdict",
+                )
+            )
+        dists = self.gateway.next_token_probs(
+            requests, candidates=list(LABELS), desc="pairwise verdict"
+        )
+        for (i, analysis), dist in zip(stage2, dists, strict=True):
+            if not dist.ok:
+                verdicts[i] = OrderVerdict(None, analysis, f"verdict call failed: {dist.error}")
+                continue
+            try:
+                verdicts[i] = OrderVerdict(Probs.from_labels(dist.probs), analysis)
+            except ValueError as err:
+                verdicts[i] = OrderVerdict(None, analysis, f"verdict probabilities unusable: {err}")
+        return [v if v is not None else OrderVerdict(None, error="not judged") for v in verdicts]

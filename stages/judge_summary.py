@@ -1,0 +1,17 @@
+"""DVC stage ``judge_summary``: per-question table, system summary, metric correlations."""
+
+from __future__ import annotations
+
+from ragcourt.core.entry import run_entry, stage_parser
+
+
+def main() -> None:
+    args = stage_parser(__doc__).parse_args()
+    from ragcourt.core.params import load_params
+    from ragcourt.judging.stage import run_summary
+
+    run_summary(load_params(args.params))
+
+
+if __name__ == "__main__":
+    run_entry(main)

@@ -1,0 +1,127 @@
+"""DVC stage graph in a throwaway git repo: repro twice is a no-op; a chunk-size change re-runs
+only that chunking and what depends on it; an embedder change does not re-run chunking.
+
+Uses the real ingest/chunk/embed stage blocks of the repo's dvc.yaml, a tiny two-file corpus,
+two chunkings and the MiniLM embedder only. The fast test drops the embed stages (no model
+load); the slow one runs the full ingest -> chunk -> embed graph.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+DOC_A = " ".join(
+    f"Sentence {i} of the first address discusses the tariff, the budget and the army."
+    for i in range(40)
+)
+DOC_B = " ".join(
+    f"Paragraph {i} of the second address concerns treaties, the navy and public lands."
+    for i in range(40)
+)
+
+
+def sh(cwd: Path, *args: str) -> str:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.pop("PYTHONPATH", None)  # the stages/ copy inside the temp repo must be the one imported
+    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout + proc.stderr
+
+
+def ran_stages(output: str) -> set[str]:
+    return set(re.findall(r"Running stage '([^']+)'", output))
+
+
+def make_repo(root: Path, stages: tuple[str, ...]) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    for d in ("stages", "ragcourt"):
+        shutil.copytree(REPO / d, root / d, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "configs").mkdir()
+    shutil.copy(REPO / "configs/models.yaml", root / "configs/models.yaml")
+    dvc = yaml.safe_load((REPO / "dvc.yaml").read_text())
+    dvc["stages"] = {k: v for k, v in dvc["stages"].items() if k in stages}
+    (root / "dvc.yaml").write_text(yaml.safe_dump(dvc, sort_keys=False))
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["chunkings"] = {
+        "c256": {"size": 256, "overlap": 32},
+        "c512": {"size": 512, "overlap": 64},
+    }
+    params["embedders"] = {"minilm": {"model": "all-minilm-l6-v2", "batch_size": 64}}
+    params["qagen"]["reference_chunking"] = "c512"
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    corpus = root / "data/corpus"
+    corpus.mkdir(parents=True)
+    (corpus / "a.txt").write_text(DOC_A)
+    (corpus / "b.md").write_text("# Second address\n\n" + DOC_B)
+    sh(root, "git", "init", "-q")
+    sh(root, "git", "config", "user.email", "test@example.com")
+    sh(root, "git", "config", "user.name", "test")
+    sh(root, "dvc", "init", "-q")
+    sh(root, "dvc", "config", "core.analytics", "false")
+    sh(root, "git", "add", "-A")
+    sh(root, "git", "commit", "-q", "-m", "init")
+    return root
+
+
+def max_tokens(repo: Path, chunking: str) -> int:
+    return int(pl.read_parquet(repo / f"data/chunks/{chunking}.parquet")["n_tokens"].max())
+
+
+def test_chunk_graph_noop_and_size_change_reruns_only_that_chunking(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, ("ingest", "chunk"))
+    assert ran_stages(sh(repo, "dvc", "repro")) == {"ingest", "chunk@c256", "chunk@c512"}
+    assert 200 < max_tokens(repo, "c256") <= 256
+    sh(repo, "git", "add", "-A")
+    sh(repo, "git", "commit", "-q", "-m", "lock")
+    assert ran_stages(sh(repo, "dvc", "repro")) == set()
+    exp = sh(repo, "dvc", "exp", "run", "-S", "chunkings.c256.size=64")
+    assert ran_stages(exp) == {"chunk@c256"}, exp
+    assert max_tokens(repo, "c256") <= 66  # really re-chunked, not restored from the run cache
+    # back to the committed size: the run cache may restore the old output, which is correct
+    sh(repo, "dvc", "exp", "run", "-S", "chunkings.c256.size=256")
+    assert 200 < max_tokens(repo, "c256") <= 256
+
+
+@pytest.mark.slow
+def test_full_graph_repro_twice_and_targeted_reruns(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, ("ingest", "chunk", "embed"))
+    first = sh(repo, "dvc", "repro")
+    assert ran_stages(first) == {
+        "ingest", "chunk@c256", "chunk@c512", "embed@c256-minilm", "embed@c512-minilm"
+    }  # fmt: skip
+    assert (repo / "data/index/c256__minilm.faiss").is_file()
+    assert (repo / "data/embeddings/c512__minilm.parquet").is_file()
+    sh(repo, "git", "add", "-A")
+    sh(repo, "git", "commit", "-q", "-m", "lock")
+
+    second = sh(repo, "dvc", "repro")
+    assert ran_stages(second) == set(), second
+
+    # an embedder parameter is not a chunking dependency
+    params_path = repo / "params.yaml"
+    original = params_path.read_text()
+    changed = yaml.safe_load(original)
+    changed["embedders"]["minilm"]["batch_size"] = 16
+    params_path.write_text(yaml.safe_dump(changed, sort_keys=False))
+    status = json.loads(sh(repo, "dvc", "status", "--json"))
+    assert set(status) == {"embed@c256-minilm", "embed@c512-minilm"}
+    params_path.write_text(original)
+    assert json.loads(sh(repo, "dvc", "status", "--json")) == {}
+
+    exp = sh(repo, "dvc", "exp", "run", "-S", "chunkings.c256.size=128")
+    assert ran_stages(exp) == {"chunk@c256", "embed@c256-minilm"}, exp
+    assert max_tokens(repo, "c256") <= 130

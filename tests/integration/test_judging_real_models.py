@@ -1,0 +1,88 @@
+"""Real components: the MiniLM similarity judge, P(NO-RESPONSE) from the embedded local model,
+and (slow) the whole judge stage on the embedded model with a cache-only re-run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from ragcourt.core.io import read_table
+from ragcourt.core.params import JudgeSpec, Params, load_params
+from ragcourt.judging import stage as judge
+from ragcourt.judging.base import JudgeContext, JudgeItem, build_judge
+from ragcourt.judging.udcg import abstention_probabilities
+from ragcourt.llm import Gateway
+from ragcourt.llm.accounting import reset_accounts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def params(tmp_path: Path) -> Params:
+    p = load_params(ROOT / "params.yaml").model_copy(deep=True)
+    p.llm.cache_dir = str(tmp_path / "cache")
+    p.llm.metrics_dir = str(tmp_path / "metrics")
+    return p
+
+
+def test_minilm_similarity_judge_real_model(params: Params) -> None:
+    spec = JudgeSpec(kind="embedding_similarity", embedder="minilm", threshold=0.7)
+    judge_ = build_judge("sim", spec, JudgeContext(params))
+    out = judge_.judge(
+        [
+            JudgeItem("", "A man is playing a trumpet.", ("A man plays a trumpet.",)),
+            JudgeItem("", "The stock market fell sharply.", ("A man plays a trumpet.",)),
+            # the best of several references counts
+            JudgeItem(
+                "", "A man plays a trumpet.", ("Cats sleep all day.", "A man is playing a trumpet.")
+            ),
+        ]
+    )
+    assert [v.verdict for v in out] == [True, False, True]
+    assert out[0].score is not None and out[0].score > 0.9
+    assert out[1].score is not None and out[1].score < 0.3
+    assert "reference 2" in out[2].justification
+
+
+def test_p_no_response_local_model(params: Params) -> None:
+    passages = pl.DataFrame(
+        {"question_id": ["q1"], "chunk_id": ["c1"], "text": ["The treaty was signed in 1919."]}
+    )
+    qa = pl.DataFrame({"question_id": ["q1"], "question": ["When was the treaty signed?"]})
+    gw = Gateway(params.llm, stage="test_judging_udcg")
+    out = abstention_probabilities(passages, qa, gw, params.llm.model)
+    row = out.row(0, named=True)
+    assert row["p_error"] is None and row["p_method"] == "logits"
+    assert 0.0 <= row["p_no_response"] <= 1.0
+
+
+@pytest.mark.slow
+def test_judge_stage_local_model_rerun_makes_no_calls(
+    tmp_path: Path, params: Params, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_judging_stage_scripted_model import _write_inputs
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "configs/prompts").mkdir(parents=True)
+    shutil.copy(ROOT / "configs/prompts/judge.yaml", tmp_path / "configs/prompts/judge.yaml")
+    shutil.copy(ROOT / "configs/models.yaml", tmp_path / "configs/models.yaml")
+    _write_inputs()
+    reset_accounts()
+    judge.run(params)  # default config: token_f1 + MiniLM primaries, local LLM arbitrator
+    verdicts = read_table("data/judge/verdicts.parquet", "verdicts")
+    assert verdicts.height == 6
+    assert set(verdicts["resolution"]) <= {"agreement", "arbitration", "degraded", "error"}
+    first = json.loads(Path(params.llm.metrics_dir, "llm_judge_retrieval.json").read_text())
+    assert first["total"]["model_calls"] > 0
+    reset_accounts()
+    judge.run(params)
+    for stage in ("judge", "judge_retrieval"):
+        again = json.loads(Path(params.llm.metrics_dir, f"llm_{stage}.json").read_text())
+        assert again["total"]["model_calls"] == 0, stage
+        assert again["total"]["cache_hits"] == again["total"]["requests"]

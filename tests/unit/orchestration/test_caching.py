@@ -1,0 +1,133 @@
+"""The stage cache key and output stamps (no Prefect server needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragcourt.core.errors import ConfigError
+from ragcourt.core.params import Params
+from ragcourt.orchestration.caching import (
+    MISSING,
+    call_key,
+    code_digest,
+    params_subset,
+    path_digest,
+    stamp_matches,
+    write_stamp,
+)
+from ragcourt.orchestration.plan import StageCall, _ragcourt_imports, code_files, code_paths
+
+CALL = StageCall(
+    "chunk",
+    kwargs=(("chunking", "c64"),),
+    inputs=("data/documents.parquet",),
+    outputs=("data/chunks/c64.parquet",),
+    params_keys=("chunk_tokenizer", "chunkings.c64"),
+)
+
+
+def _params(size: int = 64, extra_chunk: int = 128, k1: float = 1.5) -> Params:
+    return Params.model_validate(
+        {
+            "chunkings": {
+                "c64": {"size": size, "overlap": 8},
+                "c128": {"size": extra_chunk, "overlap": 8},
+            },
+            "qagen": {"reference_chunking": "c64"},
+            "retrieval": {"bm25": {"k1": k1}},
+        }
+    )
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/documents.parquet").write_bytes(b"docs v1")
+    return tmp_path
+
+
+def test_key_follows_inputs_params_and_partition(ws: Path) -> None:
+    base = call_key(CALL, ws, _params())
+    assert call_key(CALL, ws, _params()) == base
+    # params the call does not read leave the key alone
+    assert call_key(CALL, ws, _params(extra_chunk=256, k1=0.9)) == base
+    # its own params, its input bytes, its partition change it
+    assert call_key(CALL, ws, _params(size=96)) != base
+    (ws / "data/documents.parquet").write_bytes(b"docs v2")
+    changed = call_key(CALL, ws, _params())
+    assert changed != base
+    other = StageCall(
+        "chunk", kwargs=(("chunking", "c128"),), inputs=CALL.inputs, params_keys=CALL.params_keys
+    )
+    assert call_key(other, ws, _params()) != changed
+
+
+def test_missing_input_is_part_of_the_key(ws: Path) -> None:
+    present = call_key(CALL, ws, _params())
+    (ws / "data/documents.parquet").unlink()
+    assert path_digest(ws / "data/documents.parquet") == MISSING
+    assert call_key(CALL, ws, _params()) != present
+
+
+def test_folder_digest_sees_content_and_names_not_temp_files(tmp_path: Path) -> None:
+    d = tmp_path / "corpus"
+    d.mkdir()
+    (d / "a.txt").write_text("alpha")
+    first = path_digest(d)
+    (d / ".a.txt.tmp").write_text("half-written")
+    assert path_digest(d) == first
+    (d / "a.txt").write_text("alpha!")
+    assert path_digest(d) != first
+    (d / "a.txt").write_text("alpha")
+    (d / "a.txt").rename(d / "b.txt")
+    assert path_digest(d) != first
+
+
+def test_params_subset_names_unknown_key() -> None:
+    assert params_subset(_params(), ("chunkings.c64",)) == {
+        "chunkings.c64": {"size": 64, "overlap": 8}
+    }
+    with pytest.raises(ConfigError, match=r"params key 'chunkings\.c999' not found"):
+        params_subset(_params(), ("chunkings.c999",))
+
+
+def test_stamp_matches_only_the_outputs_it_recorded(ws: Path) -> None:
+    key = call_key(CALL, ws, _params())
+    out = ws / "data/chunks/c64.parquet"
+    assert not stamp_matches(CALL, ws, key)  # never run
+    out.parent.mkdir(parents=True)
+    out.write_bytes(b"chunks")
+    write_stamp(CALL, ws, key)
+    assert stamp_matches(CALL, ws, key)
+    assert not stamp_matches(CALL, ws, "another-key")  # inputs changed since
+    out.write_bytes(b"chunks from someone else")  # e.g. `dvc checkout` of another run
+    assert not stamp_matches(CALL, ws, key)
+    out.unlink()
+    assert not stamp_matches(CALL, ws, key)
+
+
+def test_code_digest_covers_imported_subpackages(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import os\nimport ragcourt.core.io\nfrom ragcourt.core.params import Params\n"
+        "from ragcourt.llm import gateway\nfrom . import sibling\n"
+        "def f():\n    from ragcourt.judging import dafe\n"
+    )
+    found = _ragcourt_imports(src)
+    assert {"ragcourt.core.io", "ragcourt.core.params", "ragcourt.llm.gateway"} <= found
+    assert "ragcourt.judging" in found  # lazy imports inside functions count
+    assert not any(f.startswith("os") or "sibling" in f for f in found)
+    assert code_digest("chunk") != code_digest("embed")
+    # the thin entry, the package init and every imported subpackage count for a stage
+    assert code_paths("chunk") == [
+        "ragcourt/__init__.py",
+        "stages/chunk.py",
+        "ragcourt/core",
+        "ragcourt/corpus",
+    ]
+    assert "ragcourt/llm/gateway.py" in code_files("answer")
+    assert not any("__pycache__" in f for f in code_files("answer"))
+    with pytest.raises(ConfigError, match=r"no stage 'nope'"):
+        code_files("nope")
