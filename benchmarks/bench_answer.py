@@ -22,7 +22,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ragcourt.answering.stage import QA_PATH, answer_system, retrieve_group, select_systems
+from ragcourt.answering.generation import answer_system
+from ragcourt.answering.retrieval_groups import retrieve_group
+from ragcourt.answering.stage import QA_PATH, select_systems
 from ragcourt.answering.systems import group_by_retrieval, load_systems
 from ragcourt.core.entry import setup_logging
 from ragcourt.core.io import read_table

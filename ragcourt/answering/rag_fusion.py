@@ -15,12 +15,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ragcourt.answering.protocols import Chatter, Retriever
 from ragcourt.core.prompts import prompt
-from ragcourt.llm.types import ChatRequest, ChatResult
+from ragcourt.llm.types import ChatRequest
 from ragcourt.retrieval.retrieve import rrf_fuse
 
 if TYPE_CHECKING:
@@ -30,16 +31,6 @@ _BULLET = re.compile(  # "- ", "* ", "1. ", "(2) ", "3 - ", "Query 1:", "Variant
     r"^\s*(?:[-*•]+|\(?\d{1,2}[.):]|\d{1,2}\s+-|(?:query|variant)\s*\d*\s*:)\s*", re.I
 )
 _QUOTES = "\"'`“”‘’"
-
-
-class _Searcher(Protocol):
-    name: str
-
-    def search(self, queries: pl.DataFrame, k: int) -> pl.DataFrame: ...
-
-
-class _Chatter(Protocol):
-    def chat(self, reqs: list[ChatRequest], desc: str = "") -> list[ChatResult]: ...
 
 
 @dataclass
@@ -103,7 +94,7 @@ def variant_requests(
 
 
 def generate_variants(
-    gateway: _Chatter,
+    gateway: Chatter,
     queries: pl.DataFrame,
     n: int,
     model: str,
@@ -140,7 +131,7 @@ def generate_variants(
 
 
 def fused_search(
-    retriever: _Searcher,
+    retriever: Retriever,
     queries: pl.DataFrame,
     variants: Mapping[str, Sequence[str]],
     depth: int,
@@ -164,7 +155,7 @@ def fused_search(
         hits = retriever.search(var.select("query_id", "query"), depth).join(
             var.select("query_id", "question_id", "variant"), on="query_id", how="left"
         )
-        for i in range(int(var["variant"].max()) + 1):  # type: ignore[operator]
+        for i in range(max(r[2] for r in rows) + 1):
             one = hits.filter(pl.col("variant") == i)
             runs.append(
                 one.with_columns(pl.col("question_id").alias("query_id")).select(runs[0].columns)

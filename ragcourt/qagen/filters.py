@@ -1,4 +1,4 @@
-"""Reusable QA-quality judges (SPEC 2) and duplicate-question detection.
+"""Reusable QA-quality judges (SPEC 2), registered as QA filters, and the standalone rule.
 
 Three LLM judges, each asked through the gateway's ``structured`` call for a tiny JSON reply
 ``{"reason": "...", "score": ...}`` (reason first, so the score follows the argument):
@@ -8,30 +8,29 @@ Three LLM judges, each asked through the gateway's ``structured`` call for a tin
 * relevance(question, answer)      -> 0..1: how directly the answer responds to the question.
 
 A model or parse failure is returned as a :class:`JudgeOutcome` with ``error`` set and no score,
-never as an invented value. Duplicates: *exact* = equal after :func:`normalize_question`;
-*near* = cosine similarity of L2-normalised question embeddings >= a threshold.
+never as an invented value. Each judge is registered in
+:data:`~ragcourt.qagen.filter_registry.QA_FILTERS` under its name; :data:`JUDGES` is the fixed
+order QA generation runs them in (no params key selects them).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, Field, field_validator
 
 from ragcourt.core.prompts import prompt
 from ragcourt.llm.types import ChatRequest, StructuredResult
+from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeOutcome, JudgeSettings, QAItem
 
 if TYPE_CHECKING:
     from ragcourt.llm import Gateway
 
 PROMPT_AREA = "qagen"
 JudgeName = Literal["answerability", "faithfulness", "relevance"]
+# The built-in filters in the order QA generation runs them (SPEC 2); the summary keys.
 JUDGES: tuple[JudgeName, ...] = ("answerability", "faithfulness", "relevance")
 
 
@@ -75,38 +74,6 @@ class BinaryVerdict(BaseModel):
             if s in _NO:
                 return 0
         return v
-
-
-@dataclass(frozen=True)
-class JudgeOutcome:
-    """One judge's result for one item: ``score``/``reason`` when ok, else ``error`` + ``raw``."""
-
-    judge: str
-    score: float | None
-    reason: str | None
-    error: str | None = None
-    raw: str = ""
-    model: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.score is not None
-
-    def passes(self, threshold: float) -> bool:
-        """True iff the judge succeeded and ``score >= threshold``."""
-        return self.ok and self.score is not None and self.score >= threshold
-
-
-@dataclass(frozen=True)
-class JudgeSettings:
-    """Sampling settings and prompt location shared by the three judges."""
-
-    model: str
-    prompt_version: str = "v1"
-    prompts_dir: Path | None = None
-    temperature: float = 0.0
-    seed: int | None = 0
-    max_tokens: int = 160
 
 
 def _requests(
@@ -201,6 +168,36 @@ def judge_relevance(
     return _run(gw, "relevance", fields, cfg, desc)
 
 
+# --- the registered QA filters -----------------------------------------------------------
+
+
+@QA_FILTERS.register("answerability")
+def answerability_filter(
+    gw: Gateway, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None
+) -> list[JudgeOutcome]:
+    """:func:`judge_answerability` of each item's question against its context."""
+    questions, contexts = [i.question for i in items], [i.context for i in items]
+    return judge_answerability(gw, questions, contexts, cfg, desc)
+
+
+@QA_FILTERS.register("faithfulness")
+def faithfulness_filter(
+    gw: Gateway, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None
+) -> list[JudgeOutcome]:
+    """:func:`judge_faithfulness` of each item's answer against its context."""
+    answers, contexts = [i.answer for i in items], [i.context for i in items]
+    return judge_faithfulness(gw, answers, contexts, cfg, desc)
+
+
+@QA_FILTERS.register("relevance")
+def relevance_filter(
+    gw: Gateway, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None
+) -> list[JudgeOutcome]:
+    """:func:`judge_relevance` of each item's answer to its question."""
+    questions, answers = [i.question for i in items], [i.answer for i in items]
+    return judge_relevance(gw, questions, answers, cfg, desc)
+
+
 # --- self-contained questions --------------------------------------------------------------
 
 _POINTS_AT_CONTEXT = re.compile(
@@ -221,63 +218,3 @@ def not_standalone_reason(question: str) -> str | None:
     if m is None:
         return None
     return f"refers to '{m.group(0)}', so it only makes sense next to the context"
-
-
-# --- duplicate questions -------------------------------------------------------------------
-
-_NON_WORD = re.compile(r"[^\w]+")
-
-
-def normalize_question(text: str) -> str:
-    """Key for exact-duplicate detection: NFKC, case-folded, punctuation and spacing removed."""
-    norm = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(_NON_WORD.sub(" ", norm).split())
-
-
-@dataclass(frozen=True)
-class DuplicateHit:
-    """Why a question is a duplicate: of which kept question, and the cosine similarity."""
-
-    kind: Literal["exact_duplicate", "near_duplicate"]
-    of_id: str
-    similarity: float
-
-    @property
-    def reason(self) -> str:
-        if self.kind == "exact_duplicate":
-            return f"same question as {self.of_id} after normalisation"
-        return f"cosine similarity {self.similarity:.3f} to {self.of_id}"
-
-
-@dataclass
-class DuplicateIndex:
-    """The questions kept so far; ``check`` a new one against them before ``add``-ing it.
-
-    Embeddings must be L2-normalised (as ``ragcourt.retrieval.embedders.encode`` returns), so the
-    dot product is the cosine similarity. Near duplicate: max cosine >= ``threshold``.
-    """
-
-    threshold: float
-    _keys: dict[str, str] = field(default_factory=dict)
-    _ids: list[str] = field(default_factory=list)
-    _vectors: list[np.ndarray] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def check(self, question: str, embedding: np.ndarray) -> DuplicateHit | None:
-        key = normalize_question(question)
-        if key in self._keys:
-            return DuplicateHit("exact_duplicate", self._keys[key], 1.0)
-        if not self._vectors:
-            return None
-        sims = np.stack(self._vectors) @ np.asarray(embedding, dtype=np.float32)
-        best = int(np.argmax(sims))
-        if float(sims[best]) >= self.threshold:
-            return DuplicateHit("near_duplicate", self._ids[best], float(sims[best]))
-        return None
-
-    def add(self, question_id: str, question: str, embedding: np.ndarray) -> None:
-        self._keys.setdefault(normalize_question(question), question_id)
-        self._ids.append(question_id)
-        self._vectors.append(np.asarray(embedding, dtype=np.float32))

@@ -16,6 +16,8 @@ import pytest
 import yaml
 
 from ragcourt.answering import stage as answer
+from ragcourt.answering.generation import is_abstention
+from ragcourt.answering.partitions import config_hash, model_identity
 from ragcourt.core import prompts as prompt_files
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_parquet
@@ -328,7 +330,7 @@ def test_config_hash_follows_the_local_model_identity(project: Params) -> None:
     project.llm.model = "scripted/x"
 
     def hashes() -> dict[str, str]:
-        return {s.name: answer.config_hash(s, project) for s in load_systems(project)}
+        return {s.name: config_hash(s, project) for s in load_systems(project)}
 
     before = hashes()
     assert before == hashes()  # deterministic
@@ -338,7 +340,7 @@ def test_config_hash_follows_the_local_model_identity(project: Params) -> None:
     project.llm.models_file = "configs/models2.yaml"
     after = hashes()
     assert after["gen"] != before["gen"] and after["fus"] != before["fus"]
-    assert answer.model_identity("scripted/x", project) is None
+    assert model_identity("scripted/x", project) is None
 
 
 def test_subset_run_then_full_combine_scripted_model(project: Params) -> None:
@@ -409,7 +411,7 @@ def test_smoke_real_local_model(project: Params) -> None:
     assert out["error"].null_count() == 1, out["error"].to_list()
     for row in out.iter_rows(named=True):
         assert isinstance(row["answer"], str)
-        assert row["abstained"] == answer.is_abstention(row["answer"])
+        assert row["abstained"] == is_abstention(row["answer"])
         assert row["completion_tokens"] > 0
 
 

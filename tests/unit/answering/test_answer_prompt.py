@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from ragcourt.answering.generation import build_request, format_passages, is_abstention
 from ragcourt.answering.rag_fusion import parse_variants, variant_requests
-from ragcourt.answering.stage import build_request, format_passages, is_abstention
 from ragcourt.answering.systems import parse_systems
 from ragcourt.core.params import load_params
 

@@ -22,7 +22,9 @@ from ragcourt.core.prompts import prompt
 from ragcourt.core.schemas import TABLES, check
 from ragcourt.llm import Gateway
 from ragcourt.llm.testing import ScriptedModel, scripted_model
-from ragcourt.qagen.stage import Generator, generate_qa, load_few_shot, near_duplicate_encoder
+from ragcourt.qagen.contexts import load_few_shot
+from ragcourt.qagen.generator import Generator
+from ragcourt.qagen.stage import generate_qa, near_duplicate_encoder
 from ragcourt.qagen.stage import run as run_qagen
 from ragcourt.retrieval.embedders import encode
 
@@ -103,7 +105,7 @@ def _generate(params: Params, marks: list[str]) -> tuple[pl.DataFrame, pl.DataFr
     res = generate_qa(_contexts(marks), gen, near_duplicate_encoder(params))
     check(res.qa, "qa", "<qa>")
     check(res.rejected, "qa_rejected", "<qa_rejected>")
-    return res.qa, res.rejected, res.summary
+    return res.qa, res.rejected, res.summary.model_dump(mode="json")
 
 
 def test_each_filter_rejects_what_it_should_scripted_model(
@@ -201,6 +203,37 @@ def test_stops_at_n_items_and_records_over_quota_scripted_model(
     assert qa.height == 2 and summary["stop_reason"] == "n_items_reached"
     assert summary["attempts"] == 4
     assert rejected["failed_filter"].to_list() == ["answerability", "over_quota"]
+
+
+# summary.json of this run as written by the pre-model code (a plain dict), kept verbatim
+PINNED_SUMMARY = {
+    "acceptance_rate": 0.2, "accepted": 2, "attempts": 10, "contexts_available": 10,
+    "documents_covered": 1,
+    "judge_below_threshold": {"answerability": 1, "faithfulness": 1, "relevance": 1},
+    "judge_errors": {"answerability": 1, "faithfulness": 0, "relevance": 0},
+    "judge_mean_score": {"answerability": 0.8333333333333334, "faithfulness": 0.9,
+                         "relevance": 0.825},
+    "judged": {"answerability": 7, "faithfulness": 5, "relevance": 4},
+    "max_attempts": 20,
+    "models": {"answer": "scripted/qagen", "filter": "scripted/qagen",
+               "question": "scripted/qagen"},
+    "prompt_version": "v1", "reference_chunking": "c256",
+    "rejections": {"answer_generation_error": 1, "answerability": 1, "answerability_error": 1,
+                   "exact_duplicate": 1, "faithfulness": 1, "question_generation_error": 1,
+                   "question_not_standalone": 1, "relevance": 1},
+    "requested": 3, "seed": 13, "stop_reason": "contexts_exhausted",
+    "thresholds": {"answerability": 1.0, "faithfulness": 0.9, "relevance": 0.9},
+}  # fmt: skip
+
+
+def test_summary_keeps_its_keys_and_values_scripted_model(
+    tmp_path: Path, scripted: ScriptedModel
+) -> None:
+    marks = ["GOOD1", "UNANSWERABLE", "UNFAITHFUL", "IRRELEVANT", "DUPLICATE", "BADJSON",
+             "NOQUESTION", "ANSWERFAIL", "VAGUE", "GOOD2"]  # fmt: skip
+    params = _params(tmp_path, scripted.model, n_items=3, max_attempts=20)
+    _, _, summary = _generate(params, marks)
+    assert summary == PINNED_SUMMARY
 
 
 def _project(tmp: Path, model: str) -> None:

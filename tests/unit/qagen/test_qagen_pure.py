@@ -10,20 +10,10 @@ import pytest
 from pydantic import ValidationError
 
 from ragcourt.core.errors import ConfigError, RagcourtError
-from ragcourt.qagen.filters import (
-    BinaryVerdict,
-    DuplicateIndex,
-    ScoreVerdict,
-    normalize_question,
-    not_standalone_reason,
-)
-from ragcourt.qagen.stage import (
-    clean_answer,
-    clean_question,
-    load_few_shot,
-    next_batch_size,
-    sample_contexts,
-)
+from ragcourt.qagen.contexts import load_few_shot, sample_contexts
+from ragcourt.qagen.duplicates import DuplicateIndex, normalize_question
+from ragcourt.qagen.filters import BinaryVerdict, ScoreVerdict, not_standalone_reason
+from ragcourt.qagen.generator import clean_answer, clean_question, next_batch_size
 
 
 def _corpus(n_docs: int, chunks_per_doc: list[int]) -> tuple[pl.DataFrame, pl.DataFrame]:

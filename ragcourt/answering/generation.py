@@ -1,0 +1,145 @@
+"""An answer per (system, question) (SPEC 3): the generator's request and the answer row.
+
+The request numbers the system's top-k passages into the prompt of
+``configs/prompts/answer.yaml`` (instruction as system message, numbered passages, question).
+Output rows (table ``answers``): one per (system, question), an answer or an explicit
+``error``.
+
+* **Abstention**: ``abstained`` is true iff the reply, after leading non-word characters
+  (quotes, asterisks, spaces) are stripped, starts with the token NO-RESPONSE as a whole word:
+  in any case when written with a hyphen, an underscore or nothing between the words
+  (``no-response``, ``NO_RESPONSE``), with a space only in capitals (``NO RESPONSE``), so a real
+  answer such as "No response was given by Congress" is not an abstention. Regex
+  ``ABSTAIN_RE``. Error rows have it null.
+* **Accounting per row**: ``latency_s`` = the group's retrieval wall time / #questions +
+  RAG-Fusion variant call latency + answer call latency (as the gateway reports them; a cache hit
+  reports the gateway's figure). Tokens = answer call + variant call (what the system spends
+  per question, even though the variant call is shared inside a group).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from ragcourt.answering.protocols import Chatter
+from ragcourt.answering.retrieval_groups import HIT_COLS, GroupRetrieval
+from ragcourt.answering.systems import System
+from ragcourt.core.params import Params
+from ragcourt.core.prompts import prompt
+from ragcourt.core.schemas import frame_schema
+from ragcourt.llm.types import ChatRequest
+
+if TYPE_CHECKING:
+    from ragcourt.core.params import LLMParams
+
+ABSTAIN_RE = re.compile(r"^\W*(?:(?i:no[-_]?response)|NO\s+RESPONSE)\b")
+ANSWER_SCHEMA = frame_schema("answers")
+
+
+def is_abstention(reply: str) -> bool:
+    """True iff ``reply`` is the abstention token NO-RESPONSE (rule in the module docstring)."""
+    return ABSTAIN_RE.match(reply) is not None
+
+
+def format_passages(
+    texts: Sequence[str], version: str = "v1", prompts_dir: Path | None = None
+) -> str:
+    """Passages numbered from 1 with the ``passage`` template, blank-line separated."""
+    if not texts:
+        return prompt("answer", "no_passages", version, prompts_dir)
+    tpl = prompt("answer", "passage", version, prompts_dir)
+    return "\n\n".join(tpl.format(n=i, text=t.strip()) for i, t in enumerate(texts, start=1))
+
+
+def build_request(
+    system: System,
+    question: str,
+    passages: Sequence[str],
+    llm: LLMParams,
+    prompts_dir: Path | None = None,
+) -> ChatRequest:
+    """The generator's chat request: instruction (system message), numbered passages, question."""
+    version = system.spec.prompt_version
+    user = prompt("answer", "answer_user", version, prompts_dir).format(
+        passages=format_passages(passages, version, prompts_dir), question=question.strip()
+    )
+    return ChatRequest.of(
+        system.generator_model,
+        prompt("answer", "answer_system", version, prompts_dir),
+        user,
+        max_tokens=system.spec.max_tokens,
+        temperature=llm.temperature,
+        seed=llm.seed,
+        tag="answer.generate",
+    )
+
+
+def answer_system(
+    system: System,
+    qa: pl.DataFrame,
+    group: GroupRetrieval,
+    params: Params,
+    gateway: Chatter,
+    prompts_dir: Path | None = None,
+) -> pl.DataFrame:
+    """Rows of table ``answers`` for ``system``: one per question, in QA order."""
+    top = group.hits.filter(pl.col("rank") <= system.spec.top_k)
+    per_q: dict[str, list[dict[str, Any]]] = {
+        qid: sub.select(HIT_COLS).to_dicts()
+        for (qid,), sub in top.group_by("query_id", maintain_order=True)
+    }
+    var = group.variants
+    qids, questions = qa["question_id"].to_list(), qa["question"].to_list()
+    to_ask = [i for i, q in enumerate(qids) if var is None or q not in var.errors]
+    reqs = [
+        build_request(
+            system,
+            questions[i],
+            [h["text"] for h in per_q.get(qids[i], [])],
+            params.llm,
+            prompts_dir,
+        )
+        for i in to_ask
+    ]
+    results = dict(zip(to_ask, gateway.chat(reqs, desc=f"answers {system.name}"), strict=True))
+
+    rows: list[dict[str, Any]] = []
+    for i, qid in enumerate(qids):
+        v_lat = var.latency_s.get(qid, 0.0) if var else 0.0
+        v_pt = var.prompt_tokens.get(qid, 0) if var else 0
+        v_ct = var.completion_tokens.get(qid, 0) if var else 0
+        row: dict[str, Any] = {
+            "system": system.name,
+            "question_id": qid,
+            "retrieved": per_q.get(qid, []),
+            "query_variants": list(var.queries.get(qid, [])) if var else [],
+            "model": system.generator_model,
+        }
+        res = results.get(i)
+        if res is None:  # the RAG-Fusion variant call failed: nothing to retrieve with
+            assert var is not None
+            row |= {
+                "answer": None,
+                "abstained": None,
+                "error": var.errors[qid],
+                "latency_s": v_lat,
+                "prompt_tokens": v_pt,
+                "completion_tokens": v_ct,
+            }
+        else:
+            text = res.text.strip() if res.ok else None
+            row |= {
+                "answer": text,
+                "abstained": is_abstention(text) if text is not None else None,
+                "error": None if res.ok else f"generation failed: {res.error}",
+                "latency_s": group.seconds_per_query + v_lat + res.latency_s,
+                "prompt_tokens": v_pt + res.prompt_tokens,
+                "completion_tokens": v_ct + res.completion_tokens,
+            }
+        rows.append(row)
+    return pl.DataFrame(rows, schema=ANSWER_SCHEMA).select(list(ANSWER_SCHEMA))

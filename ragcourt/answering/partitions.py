@@ -1,0 +1,135 @@
+"""Per-system answer partitions and their freshness (SPEC 3).
+
+Each system is written to ``data/answers/systems/<name>.parquet`` with Parquet metadata
+``ragcourt.config_hash`` (:func:`config_hash`: resolved system config, local generator / fusion
+model identity (registry GGUF sha256, chat template, n_ctx), prompt texts, sampling and
+retrieval params, sha256 of the chunks, FAISS index and embeddings files it reads) and
+``ragcourt.qa_hash`` (:func:`qa_hash`: question ids and texts). Both are
+``ragcourt.core.fingerprint.object_sha256`` of a JSON-able record (sorted keys); an input file
+that is absent hashes as ``"missing"``. A partition whose hashes match and which has no error
+rows is ``fresh`` and reused as is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ragcourt.answering.systems import System, effective_config
+from ragcourt.core import catalog
+from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256
+from ragcourt.core.io import write_with
+from ragcourt.core.params import Params
+from ragcourt.core.prompts import prompt
+from ragcourt.core.schemas import check
+
+META_CONFIG = "ragcourt.config_hash"
+META_QA = "ragcourt.qa_hash"
+
+
+def chunks_path(chunking: str) -> Path:
+    return catalog.path("chunks", chunking=chunking)
+
+
+def dense_inputs(chunking: str, embedder: str) -> list[Path]:
+    """The artifacts a dense ranking reads besides the chunks (index + row -> chunk_id map)."""
+    return [
+        catalog.path("index", chunking=chunking, embedder=embedder),
+        catalog.path("embeddings", chunking=chunking, embedder=embedder),
+    ]
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file's bytes (memoised per process on path, size, mtime); ``"missing"``
+    when ``path`` is not a file."""
+    return file_sha256(path) if path.is_file() else MISSING
+
+
+def model_identity(model: str | None, params: Params) -> dict[str, Any] | None:
+    """What pins a model's replies beyond its name: for ``local/<name>`` the gateway's own
+    ``local_provider.model_identity`` (GGUF sha256, chat template, n_ctx; the gateway refuses
+    a file whose sha256 differs from the registry's); None for remote / scripted models."""
+    if model is None:
+        return None
+    from ragcourt.llm.providers import provider_of
+
+    if provider_of(model) != "local":
+        return None
+    from ragcourt.llm.local_provider import model_identity as local_identity
+
+    return local_identity(model, params.llm.models_file)
+
+
+def config_hash(system: System, params: Params, prompts_dir: Path | None = None) -> str:
+    """Hash of everything that fixes a system's answers apart from the questions (including
+    ``model_identity`` of the generator and the RAG-Fusion query model)."""
+    spec, key = system.spec, system.retrieval
+    names = ["answer_system", "answer_user", "passage", "no_passages"]
+    texts = {n: prompt("answer", n, spec.prompt_version, prompts_dir) for n in names}
+    if spec.fusion:
+        texts |= {
+            f"fusion.{n}": prompt("answer", n, spec.fusion.prompt_version, prompts_dir)
+            for n in ("variants_system", "variants_user")
+        }
+    inputs = {"chunks": file_digest(chunks_path(key.chunking))}
+    if key.embedder is not None:
+        inputs |= {p.name: file_digest(p) for p in dense_inputs(key.chunking, key.embedder)}
+    return object_sha256(
+        {
+            "system": {"name": system.name, **effective_config(system)},
+            "models": {
+                "generator": model_identity(system.generator_model, params),
+                "fusion": model_identity(system.retrieval.fusion_model, params),
+            },
+            "prompts": texts,
+            "sampling": {"temperature": params.llm.temperature, "seed": params.llm.seed},
+            "retrieval": {
+                "rrf_k": params.retrieval.rrf_k,
+                "bm25": params.retrieval.bm25.model_dump() if key.retriever != "dense" else None,
+            },
+            "chunking": params.chunkings[key.chunking].model_dump(),
+            "chunk_tokenizer": params.chunk_tokenizer,
+            "embedder": params.embedders[key.embedder].model_dump() if key.embedder else None,
+            "inputs": inputs,
+        }
+    )
+
+
+def qa_hash(qa: pl.DataFrame) -> str:
+    """Hash of the question ids and texts, in order (all the answers depend on)."""
+    return object_sha256(qa.select("question_id", "question").rows())
+
+
+def partition_path(name: str) -> Path:
+    return catalog.path("answer_partition", system=name)
+
+
+def write_partition(df: pl.DataFrame, name: str, cfg_hash: str, q_hash: str) -> Path:
+    """Atomically write one system's rows with its freshness hashes as Parquet metadata."""
+    path = partition_path(name)
+    check(df, "answers", path)
+    meta = {META_CONFIG: cfg_hash, META_QA: q_hash}
+    return write_with(path, lambda tmp: df.write_parquet(tmp, compression="zstd", metadata=meta))
+
+
+def partition_state(name: str, cfg_hash: str, q_hash: str) -> str:
+    """``missing``, ``stale`` (hashes differ or unreadable), ``errors`` (hashes match but some
+    rows are error rows) or ``fresh``."""
+    path = partition_path(name)
+    if not path.is_file():
+        return "missing"
+    try:
+        meta = pl.read_parquet_metadata(path)
+        n_errors = pl.read_parquet(path, columns=["error"])["error"].drop_nulls().len()
+    except Exception:  # an unreadable partition is regenerated
+        return "stale"
+    if meta.get(META_CONFIG) != cfg_hash or meta.get(META_QA) != q_hash:
+        return "stale"
+    return "errors" if n_errors else "fresh"
+
+
+def partitions_dir() -> Path:
+    """The folder holding every system's partition."""
+    return partition_path("x").parent

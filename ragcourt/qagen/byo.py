@@ -1,0 +1,101 @@
+"""Bring-your-own QA file (``qagen.qa_file``): read, validated, turned into a ``qa`` table.
+
+The file (.parquet, .jsonl or .json) replaces generation; every error names file, row and
+column. Provenance columns of the ``qa`` table are null and ``origin`` is 'byo'.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from ragcourt.core import catalog
+from ragcourt.core.errors import SchemaError
+from ragcourt.core.schemas import PolarsDtype, frame_schema
+
+DOCUMENTS_PATH = catalog.path("documents")
+
+BYO_REQUIRED = ("question_id", "question", "reference_answers", "doc_id", "char_start", "char_end")
+
+
+def _read_any(path: Path) -> pl.DataFrame:
+    try:
+        if path.suffix == ".parquet":
+            return pl.read_parquet(path)
+        if path.suffix == ".jsonl":
+            return pl.read_ndjson(path)
+        if path.suffix == ".json":
+            return pl.read_json(path)
+    except Exception as err:  # polars raises several types for malformed files
+        raise SchemaError(f"{path}: cannot read bring-your-own QA file ({err})") from None
+    raise SchemaError(f"{path}: bring-your-own QA file must be .parquet, .jsonl or .json")
+
+
+def load_byo_qa(path: Path | str, documents: pl.DataFrame) -> pl.DataFrame:
+    """Validate a user's QA file against the qa schema and the documents; return a ``qa`` frame.
+
+    Required: question_id (unique), question, reference_answers (non-empty list of strings, a
+    plain string is taken as a one-item list), doc_id (a known document), char_start < char_end
+    within the document. ``context`` is optional; when present it must equal the document
+    slice. Provenance columns are null, ``origin`` is 'byo'. Errors name file, row, column.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SchemaError(f"{path}: qagen.qa_file not found")
+    df = _read_any(path)
+    for col in BYO_REQUIRED:
+        if col not in df.columns:
+            raise SchemaError(f"{path}: missing column '{col}' (bring-your-own QA file)")
+    if df.schema["reference_answers"] == pl.String:
+        df = df.with_columns(pl.concat_list(pl.col("reference_answers")))
+    wanted: dict[str, PolarsDtype] = {
+        "question_id": pl.String, "question": pl.String, "doc_id": pl.String,
+        "char_start": pl.Int64, "char_end": pl.Int64, "reference_answers": pl.List(pl.String),
+    }  # fmt: skip
+    for col, dtype in wanted.items():
+        try:
+            df = df.with_columns(pl.col(col).cast(dtype, strict=True))
+        except Exception:
+            raise SchemaError(
+                f"{path}: column '{col}' has dtype {df.schema[col]}, expected {dtype}"
+            ) from None
+    texts = dict(zip(documents["doc_id"].to_list(), documents["text"].to_list(), strict=True))
+    has_context = "context" in df.columns
+    seen: set[str] = set()
+    contexts: list[str] = []
+    for i, r in enumerate(df.iter_rows(named=True), start=1):
+        where = f"{path}: row {i}"
+
+        def bad(col: str, msg: str, where: str = where) -> SchemaError:
+            return SchemaError(f"{where}: column '{col}': {msg}")
+
+        qid = r["question_id"]
+        if not qid:
+            raise bad("question_id", "empty")
+        if qid in seen:
+            raise bad("question_id", f"duplicate id '{qid}'")
+        seen.add(qid)
+        if not (r["question"] or "").strip():
+            raise bad("question", "empty")
+        refs = r["reference_answers"] or []
+        if not refs or any(not (a or "").strip() for a in refs):
+            raise bad("reference_answers", "needs at least one non-empty answer")
+        text = texts.get(r["doc_id"])
+        if text is None:
+            raise bad("doc_id", f"unknown document '{r['doc_id']}' (not in {DOCUMENTS_PATH})")
+        s, e = r["char_start"], r["char_end"]
+        if s is None or e is None or not 0 <= s < e <= len(text):
+            raise bad("char_start", f"span [{s}:{e}] not inside document of {len(text)} chars")
+        span = text[s:e]
+        if has_context and r["context"] is not None and r["context"] != span:
+            raise bad("context", "differs from the document text at [char_start:char_end]")
+        contexts.append(span)
+    out = df.select(*BYO_REQUIRED).with_columns(
+        pl.Series("context", contexts, dtype=pl.String),
+        pl.lit("byo").alias("origin"),
+    )
+    schema = frame_schema("qa")
+    missing = [c for c in schema if c not in out.columns]
+    out = out.with_columns(pl.lit(None, dtype=schema[c]).alias(c) for c in missing)
+    return out.select(list(schema))

@@ -1,0 +1,77 @@
+"""The QA-filter contract and registry: what a QA-quality filter takes and returns.
+
+A QA filter scores candidate QA items in one batch: ``filter(gw, items, cfg, desc)`` returns
+one :class:`JudgeOutcome` per :class:`QAItem`, in order, with a score or an explicit error
+(never an invented value). Filters are registered by kind in :data:`QA_FILTERS`
+(:class:`ragcourt.core.registry.Registry`); the built-in ``answerability``, ``faithfulness``
+and ``relevance`` judges register themselves in :mod:`ragcourt.qagen.filters`, which also
+fixes the order they run in (SPEC 2). This module imports none of them (no import cycles).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ragcourt.core.registry import Registry
+
+if TYPE_CHECKING:
+    from ragcourt.llm import Gateway
+
+
+@dataclass(frozen=True)
+class QAItem:
+    """One candidate QA item as a filter sees it (a filter reads only the fields it needs)."""
+
+    question: str
+    answer: str
+    context: str
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """Sampling settings and prompt location shared by the QA filters."""
+
+    model: str
+    prompt_version: str = "v1"
+    prompts_dir: Path | None = None
+    temperature: float = 0.0
+    seed: int | None = 0
+    max_tokens: int = 160
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """One judge's result for one item: ``score``/``reason`` when ok, else ``error`` + ``raw``."""
+
+    judge: str
+    score: float | None
+    reason: str | None
+    error: str | None = None
+    raw: str = ""
+    model: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.score is not None
+
+    def passes(self, threshold: float) -> bool:
+        """True iff the judge succeeded and ``score >= threshold``."""
+        return self.ok and self.score is not None and self.score >= threshold
+
+
+class QAFilter(Protocol):
+    """A registered QA filter: one outcome per item, in order (``[]`` for no items)."""
+
+    def __call__(
+        self,
+        gw: Gateway,
+        items: Sequence[QAItem],
+        cfg: JudgeSettings,
+        desc: str | None = None,
+    ) -> list[JudgeOutcome]: ...
+
+
+QA_FILTERS: Registry[QAFilter] = Registry("QA filter")

@@ -1,0 +1,109 @@
+"""The partition freshness hashes are pinned: a refactor must not change ``config_hash`` or
+``qa_hash`` (existing ``data/answers/systems/*.parquet`` partitions must stay fresh).
+
+The expected digests below were computed with the code as it was BEFORE the answering stage
+was split into modules (``ragcourt/answering/stage.py`` with its private ``_sha256_file`` /
+``_digest`` helpers) and hard-coded here. Do not update them unless a change is *meant* to
+invalidate every existing partition.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from ragcourt.answering.partitions import config_hash, qa_hash
+from ragcourt.answering.systems import System, parse_systems
+from ragcourt.core.params import Params, parse_params
+
+PROMPTS = {
+    "v1": {
+        "answer_system": "Answer from the passages only, else NO-RESPONSE.",
+        "answer_user": "Passages:\n{passages}\n\nQuestion: {question}",
+        "passage": "[{n}] {text}",
+        "no_passages": "(none)",
+        "variants_system": "You rewrite search queries.",
+        "variants_user": "Write {n} queries for: {question}",
+    }
+}
+SYSTEMS = [
+    {"name": "dense-k2", "retriever": "dense", "top_k": 2, "max_tokens": 64},
+    {"name": "bm25-k3", "retriever": "bm25", "top_k": 3},
+    {
+        "name": "hybrid-fusion",
+        "retriever": "hybrid",
+        "top_k": 4,
+        "fusion": {"n_variants": 3, "model": "scripted/fusion"},
+    },
+]
+# Pinned with the pre-split code (see the module docstring).
+CONFIG_HASHES_WITH_INPUTS = {
+    "dense-k2": "b9f37f064ec748e55204f0ace8c13ce3bbe1dbba06fcf59a722872c9d295467d",
+    "bm25-k3": "bcd5a2155d24aefd74a8bcf9bce647f21891afe732a626792039ffe58d095a91",
+    "hybrid-fusion": "4f5604068b97e15ae3a653accf8a96e8399e3b38cda29ff43db9adbe0c11487d",
+}
+CONFIG_HASHES_INPUTS_MISSING = {
+    "dense-k2": "2a0eaff48da265a04d40aa7cbe0bf27e7603592e53390cbc937065324566bfda",
+    "bm25-k3": "5a36bb0472ac3ba725bc7c539707c8d09cff2f825c9e2b98a5cd220a990334e4",
+    "hybrid-fusion": "2840435bdc5df5ff9f663b0d10479fbe05569abd363695bb72e371048bd7ba97",
+}
+QA_HASH = "2c3faefaff5d2efbd26d8db2461573a22a114739ae8ae9a1a77d88820844f543"
+
+
+@pytest.fixture
+def fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[System], Params, Path]:
+    monkeypatch.chdir(tmp_path)
+    prompts_dir = tmp_path / "prompts"
+    prompts_dir.mkdir()
+    (prompts_dir / "answer.yaml").write_text(yaml.safe_dump(PROMPTS), encoding="utf-8")
+    params = parse_params(
+        {
+            "chunk_tokenizer": "cl100k_base",
+            "chunkings": {"c256": {"size": 256, "overlap": 32}},
+            "embedders": {"minilm": {"model": "all-minilm-l6-v2", "batch_size": 64}},
+            "llm": {"model": "scripted/gen", "temperature": 0.0, "seed": 0},
+            "qagen": {"reference_chunking": "c256"},
+        }
+    )
+    systems = parse_systems(
+        {"defaults": {"chunking": "c256", "embedder": "minilm"}, "systems": SYSTEMS},
+        params,
+        "systems.yaml",
+        check_models=False,
+        prompts_dir=prompts_dir,
+    )
+    return systems, params, prompts_dir
+
+
+def _write_inputs() -> None:
+    for rel, data in (
+        ("data/chunks/c256.parquet", b"chunk bytes"),
+        ("data/index/c256__minilm.faiss", b"index bytes"),
+        ("data/embeddings/c256__minilm.parquet", b"embedding bytes"),
+    ):
+        Path(rel).parent.mkdir(parents=True, exist_ok=True)
+        Path(rel).write_bytes(data)
+
+
+def test_config_hash_is_pinned(fixed: tuple[list[System], Params, Path]) -> None:
+    systems, params, prompts_dir = fixed
+    missing = {s.name: config_hash(s, params, prompts_dir) for s in systems}
+    assert missing == CONFIG_HASHES_INPUTS_MISSING  # absent input files hash as "missing"
+    _write_inputs()
+    present = {s.name: config_hash(s, params, prompts_dir) for s in systems}
+    assert present == CONFIG_HASHES_WITH_INPUTS
+
+
+def test_qa_hash_is_pinned() -> None:
+    qa = pl.DataFrame(
+        {
+            "question_id": ["q1", "q2", "q3"],
+            "question": ["When was it?", "Where is “it”?", "Who signed it?"],
+            "doc_id": ["d1", "d2", "d3"],
+        }
+    )
+    assert qa_hash(qa) == QA_HASH
+    assert qa_hash(qa.reverse()) != QA_HASH  # order matters

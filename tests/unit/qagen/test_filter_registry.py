@@ -1,0 +1,114 @@
+"""QA filters are resolved through ``QA_FILTERS`` (ragcourt.core.registry.Registry): the three
+built-in judges are registered under their names, each sends exactly the requests of its
+``judge_*`` function, and the generator dispatches by name through the registry."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from ragcourt.core.errors import ConfigError
+from ragcourt.core.params import parse_params
+from ragcourt.llm.types import ChatRequest, StructuredResult
+from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeOutcome, JudgeSettings, QAItem
+from ragcourt.qagen.filters import (
+    JUDGES,
+    BinaryVerdict,
+    ScoreVerdict,
+    answerability_filter,
+    judge_answerability,
+    judge_faithfulness,
+    judge_relevance,
+)
+from ragcourt.qagen.generator import Candidate, Generator
+
+ROOT = Path(__file__).resolve().parents[3]
+CFG = JudgeSettings(model="scripted/j", prompts_dir=ROOT / "configs" / "prompts")
+ITEMS = [
+    QAItem("QUESTION-ONE?", "ANSWER-ONE", "CONTEXT-ONE"),
+    QAItem("QUESTION-TWO?", "ANSWER-TWO", "CONTEXT-TWO"),
+]
+
+
+class FakeGateway:
+    """Records every structured call; replies with a fixed score."""
+
+    def __init__(self, score: float = 1) -> None:
+        self.calls: list[tuple[list[ChatRequest], type[BaseModel], str]] = []
+        self.score = score
+
+    def structured(
+        self, reqs: Sequence[ChatRequest], model: type[BaseModel], desc: str = ""
+    ) -> list[StructuredResult[Any]]:
+        self.calls.append((list(reqs), model, desc))
+        value = model.model_validate({"reason": "because", "score": self.score})
+        return [StructuredResult(ok=True, value=value, raw="{}") for _ in reqs]
+
+
+def test_builtin_filters_are_registered_in_run_order() -> None:
+    assert JUDGES == ("answerability", "faithfulness", "relevance")
+    assert set(JUDGES) <= set(QA_FILTERS.kinds())
+    assert QA_FILTERS.get("answerability", "qagen") is answerability_filter
+
+
+@pytest.mark.parametrize(
+    ("kind", "direct", "shown", "hidden", "schema"),
+    [
+        ("answerability", lambda gw: judge_answerability(
+            gw, [i.question for i in ITEMS], [i.context for i in ITEMS], CFG, "d"),
+         ("QUESTION", "CONTEXT"), "ANSWER", BinaryVerdict),
+        ("faithfulness", lambda gw: judge_faithfulness(
+            gw, [i.answer for i in ITEMS], [i.context for i in ITEMS], CFG, "d"),
+         ("ANSWER", "CONTEXT"), "QUESTION", ScoreVerdict),
+        ("relevance", lambda gw: judge_relevance(
+            gw, [i.question for i in ITEMS], [i.answer for i in ITEMS], CFG, "d"),
+         ("QUESTION", "ANSWER"), "CONTEXT", ScoreVerdict),
+    ],
+)  # fmt: skip
+def test_registered_filter_sends_the_judge_functions_requests(
+    kind: str, direct: Any, shown: tuple[str, str], hidden: str, schema: type[BaseModel]
+) -> None:
+    via_registry, via_function = FakeGateway(), FakeGateway()
+    outcomes = QA_FILTERS.get(kind, "qagen")(via_registry, ITEMS, CFG, "d")
+    assert outcomes == direct(via_function)
+    assert via_registry.calls == via_function.calls
+    (reqs, used_schema, desc), = via_registry.calls  # fmt: skip
+    assert used_schema is schema and desc == "d"
+    for req, suffix in zip(reqs, ("ONE", "TWO"), strict=True):
+        user = req.messages[-1][1]
+        assert all(f"{field}-{suffix}" in user for field in shown)
+        assert hidden not in user
+        assert req.tag == f"qagen.{kind}" and req.model == "scripted/j"
+    assert [o.judge for o in outcomes] == [kind, kind]
+    assert QA_FILTERS.get(kind, "qagen")(via_registry, [], CFG) == []
+
+
+def test_taken_or_unknown_kinds_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="QA filter kind 'relevance' is already registered"):
+        QA_FILTERS.register("relevance")(answerability_filter)
+    with pytest.raises(ConfigError, match=r"qagen: unknown QA filter 'nope' \(registered: "):
+        QA_FILTERS.get("nope", "qagen")
+
+
+def test_generator_dispatches_by_name_through_the_registry() -> None:
+    params = parse_params({})
+    gw = FakeGateway(score=1)
+    gen = Generator(gw, params)
+    assert gen.filters == {k: QA_FILTERS.get(k, "qagen") for k in JUDGES}
+    seen: list[list[QAItem]] = []
+
+    def harsh(gw: Any, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None):
+        seen.append(list(items))
+        return [JudgeOutcome("faithfulness", 0.0, "made up", model=cfg.model) for _ in items]
+
+    gen.filters["faithfulness"] = harsh
+    c = Candidate(0, "chunk-0", "d0", 0, 5, "CONTEXT", question="Q?", answer="A")
+    gen.judge([c])
+    assert seen == [[QAItem("Q?", "A", "CONTEXT")]]
+    assert c.failed_filter == "faithfulness"
+    assert c.reason == "score 0 < 0.9: made up"
+    assert "relevance" not in c.outcomes  # short-circuit: the later judge did not run
