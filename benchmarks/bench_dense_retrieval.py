@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> None:
     from ragcourt.core.offline import apply
 
     apply()  # offline env
+    from ragcourt.core import catalog
     from ragcourt.core.io import read_table, write_parquet, write_with
     from ragcourt.core.params import load_params
     from ragcourt.corpus import chunking as chunk
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     chunk.run(params, "c256")
     t_chunk = time.perf_counter() - t0
-    chunks = read_table(chunk.chunks_path("c256"), "chunks")
+    chunks = read_table(catalog.path("chunks", chunking="c256"), "chunks")
     spec = params.embedders[args.embedder]
 
     key = hashlib.sha256(

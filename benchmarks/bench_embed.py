@@ -48,6 +48,7 @@ def main() -> None:
         from ragcourt.core.offline import apply
 
         apply()  # offline env
+        from ragcourt.core import catalog
         from ragcourt.core.io import read_table
         from ragcourt.core.params import load_params
         from ragcourt.corpus import chunking as chunk
@@ -58,7 +59,7 @@ def main() -> None:
         params = load_params("params.yaml")
         ingest.run(params)
         chunk.run(params, args.chunking)
-        chunks = read_table(chunk.chunks_path(args.chunking), "chunks")
+        chunks = read_table(catalog.path("chunks", chunking=args.chunking), "chunks")
         texts = chunks["text"].to_list()
         spec = params.embedders[args.embedder]
         model = load_embedder(spec.model)

@@ -25,6 +25,7 @@ from prefect.deployments.runner import EntrypointType, RunnerDeployment
 
 from flows.pipeline import pipeline
 from flows.sweep import DEFAULT_GRID, sweep
+from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import ConfigError
 from ragcourt.orchestration.runners import RUNNERS
 
@@ -48,7 +49,7 @@ def _check_cron(cron: str) -> str:
 
 def build_deployments(
     workdir: Path,
-    params_path: str = "params.yaml",
+    params_path: str = DEFAULT_PARAMS_FILE,
     cron: str | None = "0 3 * * *",
     task_runner: str = "thread",
     workers: int = 2,
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Register and serve scheduled ragcourt deployments.")
     ap.add_argument("--cron", default="0 3 * * *", help="pipeline schedule (default 03:00 daily)")
     ap.add_argument("--workdir", default=".")
-    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--params", default=DEFAULT_PARAMS_FILE)
     ap.add_argument("--task-runner", choices=RUNNERS, default="thread")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--until", default=None)

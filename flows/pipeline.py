@@ -41,6 +41,7 @@ from prefect import flow, task
 from prefect.futures import PrefectFuture, as_completed
 from prefect.states import State
 
+from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import write_json
 from ragcourt.core.params import Params, load_params
@@ -129,7 +130,7 @@ def _final_state(fut: PrefectFuture[Any]) -> State[Any]:
 
 @flow(name="ragcourt-stages", log_prints=True)
 def stages_flow(
-    params_path: str = "params.yaml",
+    params_path: str = DEFAULT_PARAMS_FILE,
     workdir: str = ".",
     until: str | None = None,
     only: list[str] | None = None,
@@ -178,7 +179,7 @@ def stages_flow(
 
 @flow(name="ragcourt-pipeline", log_prints=True)
 def pipeline(
-    params_path: str = "params.yaml",
+    params_path: str = DEFAULT_PARAMS_FILE,
     workdir: str = ".",
     task_runner: str = "thread",
     workers: int = 2,
@@ -207,7 +208,7 @@ def pipeline(
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Run the ragcourt pipeline as a Prefect flow.")
-    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--params", default=DEFAULT_PARAMS_FILE)
     ap.add_argument("--workdir", default=".")
     ap.add_argument("--task-runner", choices=["thread", "dask"], default="thread")
     ap.add_argument("--workers", type=int, default=2)

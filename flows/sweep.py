@@ -129,7 +129,7 @@ def prepare_workspace(root: Path, params_path: str, point: dict[str, Any], dest:
     configs/ copied, every input file or folder params names linked, the reply cache shared."""
     raw = yaml.safe_load((root / params_path).read_text(encoding="utf-8")) or {}
     data = apply_overrides(raw, point)
-    params = parse_params(data, dest / "params.yaml")
+    params = parse_params(data, dest / catalog.DEFAULT_PARAMS_FILE)
     base = load_params(root / params_path)
     llm = data.setdefault("llm", {})
     llm["cache_dir"] = str((root / base.llm.cache_dir).resolve())  # share model replies
@@ -139,7 +139,7 @@ def prepare_workspace(root: Path, params_path: str, point: dict[str, Any], dest:
     for rel in (params.corpus.dir, params.qagen.qa_file, params.qagen.few_shot_file):
         if rel and not Path(rel).is_absolute() and (root / rel).exists():
             _link(root / rel, dest / rel)
-    write_text(yaml.safe_dump(data, sort_keys=False), dest / "params.yaml")
+    write_text(yaml.safe_dump(data, sort_keys=False), dest / catalog.DEFAULT_PARAMS_FILE)
     write_text(json.dumps(point, indent=2) + "\n", dest / "sweep_point.json")
     return dest
 
@@ -196,7 +196,7 @@ def run_point(name: str, workspace: str, params_path: str, until: str) -> dict[s
 @flow(name="ragcourt-sweep", log_prints=True)
 def sweep(
     grid: dict[str, list[Any]] | None = None,
-    params_path: str = "params.yaml",
+    params_path: str = catalog.DEFAULT_PARAMS_FILE,
     workdir: str = ".",
     until: str = "retrieval_eval",
     max_parallel: int = 1,
@@ -229,7 +229,7 @@ def sweep(
     for n, ws in spaces.items():  # at most max_parallel point processes at once
         while len(in_flight) >= max(1, max_parallel):
             finished(next(as_completed(list(in_flight))))
-        futures[n] = point_task.submit(n, str(ws), "params.yaml", until)
+        futures[n] = point_task.submit(n, str(ws), catalog.DEFAULT_PARAMS_FILE, until)
         names[id(futures[n])] = n
         in_flight.append(futures[n])
     for fut in as_completed(list(in_flight)):
@@ -270,7 +270,11 @@ def run_sweep(**kwargs: Any) -> dict[str, Any]:
     grid is a one-line error before any flow or workspace exists)."""
     grid = kwargs.get("grid") or DEFAULT_GRID
     selected_stages(until=kwargs.get("until", "retrieval_eval"))
-    validate_grid(Path(kwargs.get("workdir", ".")), kwargs.get("params_path", "params.yaml"), grid)
+    validate_grid(
+        Path(kwargs.get("workdir", ".")),
+        kwargs.get("params_path", catalog.DEFAULT_PARAMS_FILE),
+        grid,
+    )
     return sweep(**kwargs)
 
 
@@ -310,7 +314,7 @@ def queue_dvc_experiments(
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Run a parameter sweep as a Prefect flow.")
     ap.add_argument("--grid", "-g", action="append", default=None, help="KEY=V1,V2,...")
-    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--params", default=catalog.DEFAULT_PARAMS_FILE)
     ap.add_argument("--until", default="retrieval_eval")
     ap.add_argument("--max-parallel", type=int, default=1)
     ap.add_argument("--name", default=None)

@@ -7,10 +7,12 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
+
 app = typer.Typer(help="The LLM reply cache (params llm.cache_dir).", no_args_is_help=True)
 console = Console()
 
-ParamsOpt = typer.Option(Path("params.yaml"), "--params", help="params file (llm.cache_dir)")
+ParamsOpt = typer.Option(Path(DEFAULT_PARAMS_FILE), "--params", help="params file (llm.cache_dir)")
 DirOpt = typer.Option(None, "--cache-dir", help="cache folder; overrides llm.cache_dir")
 
 

@@ -14,6 +14,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -60,13 +61,11 @@ def check_embedders(params: Params) -> list[Check]:
 
     models = [(f"embedder {key}", spec.model) for key, spec in params.embedders.items()]
     models += [(f"judge embedder {n}", n) for n in judge_registry_embedders(params)]
-    out = []
-    for name, model in models:
-        out.append(
-            _guard(name, lambda model=model, name=name: Check(
-                name, "ok", f"{model}: {resolve_model_dir(model)}"))
-        )  # fmt: skip
-    return out
+
+    def located(name: str, model: str) -> Check:
+        return Check(name, "ok", f"{model}: {resolve_model_dir(model)}")
+
+    return [_guard(name, partial(located, name, model)) for name, model in models]
 
 
 def local_models(params: Params, systems: Sequence[System] = ()) -> list[str]:
@@ -99,14 +98,12 @@ def check_local_llms(params: Params, systems: Sequence[System] = ()) -> list[Che
         registry = load_registry(params.llm.models_file)
     except RagcourtError as err:
         return [Check("model registry", "fail", str(err))]
-    out = []
-    for name in names:
-        label = f"local LLM {name}"
-        out.append(
-            _guard(label, lambda name=name, label=label: Check(
-                label, "ok", f"sha256 verified: {resolve_gguf(name, registry.llm(name))}"))
-        )  # fmt: skip
-    return out
+
+    def verified(name: str, label: str) -> Check:
+        return Check(label, "ok", f"sha256 verified: {resolve_gguf(name, registry.llm(name))}")
+
+    labels = [(name, f"local LLM {name}") for name in names]
+    return [_guard(label, partial(verified, name, label)) for name, label in labels]
 
 
 def check_llama_cpp() -> Check:

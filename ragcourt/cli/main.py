@@ -9,13 +9,12 @@ A user error is one line on stderr and exit code 2.
 
 from __future__ import annotations
 
-import functools
 import webbrowser
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,6 +22,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ragcourt.cli.cache_cmd import app as cache_app
+from ragcourt.cli.errors import err_console, user_errors
+from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.offline import apply as apply_offline
 
@@ -38,7 +39,6 @@ dvc_app = typer.Typer(help="dvc.yaml, generated from the stage graph and the art
 app.add_typer(dvc_app, name="dvc")
 
 console = Console()
-err_console = Console(stderr=True)
 
 
 @app.callback()
@@ -63,9 +63,7 @@ def load_flows(module: str, root: Path | None = None) -> Any:
     return importlib.import_module(f"flows.{module}")
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-ParamsOpt = typer.Option(Path("params.yaml"), "--params", help="params file")
+ParamsOpt = typer.Option(Path(DEFAULT_PARAMS_FILE), "--params", help="params file")
 
 
 class Engine(StrEnum):
@@ -76,20 +74,6 @@ class Engine(StrEnum):
 class Runner(StrEnum):
     thread = "thread"
     dask = "dask"
-
-
-def user_errors(fn: F) -> F:
-    """RagcourtError -> 'ragcourt: error: ...' on stderr and exit code 2."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except RagcourtError as err:
-            err_console.print(f"[red]ragcourt: error:[/red] {err}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _stage_progress() -> Progress:
@@ -139,7 +123,7 @@ def run_prefect(
     pipeline = load_flows("pipeline", workdir).pipeline
 
     with flow_progress("prefect pipeline"):
-        return pipeline(
+        calls: list[dict[str, Any]] = pipeline(
             params_path=str(params),
             workdir=str(workdir),
             task_runner=task_runner,
@@ -147,6 +131,7 @@ def run_prefect(
             dask_address=dask_address,
             until=until,
         )
+    return calls
 
 
 @app.command()
@@ -173,7 +158,7 @@ def run(
         cached = sum(1 for r in results if r["state"] == "Cached")
         console.print(f"{len(results)} stage calls: {len(results) - cached} ran, {cached} cached")
         return
-    if params != Path("params.yaml"):
+    if params != Path(DEFAULT_PARAMS_FILE):
         raise RagcourtError("--params applies to the prefect engine; DVC reads params.yaml")
     from ragcourt.cli.dvc_runner import repro
 

@@ -19,8 +19,11 @@ from pathlib import Path
 
 from ragcourt.core.errors import ConfigError
 
+SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the checkout: ragcourt/, stages/, configs/
 PROMPTS_DIR = "configs/prompts"
+DEFAULT_PARAMS_FILE = "params.yaml"  # what DVC reads; every --params default
 DEFAULT_MODELS_FILE = "configs/models.yaml"  # params llm.models_file default
+DEFAULT_SYSTEMS_FILE = "configs/systems.yaml"  # params systems_file default
 DEFAULT_CORPUS_DIR = "data/corpus"  # params corpus.dir default
 DEFAULT_METRICS_DIR = "data/metrics"  # params llm.metrics_dir default (llm_<stage>.json)
 

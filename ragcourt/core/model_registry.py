@@ -1,7 +1,9 @@
 """Model registry (``configs/models.yaml``): embedders and local LLMs by name.
 
 Users add a model here without code. Embedders resolve to a sentence-transformers folder;
-local LLMs resolve to a GGUF file whose sha256 is checked before loading.
+local LLMs resolve to a GGUF file whose sha256 is checked before loading. The file is
+``llm.models_file`` (default :data:`ragcourt.core.catalog.DEFAULT_MODELS_FILE`), found by
+:func:`registry_path`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
 
-DEFAULT_MODELS_FILE = Path(catalog.DEFAULT_MODELS_FILE)
+
+def registry_path(models_file: str | Path | None = None) -> Path:
+    """The registry file: ``models_file`` (default ``configs/models.yaml``) as given, relative
+    to the cwd; a relative path missing there is looked up in the ragcourt source tree, so
+    stages run in a scratch folder still find the shipped ``configs/models.yaml``."""
+    p = Path(models_file or catalog.DEFAULT_MODELS_FILE)
+    if p.is_file() or p.is_absolute():
+        return p
+    shipped = catalog.SOURCE_ROOT / p
+    return shipped if shipped.is_file() else p
 
 
 class _Strict(BaseModel):
@@ -98,6 +109,6 @@ def _load(path: str) -> ModelRegistry:
         raise ConfigError(f"{p}: key '{loc}': {first['msg']}") from None
 
 
-def load_registry(path: Path | str = DEFAULT_MODELS_FILE) -> ModelRegistry:
+def load_registry(path: Path | str = catalog.DEFAULT_MODELS_FILE) -> ModelRegistry:
     """Load (and memoise per path) the model registry."""
     return _load(str(Path(path).resolve()))

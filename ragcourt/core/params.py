@@ -14,10 +14,19 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ragcourt.core.catalog import DEFAULT_CORPUS_DIR, DEFAULT_METRICS_DIR, DEFAULT_MODELS_FILE
+from ragcourt.core.catalog import (
+    DEFAULT_CORPUS_DIR,
+    DEFAULT_METRICS_DIR,
+    DEFAULT_MODELS_FILE,
+    DEFAULT_PARAMS_FILE,
+    DEFAULT_SYSTEMS_FILE,
+)
 from ragcourt.core.errors import ParamsError
 
-DEFAULT_PARAMS_PATH = Path("params.yaml")
+DEFAULT_PARAMS_PATH = Path(DEFAULT_PARAMS_FILE)
+
+RetrieverKind = Literal["dense", "bm25", "hybrid"]
+RETRIEVER_KINDS: tuple[RetrieverKind, ...] = ("dense", "bm25", "hybrid")
 
 
 class Strict(BaseModel):
@@ -70,9 +79,7 @@ class BM25Params(Strict):
 
 
 class RetrievalParams(Strict):
-    retrievers: list[Literal["dense", "bm25", "hybrid"]] = Field(
-        default_factory=lambda: ["dense", "bm25", "hybrid"]
-    )
+    retrievers: list[RetrieverKind] = Field(default_factory=lambda: list(RETRIEVER_KINDS))
     rrf_k: int = Field(default=60, gt=0)
     depth: int = Field(default=10, gt=0)
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
@@ -243,7 +250,7 @@ class Params(Strict):
     retrieval: RetrievalParams = Field(default_factory=RetrievalParams)
     llm: LLMParams = Field(default_factory=LLMParams)
     qagen: QAGenParams = Field(default_factory=QAGenParams)
-    systems_file: str = "configs/systems.yaml"
+    systems_file: str = DEFAULT_SYSTEMS_FILE
     judge: JudgeParams = Field(default_factory=JudgeParams)
     tournament: TournamentParams = Field(default_factory=TournamentParams)
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import yaml
 
+from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
 
-PROMPTS_DIR = Path("configs/prompts")
+PROMPTS_DIR = Path(catalog.PROMPTS_DIR)
 
 
 @cache

@@ -3,6 +3,7 @@
 Each table is a mapping column -> polars dtype. ``check`` verifies a frame has every column
 with the declared dtype (extra columns are allowed) and raises SchemaError naming the file
 and column. ``ARRAY_F32`` marks a fixed-size float32 array column of any width.
+``frame_schema`` gives a table's dtypes typed for ``pl.DataFrame(schema=...)``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import polars as pl
 from ragcourt.core.errors import SchemaError
 
 ARRAY_F32 = "Array[Float32]"  # sentinel: fixed-size float32 array, width checked elsewhere
+
+PolarsDtype = pl.DataType | type[pl.DataType]
 
 RETRIEVED = pl.Struct(
     {
@@ -27,7 +30,7 @@ RETRIEVED = pl.Struct(
     }
 )
 
-TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
+TABLES: dict[str, dict[str, PolarsDtype | str]] = {
     "documents": {
         "doc_id": pl.String,
         "path": pl.String,
@@ -148,7 +151,7 @@ TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
         "model": pl.String,  # the generator model string the answer came from
         "error": pl.String,  # null, or why this (system, question) has no answer
     },
-    # Judging (stages/judge.py, stages/judging/). DAFE roles: primary1, primary2, arbitrator;
+    # Judging (ragcourt.judging, stage judge). DAFE roles: primary1, primary2, arbitrator;
     # resolution: agreement | arbitration | degraded (one primary failed, the other two
     # agreed) | error. A row with ``error`` set has a null final verdict: never counted.
     "verdicts": {
@@ -260,8 +263,8 @@ TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
         "kendall_se": pl.Float64,  # sqrt(0.437 / (n − 4))
         "kendall_p": pl.Float64,
     },
-    # DICE tournament (stages/tournament.py). Orders: "ab" = system_a shown as A, "ba" =
-    # system_b shown as A (so p_ba_a is the probability given to system_b's slot).
+    # DICE tournament (ragcourt.tournament, stage tournament). Orders: "ab" = system_a shown
+    # as A, "ba" = system_b shown as A (so p_ba_a is the probability given to system_b's slot).
     "pairwise": {
         "system_a": pl.String,  # canonical orientation: system_a < system_b
         "system_b": pl.String,
@@ -322,7 +325,7 @@ TABLES: dict[str, dict[str, pl.DataType | type[pl.DataType] | str]] = {
 }
 
 
-def _dtype_ok(actual: pl.DataType, expected: pl.DataType | type[pl.DataType] | str) -> bool:
+def _dtype_ok(actual: pl.DataType, expected: PolarsDtype | str) -> bool:
     if expected == ARRAY_F32:
         return isinstance(actual, pl.Array) and actual.inner == pl.Float32
     return actual == expected
@@ -346,7 +349,20 @@ def check(df: pl.DataFrame, table: str, source: Path | str) -> pl.DataFrame:
     return df
 
 
+def frame_schema(table: str) -> dict[str, PolarsDtype]:
+    """``TABLES[table]`` as a polars schema (the same dtype objects, in order); SchemaError for
+    a table with an ``ARRAY_F32`` column, whose width is not declared."""
+    out: dict[str, PolarsDtype] = {}
+    for col, dtype in TABLES[table].items():
+        if isinstance(dtype, str):
+            raise SchemaError(f"table '{table}': column '{col}' has no fixed dtype ({dtype})")
+        out[col] = dtype
+    return out
+
+
 def empty(table: str) -> pl.DataFrame:
     """An empty frame with ``table``'s declared columns (array columns become Float32 lists)."""
-    cols = {c: (pl.Array(pl.Float32, 1) if t == ARRAY_F32 else t) for c, t in TABLES[table].items()}
+    cols: dict[str, PolarsDtype] = {
+        c: pl.Array(pl.Float32, 1) if isinstance(t, str) else t for c, t in TABLES[table].items()
+    }
     return pl.DataFrame(schema=cols)

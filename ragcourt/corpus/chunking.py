@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -31,7 +32,10 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import ChunkSpec, Params
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
+
+if TYPE_CHECKING:
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 SEPARATORS = ["\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " ", ""]
 
@@ -57,7 +61,8 @@ def token_counter(tokenizer: str) -> Callable[[str], int]:
     return count
 
 
-def make_splitter(spec: ChunkSpec, tokenizer: str):  # -> RecursiveCharacterTextSplitter
+def make_splitter(spec: ChunkSpec, tokenizer: str) -> RecursiveCharacterTextSplitter:
+    """The recursive splitter of ``spec`` measuring length in ``tokenizer`` tokens."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     return RecursiveCharacterTextSplitter(
@@ -71,7 +76,10 @@ def make_splitter(spec: ChunkSpec, tokenizer: str):  # -> RecursiveCharacterText
 
 
 def split_with_offsets(
-    text: str, splitter, overlap: int, count: Callable[[str], int]
+    text: str,
+    splitter: RecursiveCharacterTextSplitter,
+    overlap: int,
+    count: Callable[[str], int],
 ) -> list[tuple[int, int]]:
     """(char_start, char_end) of each chunk the splitter makes from ``text``.
 
@@ -120,7 +128,7 @@ def chunk_documents(
                     "text": piece,
                 }
             )
-    return pl.DataFrame(rows, schema=TABLES["chunks"])
+    return pl.DataFrame(rows, schema=frame_schema("chunks"))
 
 
 def run(params: Params, chunking: str) -> Path:

@@ -38,7 +38,7 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import CorpusParams, Params
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 
 log = logging.getLogger("ragcourt.ingest")
 
@@ -285,8 +285,8 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
                 "duplicate_of": duplicate_of,
             }
         )
-    documents = pl.DataFrame(docs, schema=TABLES["documents"])
-    rejected_df = pl.DataFrame(rejected, schema=TABLES["rejected_documents"])
+    documents = pl.DataFrame(docs, schema=frame_schema("documents"))
+    rejected_df = pl.DataFrame(rejected, schema=frame_schema("rejected_documents"))
     if documents.is_empty():
         reasons = "; ".join(f"{r['path']}: {r['reason']}" for r in rejected[:3])
         more = f" (+{len(rejected) - 3} more)" if len(rejected) > 3 else ""

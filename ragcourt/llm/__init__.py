@@ -5,8 +5,8 @@
     results = gw.chat([ChatRequest.of("local/smollm2-135m", None, "Hi")])
     gw.write_metrics()
 
-``import stages`` (implied) applies the offline environment before litellm is imported.
-litellm itself is imported lazily, on the first model call.
+Entry points apply the offline environment (``ragcourt.core.offline.apply``) before litellm
+is imported; litellm itself is imported lazily, on the first model call.
 """
 
 from ragcourt.llm.gateway import Gateway

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -62,20 +62,22 @@ def _retryable(exc: BaseException, model: str) -> bool:
     The in-process local model is deterministic, so its failures are never retried."""
     if providers.provider_of(model) == "local":
         return False
-    litellm = providers.litellm_module()
-    if isinstance(exc, litellm.BadRequestError | litellm.AuthenticationError):
+    providers.configure_litellm()
+    from litellm import exceptions as err
+
+    if isinstance(exc, err.BadRequestError | err.AuthenticationError):
         return False
-    if isinstance(exc, litellm.NotFoundError | litellm.PermissionDeniedError):
+    if isinstance(exc, err.NotFoundError | err.PermissionDeniedError):
         return False
-    if isinstance(exc, litellm.Timeout | asyncio.TimeoutError | TimeoutError):
+    if isinstance(exc, err.Timeout | asyncio.TimeoutError | TimeoutError):
         return True
     if isinstance(
         exc,
-        litellm.RateLimitError
-        | litellm.APIConnectionError
-        | litellm.InternalServerError
-        | litellm.ServiceUnavailableError
-        | litellm.BadGatewayError,
+        err.RateLimitError
+        | err.APIConnectionError
+        | err.InternalServerError
+        | err.ServiceUnavailableError
+        | err.BadGatewayError,
     ):
         return True
     return getattr(exc, "status_code", None) in {429, 500, 502, 503, 504}
@@ -181,8 +183,11 @@ def _logprobs(choice: Any) -> list[PositionLogprobs] | None:
 def _cost(resp: Any, model: str) -> float:
     if providers.is_in_process(model):
         return 0.0
+    providers.configure_litellm()
+    import litellm
+
     try:
-        return float(providers.litellm_module().completion_cost(completion_response=resp) or 0.0)
+        return float(litellm.completion_cost(completion_response=resp) or 0.0)
     except Exception:  # model not in the cost map: unknown cost is reported as 0
         return 0.0
 
@@ -347,7 +352,9 @@ class Gateway:
         response_format: dict[str, Any] | None,
         candidates: list[str] | None,
     ) -> _Reply:
-        litellm = providers.litellm_module()
+        providers.configure_litellm()
+        import litellm
+
         if providers.provider_of(req.model) == "local":
             from ragcourt.llm.local_provider import ensure_registered
 
@@ -425,6 +432,7 @@ class Gateway:
         self, req: ChatRequest, model: type[M], limits: _Limits
     ) -> StructuredResult[M]:
         fmt = _json_format(req, model)
+        result_type = _structured_type(model)
         messages = list(req.messages)
         last: ChatResult | None = None
         error = ""
@@ -436,16 +444,18 @@ class Gateway:
             tokens[0] += last.prompt_tokens
             tokens[1] += last.completion_tokens
             latency += last.latency_s
-            common = {
-                "model": req.model,
-                "cached": last.cached,
-                "latency_s": latency,
-                "prompt_tokens": tokens[0],
-                "completion_tokens": tokens[1],
-                "attempts": attempt,
-            }
             if not last.ok:
-                return StructuredResult[model](ok=False, raw=last.text, error=last.error, **common)  # type: ignore[valid-type]
+                return result_type(
+                    ok=False,
+                    raw=last.text,
+                    error=last.error,
+                    model=req.model,
+                    cached=last.cached,
+                    latency_s=latency,
+                    prompt_tokens=tokens[0],
+                    completion_tokens=tokens[1],
+                    attempts=attempt,
+                )
             try:
                 value = structured.parse_reply(last.text, model)
             except structured.ReplyParseError as err:
@@ -455,11 +465,21 @@ class Gateway:
                     ("user", structured.repair_message(error, model)),
                 ]
                 continue
-            return StructuredResult[model](ok=True, value=value, raw=last.text, **common)  # type: ignore[valid-type]
+            return result_type(
+                ok=True,
+                value=value,
+                raw=last.text,
+                model=req.model,
+                cached=last.cached,
+                latency_s=latency,
+                prompt_tokens=tokens[0],
+                completion_tokens=tokens[1],
+                attempts=attempt,
+            )
         self.account.record_parse_failure(req.model)
         assert last is not None
         n = self.params.parse_retries + 1
-        return StructuredResult[model](  # type: ignore[valid-type]
+        return result_type(
             ok=False,
             raw=last.text,
             error=f"reply not parsable after {n} attempts: {error}",
@@ -493,6 +513,12 @@ class Gateway:
         )
 
 
+def _structured_type(model: type[M]) -> type[StructuredResult[M]]:
+    """``StructuredResult[model]`` (pydantic then validates and dumps ``value`` as ``model``);
+    spelled ``__class_getitem__`` because mypy rejects a variable inside ``[...]``."""
+    return cast("type[StructuredResult[M]]", StructuredResult.__class_getitem__(model))
+
+
 def _failed_dist(res: ChatResult, method: str) -> TokenDistribution:
     return TokenDistribution(
         ok=False, method=method, model=res.model, cached=res.cached, error=res.error
@@ -516,7 +542,9 @@ def _json_format(req: ChatRequest, model: type[BaseModel] | None) -> dict[str, A
         return schema_fmt or {"type": "json_object"}
     if provider == "scripted":
         return schema_fmt or {"type": "json_object"}
-    litellm = providers.litellm_module()
+    providers.configure_litellm()
+    import litellm
+
     try:
         if schema_fmt is not None and litellm.supports_response_schema(req.model):
             return schema_fmt

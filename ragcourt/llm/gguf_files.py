@@ -3,32 +3,23 @@
 ``package``: ``<package dir>/<filename>`` of an installed (never imported) package.
 ``parts``: each part is ``<package>:<path inside the package>``; the parts are concatenated
 in order, once, into ``<cache root>/models/<sha256>.gguf``. ``path``: a file on disk.
-The sha256 of a file is computed once and remembered in ``<cache root>/sha256.json`` under
-(path, size, mtime), so later processes do not re-hash 100 MB - 1 GB files.
+The sha256 of a file is :func:`ragcourt.core.fingerprint.file_sha256` with ``persist=True``:
+computed once and remembered in ``<cache root>/sha256.json`` under (path, size, mtime), so
+later processes do not re-hash 100 MB - 1 GB files.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
-import os
-import threading
 from pathlib import Path
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.io import atomic_path, write_json
+from ragcourt.core.fingerprint import cache_root, file_sha256, remember
+from ragcourt.core.io import atomic_path
 from ragcourt.core.model_registry import LLMEntry
 
-_LOCK = threading.Lock()
-
-
-def cache_root() -> Path:
-    """``$RAGCOURT_HOME`` or ``$XDG_CACHE_HOME/ragcourt`` (default ``~/.cache/ragcourt``)."""
-    if os.environ.get("RAGCOURT_HOME"):
-        return Path(os.environ["RAGCOURT_HOME"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ragcourt"
+_BLOCK = 1 << 20
 
 
 def package_dir(package: str, name: str) -> Path:
@@ -43,44 +34,6 @@ def _hint(name: str, entry: LLMEntry) -> str:
     return f" ({entry.install_hint})" if entry.install_hint else ""
 
 
-def _memo_key(path: Path) -> str:
-    st = path.stat()
-    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
-
-
-def _read_memo(memo_path: Path) -> dict[str, str]:
-    try:
-        return json.loads(memo_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def sha256_of(path: Path) -> str:
-    """sha256 of ``path``, remembered by (resolved path, size, mtime_ns)."""
-    memo_path = cache_root() / "sha256.json"
-    key = _memo_key(path)
-    with _LOCK:
-        memo = _read_memo(memo_path)
-        if key in memo:
-            return str(memo[key])
-        h = hashlib.sha256()
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        memo[key] = h.hexdigest()
-        write_json(memo, memo_path)
-        return str(memo[key])
-
-
-def _remember_sha(path: Path, digest: str) -> None:
-    """Record ``digest`` as the sha256 of ``path`` in the memo (same key as ``sha256_of``)."""
-    memo_path = cache_root() / "sha256.json"
-    with _LOCK:
-        memo = _read_memo(memo_path)
-        memo[_memo_key(path)] = digest
-        write_json(memo, memo_path)
-
-
 def _assemble_parts(name: str, entry: LLMEntry) -> Path:
     """Concatenate the parts into ``<cache>/models/<sha256>.gguf``, hashing while writing.
 
@@ -92,10 +45,10 @@ def _assemble_parts(name: str, entry: LLMEntry) -> Path:
     expected = entry.sha256.lower()
     target = cache_root() / "models" / f"{expected}.gguf"
     if target.is_file():
-        if sha256_of(target) == expected:
+        if file_sha256(target, persist=True) == expected:
             return target
         target.unlink()
-    files = []
+    files: list[Path] = []
     for part in entry.parts:
         package, _, rel = part.partition(":")
         if not rel:
@@ -109,7 +62,7 @@ def _assemble_parts(name: str, entry: LLMEntry) -> Path:
         with tmp.open("wb") as out:
             for f in files:
                 with f.open("rb") as src:
-                    for block in iter(lambda s=src: s.read(1 << 20), b""):
+                    while block := src.read(_BLOCK):
                         h.update(block)
                         out.write(block)
         if h.hexdigest() != expected:
@@ -117,7 +70,7 @@ def _assemble_parts(name: str, entry: LLMEntry) -> Path:
                 f"local model '{name}': parts {', '.join(entry.parts)} concatenate to sha256 "
                 f"{h.hexdigest()}, registry says {entry.sha256} (nothing cached)"
             )
-    _remember_sha(target, expected)
+    remember(target, expected, persist=True)
     return target
 
 
@@ -140,7 +93,7 @@ def resolve_gguf(name: str, entry: LLMEntry) -> Path:
         raise ConfigError(f"{err}{_hint(name, entry)}") from None
     if not path.is_file():
         raise ConfigError(f"local model '{name}': GGUF file {path} not found{_hint(name, entry)}")
-    actual = sha256_of(path)
+    actual = file_sha256(path, persist=True)
     if actual != entry.sha256.lower():
         raise ConfigError(
             f"local model '{name}': {path} has sha256 {actual}, registry says {entry.sha256}"

@@ -32,14 +32,20 @@ import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ragcourt.core.catalog import DEFAULT_MODELS_FILE
-from ragcourt.core.model_registry import LLMEntry, load_registry
+from ragcourt.core.model_registry import LLMEntry, load_registry, registry_path
 from ragcourt.llm import providers
 from ragcourt.llm.gguf_files import resolve_gguf
+
+if TYPE_CHECKING:
+    from litellm.llms.custom_llm import CustomLLM
+    from litellm.types.utils import ModelResponse
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
+
+Messages = list[dict[str, str]]  # [{"role": ..., "content": ...}, ...]
 
 
 def _env_threads() -> int | None:
@@ -61,21 +67,10 @@ def default_batch_threads() -> int:
     return _env_threads() or max(1, min(8, os.cpu_count() or 2))
 
 
-def models_path(models_file: str | None) -> Path:
-    """The registry file: as given (relative to the cwd); a relative path missing there is
-    looked up in the ragcourt source tree, so stages run in a scratch folder still find
-    the shipped ``configs/models.yaml``."""
-    p = Path(models_file or DEFAULT_MODELS_FILE)
-    if p.is_file() or p.is_absolute():
-        return p
-    shipped = Path(__file__).resolve().parents[2] / p
-    return shipped if shipped.is_file() else p
-
-
 def registry_entry(model: str, models_file: str | None) -> tuple[str, LLMEntry]:
     """(name, entry) of ``local/<name>`` (ConfigError when absent)."""
     name = model.split("/", 1)[1] if model.startswith("local/") else model
-    return name, load_registry(models_path(models_file)).llm(name)
+    return name, load_registry(registry_path(models_file)).llm(name)
 
 
 def model_identity(model: str, models_file: str | None) -> dict[str, Any]:
@@ -146,8 +141,14 @@ class LocalModel:
         self._grammars: dict[str, Any] = {}
 
     # ------------------------------------------------------------ helpers
-    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
-        prompt = self.formatter(messages=messages).prompt
+    def prompt_text(self, messages: Messages) -> str:
+        """The chat template applied to ``messages`` (with the assistant prefix)."""
+        # llama_cpp types messages as per-role TypedDicts; ours are plain role/content dicts
+        typed = cast("list[ChatCompletionRequestMessage]", messages)
+        return self.formatter(messages=typed).prompt
+
+    def prompt_tokens(self, messages: Messages) -> list[int]:
+        prompt = self.prompt_text(messages)
         return self.llm.tokenize(prompt.encode("utf-8"), add_bos=self.add_bos, special=True)
 
     def is_eog(self, tok: int) -> bool:
@@ -209,7 +210,7 @@ class LocalModel:
     # ------------------------------------------------------------ calls (hold self.lock)
     def generate(
         self,
-        messages: list[dict[str, str]],
+        messages: Messages,
         *,
         temperature: float,
         max_tokens: int,
@@ -221,14 +222,14 @@ class LocalModel:
         response_format: dict[str, Any] | None,
         deadline: float | None,
     ) -> Generation:
-        litellm = providers.litellm_module()
-        fmt = self.formatter(messages=messages)
-        prompt_ids = self.llm.tokenize(
-            fmt.prompt.encode("utf-8"), add_bos=self.add_bos, special=True
-        )
+        providers.configure_litellm()
+        from litellm import exceptions as err
+
+        prompt = self.prompt_text(messages)
+        prompt_ids = self.llm.tokenize(prompt.encode("utf-8"), add_bos=self.add_bos, special=True)
         room = self.llm.n_ctx() - len(prompt_ids)
         if room <= 0:
-            raise litellm.ContextWindowExceededError(
+            raise err.ContextWindowExceededError(
                 message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
                 model=self.name,
                 llm_provider="local",
@@ -240,8 +241,9 @@ class LocalModel:
         positions: list[dict[str, Any]] = []
         finish = "length"
         text = ""
-        self.llm.reset()  # no KV prefix reuse: it changes logits slightly, so replies would
-        # depend on the previous call; a fresh evaluation keeps a request's reply reproducible
+        # no KV prefix reuse: it changes logits slightly, so replies would depend on the
+        # previous call; a fresh evaluation keeps a request's reply reproducible
+        self.llm.reset()  # type: ignore[no-untyped-call]
         gen = self.llm.generate(
             prompt_ids,
             temp=temperature,
@@ -278,7 +280,7 @@ class LocalModel:
                 if len(completion) >= max_new:
                     break
                 if deadline is not None and time.monotonic() > deadline:
-                    raise litellm.Timeout(
+                    raise err.Timeout(
                         message=f"local model exceeded its {len(completion)}-token deadline",
                         model=self.name,
                         llm_provider="local",
@@ -293,31 +295,31 @@ class LocalModel:
             logprobs=positions if want_logprobs else None,
         )
 
-    def candidates(self, messages: list[dict[str, str]], labels: list[str]) -> Generation:
+    def candidates(self, messages: Messages, labels: list[str]) -> Generation:
         """Exact first-token log-probabilities of ``labels`` (see module doc)."""
-        litellm = providers.litellm_module()
-        fmt = self.formatter(messages=messages)
-        prompt_ids = self.llm.tokenize(
-            fmt.prompt.encode("utf-8"), add_bos=self.add_bos, special=True
-        )
+        providers.configure_litellm()
+        from litellm import exceptions as err
+
+        prompt = self.prompt_text(messages)
+        prompt_ids = self.llm.tokenize(prompt.encode("utf-8"), add_bos=self.add_bos, special=True)
         if len(prompt_ids) >= self.llm.n_ctx():
-            raise litellm.ContextWindowExceededError(
+            raise err.ContextWindowExceededError(
                 message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
                 model=self.name,
                 llm_provider="local",
             )
-        first = {lab: self.first_token_id(prompt_ids, fmt.prompt, lab) for lab in labels}
+        first = {lab: self.first_token_id(prompt_ids, prompt, lab) for lab in labels}
         by_id: dict[int, list[str]] = {}
         for lab, tid in first.items():
             by_id.setdefault(tid, []).append(lab)
         clash = [labs for labs in by_id.values() if len(labs) > 1]
         if clash:
-            raise litellm.BadRequestError(
+            raise err.BadRequestError(
                 message=f"candidates {clash[0]} share their first token; use distinct labels",
                 model=self.name,
                 llm_provider="local",
             )
-        self.llm.reset()  # fresh evaluation, as in generate()
+        self.llm.reset()  # type: ignore[no-untyped-call]  # a fresh evaluation, as in generate()
         gen = self.llm.generate(prompt_ids, temp=0.0, top_k=0, top_p=1.0, min_p=0.0)
         try:
             tok = next(gen)
@@ -353,7 +355,7 @@ def _close_models() -> None:
 def get_model(model: str, models_file: str | None, n_threads: int | None = None) -> LocalModel:
     """The loaded model for ``local/<name>`` (load + sha256 check on first use)."""
     name, entry = registry_entry(model, models_file)
-    key = (str(models_path(models_file).resolve()), name)
+    key = (str(registry_path(models_file).resolve()), name)
     with _MODELS_LOCK:
         if key not in _MODELS:
             path = resolve_gguf(name, entry)
@@ -368,13 +370,22 @@ def get_model(model: str, models_file: str | None, n_threads: int | None = None)
 
 
 @cache
-def _handler() -> object:
-    from litellm import CustomLLM
+def _handler() -> CustomLLM:
+    from litellm.llms.custom_llm import CustomLLM
 
     class LocalProvider(CustomLLM):
-        """litellm custom provider ``local``: runs the GGUF in a worker thread."""
+        """litellm custom provider ``local``: runs the GGUF in a worker thread.
 
-        def _run(self, model: str, messages: list, optional_params: dict, timeout: Any) -> Any:
+        litellm calls a handler with keyword arguments only (``model``, ``messages``,
+        ``optional_params``, ``timeout`` and more that this provider does not use)."""
+
+        def _run(
+            self,
+            model: str,
+            messages: list[dict[str, Any]],
+            optional_params: dict[str, Any],
+            timeout: Any,
+        ) -> ModelResponse:
             models_file = optional_params.get("ragcourt_models_file")
             lm = get_model(model, models_file)
             msgs = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
@@ -408,27 +419,22 @@ def _handler() -> object:
                 resp._hidden_params["candidate_logprobs"] = g.candidate_logprobs
             return resp
 
-        def completion(  # type: ignore[override]
-            self,
-            model: str,
-            messages: list,
-            *args: Any,
-            optional_params: dict,
-            timeout: Any = None,
-            **kw: Any,
-        ) -> Any:
-            return self._run(model, messages, optional_params, timeout)
+        def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            return self._run(
+                kwargs["model"],
+                kwargs["messages"],
+                kwargs["optional_params"],
+                kwargs.get("timeout"),
+            )
 
-        async def acompletion(  # type: ignore[override]
-            self,
-            model: str,
-            messages: list,
-            *args: Any,
-            optional_params: dict,
-            timeout: Any = None,
-            **kw: Any,
-        ) -> Any:
-            return await asyncio.to_thread(self._run, model, messages, optional_params, timeout)
+        async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            return await asyncio.to_thread(
+                self._run,
+                kwargs["model"],
+                kwargs["messages"],
+                kwargs["optional_params"],
+                kwargs.get("timeout"),
+            )
 
     return LocalProvider()
 

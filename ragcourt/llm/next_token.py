@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ragcourt.llm.types import PositionLogprobs, TokenDistribution
+from ragcourt.llm.types import PositionLogprobs, TokenDistribution, TokenLogprob
 
 
 def _normalise(raw: Mapping[str, float]) -> dict[str, float] | None:
@@ -94,7 +94,8 @@ def from_top_logprobs(
                 "that supports logprobs/top_logprobs (e.g. openai/*) or a local/ model"
             ),
         )
-    listed = list(first.top_logprobs) or [first]  # some providers only give the chosen token
+    # some providers only give the chosen token
+    listed: list[TokenLogprob | PositionLogprobs] = [*first.top_logprobs] or [first]
     seen: set[str] = set()
     raw = dict.fromkeys(candidates, 0.0)
     tokens: dict[str, list[str]] = {c: [] for c in candidates}

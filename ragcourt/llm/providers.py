@@ -2,8 +2,8 @@
 
 In-process providers are ``litellm.CustomLLM`` handlers listed in
 ``litellm.custom_provider_map``, so they go through ``litellm.acompletion`` like any hosted
-model. litellm is imported lazily (it takes seconds) and only after ``ragcourt.core.offline`` set
-the offline environment (``import stages`` does that first).
+model. litellm is imported lazily (it takes seconds): callers run :func:`configure_litellm`
+and then ``import litellm``. Entry points apply ``ragcourt.core.offline`` before any of that.
 """
 
 from __future__ import annotations
@@ -12,24 +12,20 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-import ragcourt.core.offline  # noqa: F401  (offline env before litellm is imported)
-
 if TYPE_CHECKING:
-    import litellm as litellm_mod
+    from litellm.llms.custom_llm import CustomLLM
     from litellm.types.utils import ModelResponse
 
 IN_PROCESS_PROVIDERS = ("local", "scripted")
 _LOCK = threading.Lock()
 
 
-def litellm_module() -> litellm_mod:
-    """Import and configure litellm once (quiet, no telemetry, local cost map)."""
+def configure_litellm() -> None:
+    """Import litellm and configure it (quiet: no per-call INFO lines, no debug banner)."""
     import litellm
 
     logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # per-call INFO lines
     litellm.suppress_debug_info = True
-    litellm.telemetry = False
-    return litellm
 
 
 def provider_of(model: str) -> str:
@@ -41,17 +37,22 @@ def is_in_process(model: str) -> bool:
     return provider_of(model) in IN_PROCESS_PROVIDERS
 
 
-def register(provider: str, handler: object) -> None:
+def register(provider: str, handler: CustomLLM) -> None:
     """Add (or replace) ``provider -> handler`` in ``litellm.custom_provider_map``."""
-    litellm = litellm_module()
+    configure_litellm()
+    import litellm
+
     with _LOCK:
         items = [i for i in litellm.custom_provider_map if i["provider"] != provider]
-        items.append({"provider": provider, "custom_handler": handler})  # type: ignore[typeddict-item]
+        items.append({"provider": provider, "custom_handler": handler})
         litellm.custom_provider_map = items
 
 
-def registered(provider: str) -> object | None:
-    litellm = litellm_module()
+def registered(provider: str) -> CustomLLM | None:
+    """The handler registered for ``provider`` in ``litellm.custom_provider_map``, if any."""
+    configure_litellm()
+    import litellm
+
     for item in litellm.custom_provider_map:
         if item["provider"] == provider:
             return item["custom_handler"]

@@ -21,9 +21,13 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragcourt.llm import providers
+
+if TYPE_CHECKING:
+    from litellm.llms.custom_llm import CustomLLM
+    from litellm.types.utils import ModelResponse
 
 Messages = list[dict[str, str]]
 ReplyFn = Callable[[Messages], str]
@@ -54,19 +58,20 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def _handler() -> object:
-    from litellm import CustomLLM
+def _handler() -> CustomLLM:
+    from litellm.llms.custom_llm import CustomLLM
 
     class ScriptedProvider(CustomLLM):
-        """Replies from the script registered under the model name."""
+        """Replies from the script registered under the model name (litellm calls a handler
+        with keyword arguments only: ``model``, ``messages``, ``optional_params``, ...)."""
 
-        async def acompletion(  # type: ignore[override]
-            self, model: str, messages: list, *args: Any, optional_params: dict, **kw: Any
-        ) -> Any:
+        async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            model: str = kwargs["model"]
+            optional_params: dict[str, Any] = kwargs["optional_params"]
             script = _SCRIPTS.get(model)
             if script is None:
                 raise ValueError(f"no scripted model named '{model}' is registered")
-            msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
+            msgs = [{"role": m["role"], "content": m["content"]} for m in kwargs["messages"]]
             script.calls.append(msgs)
             script.params.append(dict(optional_params))
             if script.delay_s:
@@ -86,13 +91,27 @@ def _handler() -> object:
     return ScriptedProvider()
 
 
-def _first_position(dist: dict[str, float], optional_params: dict) -> list[dict[str, Any]]:
+def _first_position(
+    dist: dict[str, float], optional_params: dict[str, Any]
+) -> list[dict[str, Any]]:
     k = int(optional_params.get("top_logprobs") or 1)
     top = sorted(dist.items(), key=lambda kv: -kv[1])[:k]
     listed = [{"token": t, "logprob": math.log(p), "bytes": None} for t, p in top if p > 0]
     if not listed:
         return []
     return [{**listed[0], "top_logprobs": listed}]
+
+
+def _reply_fn(reply: ReplyFn | str) -> ReplyFn:
+    """``reply`` itself, or a function that always returns the string ``reply``."""
+    if not isinstance(reply, str):
+        return reply
+    text = reply
+
+    def constant(_messages: Messages) -> str:
+        return text
+
+    return constant
 
 
 @contextmanager
@@ -103,7 +122,7 @@ def scripted_model(
     delay_s: float = 0.0,
 ) -> Iterator[ScriptedModel]:
     """Register ``scripted/<name>`` for the duration of the block."""
-    fn: ReplyFn = (lambda _m, _r=reply: _r) if isinstance(reply, str) else reply
+    fn = _reply_fn(reply)
     script = ScriptedModel(name, fn, next_token, delay_s)
     with _SCRIPTS_LOCK:
         if name in _SCRIPTS:
@@ -143,7 +162,7 @@ def openai_test_server(
     """
     from aiohttp import web
 
-    fn: ReplyFn = (lambda _m, _r=reply: _r) if isinstance(reply, str) else reply
+    fn = _reply_fn(reply)
     server = OpenAITestServer(base_url="")
     in_flight = {"n": 0}
 
@@ -188,7 +207,7 @@ def openai_test_server(
             in_flight["n"] -= 1
 
     ready = threading.Event()
-    stop = {"loop": None, "event": None}
+    stop: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []  # set once serving
 
     def serve() -> None:
         async def main() -> None:
@@ -199,10 +218,12 @@ def openai_test_server(
             await runner.setup()
             site = web.TCPSite(runner, "127.0.0.1", 0)
             await site.start()
-            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            listener = site._server
+            assert isinstance(listener, asyncio.Server)
+            port = listener.sockets[0].getsockname()[1]
             server.base_url = f"http://127.0.0.1:{port}/v1"
             done = asyncio.Event()
-            stop["loop"], stop["event"] = asyncio.get_running_loop(), done
+            stop.append((asyncio.get_running_loop(), done))
             ready.set()
             await done.wait()
             await runner.cleanup()
@@ -216,6 +237,6 @@ def openai_test_server(
     try:
         yield server
     finally:
-        loop, event = stop["loop"], stop["event"]
-        loop.call_soon_threadsafe(event.set)  # type: ignore[union-attr]
+        loop, event = stop[0]
+        loop.call_soon_threadsafe(event.set)
         thread.join(10)

@@ -6,7 +6,7 @@ Model failures never raise out of the gateway: each request yields a result with
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,13 +33,13 @@ class ChatRequest(BaseModel):
     tag: str = ""
 
     @classmethod
-    def of(cls, model: str, system: str | None, user: str, **kw: object) -> ChatRequest:
-        """Convenience: a system + user message pair."""
+    def of(cls, model: str, system: str | None, user: str, **kw: Any) -> ChatRequest:
+        """Convenience: a system + user message pair (``kw``: the other fields, validated)."""
         msgs: list[tuple[str, str]] = []
         if system:
             msgs.append(("system", system))
         msgs.append(("user", user))
-        return cls(model=model, messages=tuple(msgs), **kw)  # type: ignore[arg-type]
+        return cls(model=model, messages=tuple(msgs), **kw)
 
 
 class TokenLogprob(BaseModel):

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
+from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.params import load_params
 from ragcourt.reporting import sections
 from ragcourt.reporting.artifacts import Artifacts
@@ -39,7 +40,7 @@ ARTIFACT_STAGE: dict[str, str] = {
 
 
 def publish_artifacts(
-    root: Path, params_path: str = "params.yaml", stages: Collection[str] | None = None
+    root: Path, params_path: str = DEFAULT_PARAMS_FILE, stages: Collection[str] | None = None
 ) -> list[str]:
     """Create the artifacts whose stage is in ``stages`` (default: every stage) and whose
     inputs exist under ``root`` (``params_path`` relative to it); return the keys created."""

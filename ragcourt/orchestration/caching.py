@@ -15,7 +15,6 @@ a stage whose outputs are gone.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 import uuid
@@ -28,49 +27,12 @@ from prefect.context import TaskRunContext
 from prefect.utilities.hashing import hash_objects
 
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256, path_sha256
 from ragcourt.core.io import write_json
 from ragcourt.core.params import Params, load_params
 from ragcourt.orchestration.plan import PROJECT_ROOT, StageCall, code_files
 
 STATE_DIR = Path(".ragcourt/prefect")
-MISSING = "missing"
-
-_digest_memo: dict[tuple[str, int, int], str] = {}
-_memo_lock = threading.Lock()
-
-
-def file_digest(path: Path) -> str:
-    """sha256 of a file's bytes, memoised on (path, size, mtime_ns)."""
-    st = path.stat()
-    memo_key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    with _memo_lock:
-        hit = _digest_memo.get(memo_key)
-    if hit is not None:
-        return hit
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    digest = h.hexdigest()
-    with _memo_lock:
-        _digest_memo[memo_key] = digest
-    return digest
-
-
-def path_digest(path: Path) -> str:
-    """A file's sha256; a folder's = sha256 of its sorted (relative path, file sha256) pairs
-    (hidden files and temp files of atomic writes excluded); ``missing`` when absent."""
-    if path.is_file():
-        return file_digest(path)
-    if not path.is_dir():
-        return MISSING
-    h = hashlib.sha256()
-    for f in sorted(p for p in path.rglob("*") if p.is_file()):
-        rel = f.relative_to(path)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        h.update(f"{rel.as_posix()}\0{file_digest(f)}\n".encode())
-    return h.hexdigest()
 
 
 def params_subset(params: Params, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -98,8 +60,8 @@ def code_digest(stage: str) -> str:
     with _code_lock:
         if stage in _code_memo:
             return _code_memo[stage]
-        files = {f: file_digest(PROJECT_ROOT / f) for f in code_files(stage)}
-        digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+        files = {f: file_sha256(PROJECT_ROOT / f) for f in code_files(stage)}
+        digest = object_sha256(files)
         _code_memo[stage] = digest
         return digest
 
@@ -110,10 +72,10 @@ def call_key(call: StageCall, workdir: Path, params: Params) -> str:
         "stage": call.stage,
         "kwargs": [[k, list(v) if isinstance(v, tuple) else v] for k, v in call.kwargs],
         "params": params_subset(params, call.params_keys),
-        "inputs": {p: path_digest(workdir / p) for p in call.inputs},
+        "inputs": {p: path_sha256(workdir / p) for p in call.inputs},
         "code": code_digest(call.stage),
     }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    return object_sha256(payload)
 
 
 def stamp_path(call: StageCall, workdir: Path) -> Path:
@@ -121,7 +83,7 @@ def stamp_path(call: StageCall, workdir: Path) -> Path:
 
 
 def output_digests(call: StageCall, workdir: Path) -> dict[str, str]:
-    return {p: path_digest(workdir / p) for p in call.outputs}
+    return {p: path_sha256(workdir / p) for p in call.outputs}
 
 
 def write_stamp(call: StageCall, workdir: Path, key: str) -> dict[str, str]:

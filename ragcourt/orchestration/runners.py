@@ -20,14 +20,14 @@ RUNNERS: tuple[str, ...] = ("thread", "dask")
 
 def make_task_runner(
     kind: str = "thread", workers: int = 2, address: str | None = None
-) -> TaskRunner:  # type: ignore[type-arg]
+) -> TaskRunner:
     """A fresh task runner of ``kind`` (``workers`` threads or Dask worker processes)."""
     if workers < 1:
         raise ConfigError(f"task runner: workers must be >= 1, got {workers}")
     if kind == "thread":
         return ThreadPoolTaskRunner(max_workers=workers)
     if kind == "dask":
-        from prefect_dask import DaskTaskRunner
+        from prefect_dask.task_runners import DaskTaskRunner
 
         if address:
             return DaskTaskRunner(address=address)

@@ -28,7 +28,8 @@ class Artifacts:
     root: Path
     metrics_dir: str = catalog.DEFAULT_METRICS_DIR  # params.llm.metrics_dir
     problems: dict[str, str] = field(default_factory=dict)
-    _cache: dict[str, Any] = field(default_factory=dict)
+    _tables: dict[str, pl.DataFrame | None] = field(default_factory=dict)
+    _jsons: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
     def path(self, name: str) -> Path:
         return self.root / catalog.path(name)
@@ -39,8 +40,8 @@ class Artifacts:
         self.problems[name] = f"{rel} {why} (made by stage '{stage}': `dvc repro {stage}`)"
 
     def table(self, name: str) -> pl.DataFrame | None:
-        if name in self._cache:
-            return self._cache[name]
+        if name in self._tables:
+            return self._tables[name]
         art = catalog.spec(name)
         schema = art.schema
         df: pl.DataFrame | None = None
@@ -52,12 +53,12 @@ class Artifacts:
                 df = read_table(path, schema if schema in TABLES else None)
             except RagcourtError as err:
                 self.problems[name] = str(err)
-        self._cache[name] = df
+        self._tables[name] = df
         return df
 
     def json(self, name: str) -> dict[str, Any] | None:
-        if name in self._cache:
-            return self._cache[name]
+        if name in self._jsons:
+            return self._jsons[name]
         rel = catalog.spec(name).template
         path = self.root / rel
         data: dict[str, Any] | None = None
@@ -72,7 +73,7 @@ class Artifacts:
                     self.problems[name] = f"{rel}: expected a JSON object"
             except (OSError, json.JSONDecodeError) as err:
                 self.problems[name] = f"{rel}: unreadable JSON ({err})"
-        self._cache[name] = data
+        self._jsons[name] = data
         return data
 
     def note(self, *names: str) -> list[str]:

@@ -33,7 +33,11 @@ def to_figure(fig: MplFigure, alt: str, caption: str = "") -> Figure:
 
 
 def _ci_err(mid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    return np.nan_to_num(np.vstack([np.clip(mid - lo, 0, None), np.clip(hi - mid, 0, None)]))
+    """Matplotlib ``xerr``: rows (mid - lo, hi - mid), clipped at 0, NaN -> 0."""
+    err: np.ndarray = np.nan_to_num(
+        np.vstack([np.clip(mid - lo, 0, None), np.clip(hi - mid, 0, None)])
+    )
+    return err
 
 
 def leaderboard(board: pl.DataFrame) -> Figure:

@@ -30,20 +30,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.model_registry import DEFAULT_MODELS_FILE, EmbedderEntry, load_registry
+from ragcourt.core.model_registry import EmbedderEntry, load_registry, registry_path
 
 if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
     from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger("ragcourt.embedders")
 
-_REPO_MODELS_FILE = Path(__file__).resolve().parents[2] / DEFAULT_MODELS_FILE
 _COMPLETE = ".ragcourt-complete"  # marker written last inside an extracted model folder
-
-
-def models_file() -> Path:
-    """configs/models.yaml of the current directory, else the one shipped with the code."""
-    return DEFAULT_MODELS_FILE if DEFAULT_MODELS_FILE.is_file() else _REPO_MODELS_FILE
 
 
 def cache_root() -> Path:
@@ -53,7 +48,9 @@ def cache_root() -> Path:
 
 
 def registry_entry(name: str) -> EmbedderEntry:
-    return load_registry(models_file()).embedder(name)
+    """The registry entry of embedder ``name`` (configs/models.yaml of the cwd, else the
+    shipped one: :func:`ragcourt.core.model_registry.registry_path`)."""
+    return load_registry(registry_path()).embedder(name)
 
 
 class _ConcatReader(io.RawIOBase):
@@ -80,7 +77,7 @@ class _ConcatReader(io.RawIOBase):
         self._pos = max(0, base + offset)
         return self._pos
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+    def readinto(self, buffer: WriteableBuffer, /) -> int:
         view = memoryview(buffer).cast("B")
         done = 0
         while done < len(view) and self._pos < self._total:
@@ -217,4 +214,7 @@ def encode(
 
 def max_seq_length(registry_name: str) -> int:
     """Word pieces the model reads per text; longer chunks are truncated by the model."""
-    return int(load_embedder(registry_name).max_seq_length)
+    n = load_embedder(registry_name).max_seq_length
+    if n is None:
+        raise ConfigError(f"embedder '{registry_name}': the model declares no max_seq_length")
+    return int(n)

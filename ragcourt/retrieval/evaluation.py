@@ -38,8 +38,8 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table, write_json, write_parquet, write_with
-from ragcourt.core.params import Params
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.params import Params, RetrieverKind
+from ragcourt.core.schemas import TABLES, frame_schema
 
 log = logging.getLogger("ragcourt.retrieval_eval")
 
@@ -53,7 +53,7 @@ NO_EMBEDDER = "-"  # label of embedder-independent retrievers (BM25) in metrics.
 _MEASURE = re.compile(r"^(?P<metric>.+?)@(?P<k>\d+)$")
 
 
-def evaluation_grid(params: Params) -> Iterator[tuple[str, str | None, str]]:
+def evaluation_grid(params: Params) -> Iterator[tuple[str, str | None, RetrieverKind]]:
     """(chunking, embedder or None, retriever) triples; BM25 once per chunking."""
     for chunking in params.chunkings:
         for retriever in params.retrieval.retrievers:
@@ -138,10 +138,10 @@ def evaluate_all(qa: pl.DataFrame, params: Params) -> tuple[pl.DataFrame, pl.Dat
             )
         )
         log.info("retrieval_eval: %s/%s/%s done", chunking, embedder or NO_EMBEDDER, kind)
-    unevaluable = pl.DataFrame(counts, schema=UNEVALUABLE_SCHEMA, orient="row")
+    unevaluable_counts = pl.DataFrame(counts, schema=UNEVALUABLE_SCHEMA, orient="row")
     if not frames:
-        return pl.DataFrame(schema=TABLES["retrieval_per_query"]), unevaluable
-    return pl.concat(frames), unevaluable
+        return pl.DataFrame(schema=frame_schema("retrieval_per_query")), unevaluable_counts
+    return pl.concat(frames), unevaluable_counts
 
 
 def summarize(
@@ -245,7 +245,8 @@ def plot_recall(summary: pl.DataFrame, path: Path) -> None:
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("mean over questions")
     axes[0][-1].legend(fontsize=7, loc="lower right")
-    n = int(recall["n_queries"].max() or 0)
+    most = recall["n_queries"].max()  # Int64 column: an int, or None when empty
+    n = most if isinstance(most, int) else 0
     fig.suptitle(f"Retrieval recall vs chunk size ({n} questions)", fontsize=10)
     fig.tight_layout()
     write_with(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))

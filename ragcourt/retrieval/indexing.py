@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -24,6 +25,10 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_parquet, write_with
 from ragcourt.core.params import Params
+
+if TYPE_CHECKING:
+    import faiss
+    from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger("ragcourt.embed")
 
@@ -50,7 +55,8 @@ def vectors_of(embeddings: pl.DataFrame) -> np.ndarray:
     return np.ascontiguousarray(embeddings["embedding"].to_numpy(), dtype=np.float32)
 
 
-def build_index(vectors: np.ndarray):  # -> faiss.IndexFlatIP
+def build_index(vectors: np.ndarray) -> faiss.IndexFlatIP:
+    """An exact inner-product index over ``vectors`` (row ``i`` = FAISS id ``i``)."""
     import faiss
 
     index = faiss.IndexFlatIP(int(vectors.shape[1]))
@@ -75,11 +81,14 @@ def embed_chunks(chunks: pl.DataFrame, model: str, batch_size: int) -> pl.DataFr
     return embeddings_frame(chunks["chunk_id"].to_list(), vectors)
 
 
-def _count_truncated(st, texts: list[str]) -> int:
-    tok = st.tokenizer
-    enc = tok(texts, add_special_tokens=True, truncation=False, verbose=False)
+def _count_truncated(st: SentenceTransformer, texts: list[str]) -> int:
+    """How many ``texts`` have more word pieces than the model's ``max_seq_length``."""
+    limit = st.max_seq_length
+    if not limit:
+        return 0
+    enc = st.tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)
     lengths = [len(ids) for ids in enc["input_ids"]]
-    return sum(n > st.max_seq_length for n in lengths)
+    return sum(n > limit for n in lengths)
 
 
 def run(params: Params, chunking: str, embedder: str) -> tuple[Path, Path]:

@@ -22,18 +22,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
-from ragcourt.core.params import BM25Params, Params
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.params import BM25Params, Params, RetrieverKind
+from ragcourt.core.schemas import frame_schema
 
-RetrieverKind = Literal["dense", "bm25", "hybrid"]
-RUN_SCHEMA = TABLES["retrieval_run"]
+RUN_SCHEMA = frame_schema("retrieval_run")
 
 
 class Retriever(Protocol):

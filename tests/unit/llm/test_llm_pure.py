@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from ragcourt.cli.cache_cmd import app as cache_app
+from ragcourt.core import fingerprint
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.model_registry import LLMEntry
 from ragcourt.llm import gguf_files
@@ -119,9 +120,11 @@ def test_gguf_sha256_is_checked_and_memoised(
     assert gguf_files.resolve_gguf("m", _entry(source="path", path=str(f), sha256=good)) == f
     with pytest.raises(ConfigError, match="has sha256"):
         gguf_files.resolve_gguf("m", _entry(source="path", path=str(f)))
+    # the digest is persisted for later processes (fresh in-process memo, no re-hashing)
+    monkeypatch.setattr(fingerprint, "_memo", {})
     calls = []
     monkeypatch.setattr(hashlib, "sha256", lambda *a: calls.append(a) or None)
-    assert gguf_files.sha256_of(f) == good and calls == []  # memo hit: not re-hashed
+    assert fingerprint.file_sha256(f, persist=True) == good and calls == []
 
 
 def test_fake_gguf_parts_with_wrong_sha256_are_refused_and_leave_no_file(

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.fingerprint import MISSING, path_sha256
 from ragcourt.core.params import Params
 from ragcourt.orchestration.caching import (
-    MISSING,
     call_key,
     code_digest,
     params_subset,
-    path_digest,
     stamp_matches,
     write_stamp,
 )
-from ragcourt.orchestration.plan import StageCall, _ragcourt_imports, code_files, code_paths
+from ragcourt.orchestration.plan import (
+    PROJECT_ROOT,
+    StageCall,
+    _ragcourt_imports,
+    code_files,
+    code_paths,
+)
 
 CALL = StageCall(
     "chunk",
@@ -67,22 +74,23 @@ def test_key_follows_inputs_params_and_partition(ws: Path) -> None:
 def test_missing_input_is_part_of_the_key(ws: Path) -> None:
     present = call_key(CALL, ws, _params())
     (ws / "data/documents.parquet").unlink()
-    assert path_digest(ws / "data/documents.parquet") == MISSING
+    assert path_sha256(ws / "data/documents.parquet") == MISSING
     assert call_key(CALL, ws, _params()) != present
 
 
-def test_folder_digest_sees_content_and_names_not_temp_files(tmp_path: Path) -> None:
-    d = tmp_path / "corpus"
-    d.mkdir()
-    (d / "a.txt").write_text("alpha")
-    first = path_digest(d)
-    (d / ".a.txt.tmp").write_text("half-written")
-    assert path_digest(d) == first
-    (d / "a.txt").write_text("alpha!")
-    assert path_digest(d) != first
-    (d / "a.txt").write_text("alpha")
-    (d / "a.txt").rename(d / "b.txt")
-    assert path_digest(d) != first
+def test_key_is_the_sha256_of_the_sorted_json_payload(ws: Path) -> None:
+    """The key is pinned: sha256 of ``json.dumps(payload, sort_keys=True)`` (stored Prefect
+    records stay valid across refactors of the hashing helpers)."""
+    doc = ws / "data/documents.parquet"
+    payload = {
+        "stage": "chunk",
+        "kwargs": [["chunking", "c64"]],
+        "params": {"chunk_tokenizer": "cl100k_base", "chunkings.c64": {"size": 64, "overlap": 8}},
+        "inputs": {"data/documents.parquet": hashlib.sha256(doc.read_bytes()).hexdigest()},
+        "code": code_digest("chunk"),
+    }
+    expected = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    assert call_key(CALL, ws, _params()) == expected
 
 
 def test_params_subset_names_unknown_key() -> None:
@@ -120,6 +128,14 @@ def test_code_digest_covers_imported_subpackages(tmp_path: Path) -> None:
     assert "ragcourt.judging" in found  # lazy imports inside functions count
     assert not any(f.startswith("os") or "sibling" in f for f in found)
     assert code_digest("chunk") != code_digest("embed")
+    # pinned: sha256 of the sorted JSON {path: sha256 of the file's bytes}
+    files = {
+        f: hashlib.sha256((PROJECT_ROOT / f).read_bytes()).hexdigest() for f in code_files("chunk")
+    }
+    assert (
+        code_digest("chunk")
+        == hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    )
     # the thin entry, the package init and every imported subpackage count for a stage
     assert code_paths("chunk") == [
         "ragcourt/__init__.py",
