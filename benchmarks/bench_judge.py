@@ -22,17 +22,19 @@ from typing import Any
 
 import polars as pl
 
+from ragcourt.core import catalog
 from ragcourt.core.params import load_params
-from ragcourt.judging.base import JudgeContext, JudgeItem, build_judges
+from ragcourt.judging.builders import build_judges
 from ragcourt.judging.dafe import dafe_summary, run_dafe
+from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
 
-SUMMARY = Path("data/judge/summary.json")
-ANSWERS = Path("data/answers/answers.parquet")
-QA = Path("data/qa/qa.parquet")
+SUMMARY = catalog.path("judge_summary")
+ANSWERS = catalog.path("answers")
+QA = catalog.path("qa")
 STS = Path("../shared/validation/sts_train.json")
 
 
-def demo_items(n: int) -> tuple[str, list[JudgeItem]]:
+def demo_items(n: int) -> tuple[str, list[AnswerItem]]:
     if ANSWERS.is_file() and QA.is_file():
         rows = (
             pl.read_parquet(ANSWERS)
@@ -41,12 +43,12 @@ def demo_items(n: int) -> tuple[str, list[JudgeItem]]:
             .head(n)
         )
         items = [
-            JudgeItem(r["question"], r["answer"], tuple(r["reference_answers"]))
+            AnswerItem(r["question"], r["answer"], tuple(r["reference_answers"]))
             for r in rows.iter_rows(named=True)
         ]
         return f"{ANSWERS} (+ {QA})", items
     data = json.loads(STS.read_text(encoding="utf-8"))[:n]
-    return str(STS), [JudgeItem("", d["sentence2"], (d["sentence1"],)) for d in data]
+    return str(STS), [AnswerItem("", d["sentence2"], (d["sentence1"],)) for d in data]
 
 
 def calls_per_verdict() -> dict[str, Any] | None:
@@ -96,9 +98,9 @@ def throughput(params_path: str, n: int) -> dict[str, Any]:
             judges2 = build_judges([*jp.primaries, jp.arbitrator], ctx2)
             p1, p2 = (judges2[n] for n in jp.primaries)
             t0 = time.perf_counter()
-            outcomes = run_dafe(items, p1, p2, judges2[jp.arbitrator])
+            decisions = run_dafe(items, p1, p2, judges2[jp.arbitrator])
             dt = time.perf_counter() - t0
-        s = dafe_summary(outcomes)
+        s = dafe_summary(decisions)
         out["dafe"] = {
             "seconds": round(dt, 2),
             "final_verdicts": s["final_verdicts"],

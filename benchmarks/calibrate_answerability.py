@@ -31,7 +31,8 @@ from sklearn.metrics import confusion_matrix
 
 from ragcourt.core.params import LLMParams, Params, load_params
 from ragcourt.judging.agreement import binary_agreement, rank_correlation
-from ragcourt.qagen.filters import JudgeSettings, judge_answerability
+from ragcourt.qagen.filter_registry import JudgeSettings
+from ragcourt.qagen.filters import judge_answerability
 
 DEFAULT_DATA = Path("../shared/validation/squadv2_train.json")
 EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default

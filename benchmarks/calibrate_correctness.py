@@ -35,9 +35,10 @@ from typing import Any
 
 from ragcourt.core.params import LLMParams, Params, load_params
 from ragcourt.judging.agreement import binary_agreement, rank_correlation
-from ragcourt.judging.base import JudgeContext, JudgeItem, JudgeVerdict, build_judge
+from ragcourt.judging.builders import build_judge
 from ragcourt.judging.correctness import grade_correctness, grade_correctness_expected
 from ragcourt.judging.dafe import dafe_summary, run_dafe
+from ragcourt.judging.vocabulary import AnswerItem, AnswerVerdict, JudgeContext
 
 DEFAULT_DATA = Path("../shared/validation/sts_train.json")
 EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default
@@ -71,7 +72,7 @@ def _scores(human: list[float], scores: list[float | None]) -> dict[str, Any]:
 
 
 def evaluate_judge(
-    name: str, verdicts: list[JudgeVerdict], human: list[float], seconds: float
+    name: str, verdicts: list[AnswerVerdict], human: list[float], seconds: float
 ) -> dict[str, Any]:
     has_score = any(v.score is not None for v in verdicts)
     return {
@@ -103,10 +104,10 @@ def calibrate(
         jp = params.judge
     ctx = JudgeContext(params, stage="calibration")
     human = [float(i["similarity"]) for i in items]
-    jitems = [JudgeItem("", i["sentence2"], (i["sentence1"],)) for i in items]
+    jitems = [AnswerItem("", i["sentence2"], (i["sentence1"],)) for i in items]
     out: dict[str, Any] = {"items": len(items), "judges": [], "model": model or params.llm.model}
 
-    cache: dict[str, list[JudgeVerdict]] = {}
+    cache: dict[str, list[AnswerVerdict]] = {}
     for name, spec in jp.judges.items():
         judge = build_judge(name, spec, ctx)
         if skip_llm and judge.uses_llm:
@@ -128,7 +129,7 @@ def calibrate(
 
 
 def _rubric(
-    jitems: list[JudgeItem], human: list[float], params: Params, expected: bool = False
+    jitems: list[AnswerItem], human: list[float], params: Params, expected: bool = False
 ) -> dict[str, Any]:
     """The 0-1 rubric grader: JSON reply (``correctness``) or, with ``expected``, the
     probability-weighted level from one next-token call (``correctness_expected``)."""
@@ -146,7 +147,7 @@ def _rubric(
         )
     name = "correctness_expected" if expected else "correctness"
     rubric = [
-        JudgeVerdict(
+        AnswerVerdict(
             name,
             g.score >= EQUIVALENT if g.score is not None else None,
             g.rationale,
@@ -159,21 +160,21 @@ def _rubric(
 
 
 def _dafe(
-    jitems: list[JudgeItem],
+    jitems: list[AnswerItem],
     human: list[float],
     params: Params,
-    cache: dict[str, list[JudgeVerdict]],
+    cache: dict[str, list[AnswerVerdict]],
 ) -> dict[str, Any]:
     jp = params.judge
     # DAFE reuses the verdicts above (a judge is deterministic; LLM calls would be cache hits)
     replay = {n: _Replay(n, v, jitems) for n, v in cache.items()}
     p1, p2 = (replay[n] for n in jp.primaries)
-    outcomes = run_dafe(jitems, p1, p2, replay[jp.arbitrator])
-    finals = [JudgeVerdict("dafe", o.final, o.resolution, None, o.error) for o in outcomes]
+    decisions = run_dafe(jitems, p1, p2, replay[jp.arbitrator])
+    finals = [AnswerVerdict("dafe", d.final, d.resolution, None, d.error) for d in decisions]
     return evaluate_judge("dafe", finals, human, 0.0) | {
         "summary": {
             k: v
-            for k, v in dafe_summary(outcomes).items()
+            for k, v in dafe_summary(decisions).items()
             if k in ("disagreement_rate", "arbitrator_calls", "judge_calls_saved", "degraded")
         },
         "arbitrator_seen": len(replay[jp.arbitrator].asked),
@@ -184,13 +185,13 @@ class _Replay:
     """A judge that answers from verdicts already computed for the same items (so DAFE's
     arbitrator is consulted, and counted, only on the items that need it)."""
 
-    def __init__(self, name: str, verdicts: list[JudgeVerdict], items: list[JudgeItem]):
+    def __init__(self, name: str, verdicts: list[AnswerVerdict], items: list[AnswerItem]):
         self.name = name
         self.uses_llm = False
         self._by_item = dict(zip(map(id, items), verdicts, strict=True))
-        self.asked: list[JudgeItem] = []
+        self.asked: list[AnswerItem] = []
 
-    def judge(self, items: Any) -> list[JudgeVerdict]:
+    def judge(self, items: Any) -> list[AnswerVerdict]:
         self.asked.extend(items)
         return [self._by_item[id(it)] for it in items]
 

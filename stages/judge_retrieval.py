@@ -8,9 +8,9 @@ from ragcourt.core.entry import run_entry, stage_parser
 def main() -> None:
     args = stage_parser(__doc__).parse_args()
     from ragcourt.core.params import load_params
-    from ragcourt.judging.stage import run_retrieval
+    from ragcourt.judging.retrieval_stage import run
 
-    run_retrieval(load_params(args.params))
+    run(load_params(args.params))
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ from ragcourt.core.entry import run_entry, stage_parser
 def main() -> None:
     args = stage_parser(__doc__).parse_args()
     from ragcourt.core.params import load_params
-    from ragcourt.judging.stage import run_summary
+    from ragcourt.judging.summary import run
 
-    run_summary(load_params(args.params))
+    run(load_params(args.params))
 
 
 if __name__ == "__main__":

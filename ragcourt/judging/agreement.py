@@ -33,7 +33,9 @@ def kendall_se(n: int) -> float | None:
     return math.sqrt(0.437 / (n - 4)) if n > 4 else None
 
 
-def binary_agreement(y_true: Sequence[bool | int], y_pred: Sequence[bool | int]) -> dict:
+def binary_agreement(
+    y_true: Sequence[bool | int], y_pred: Sequence[bool | int]
+) -> dict[str, float | int | None]:
     """Accuracy, macro-F1 (over both classes) and Cohen's kappa of two binary labelings."""
     t = np.asarray(y_true, dtype=int)
     p = np.asarray(y_pred, dtype=int)
@@ -53,7 +55,7 @@ def binary_agreement(y_true: Sequence[bool | int], y_pred: Sequence[bool | int])
     }
 
 
-def rank_correlation(x: Sequence[float], y: Sequence[float]) -> dict:
+def rank_correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, float | int | None]:
     """Spearman rho and Kendall tau-b of paired scores with SEs and p-values; pairs with a
     missing (None/NaN) side are dropped and ``n`` counts the pairs used."""
     a = np.asarray(x, dtype=float)

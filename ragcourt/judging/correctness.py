@@ -14,6 +14,10 @@ greedy rubric reply barely varies. Hosted models need logprobs for it.
 answer to a reference under an embedding_similarity judge, clipped to [0, 1] (semantic answer
 similarity). On the STS-B train file it tracks human similarity far better than the embedded
 135M model's rubric (benchmarks/calibrate_correctness.py), so the offline demo uses it.
+
+Each mode is a correctness grader registered under its name in ``CORRECTNESS_GRADERS``
+(:mod:`ragcourt.judging.vocabulary`); :func:`ragcourt.judging.builders.build_grader` builds
+the one ``judge.correctness_mode`` names.
 """
 
 from __future__ import annotations
@@ -25,13 +29,20 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, field_validator
 
-from ragcourt.judging.base import JudgeItem, JudgeVerdict
 from ragcourt.judging.llm_judges import (
     NO_QUESTION,
     ReplyModel,
     format_references,
     reason_field,
     render,
+)
+from ragcourt.judging.vocabulary import (
+    CORRECTNESS_GRADERS,
+    AnswerItem,
+    AnswerVerdict,
+    CorrectnessGrade,
+    JudgeContext,
+    VerdictsOf,
 )
 
 if TYPE_CHECKING:
@@ -66,17 +77,8 @@ class CorrectnessReply(ReplyModel):
         return v
 
 
-@dataclass(frozen=True)
-class CorrectnessResult:
-    """One graded answer: ``score`` in [0, 1] or None with ``error``."""
-
-    score: float | None
-    rationale: str
-    error: str | None = None
-
-
 def _grading_requests(
-    items: Sequence[JudgeItem], model: str, version: str, prompt: str, **opts: Any
+    items: Sequence[AnswerItem], model: str, version: str, prompt: str, **opts: Any
 ) -> list[ChatRequest]:
     """One request per item from prompts ``<prompt>_system`` / ``<prompt>_user``."""
     from ragcourt.llm import ChatRequest
@@ -100,7 +102,7 @@ def _grading_requests(
 
 
 def correctness_requests(
-    items: Sequence[JudgeItem],
+    items: Sequence[AnswerItem],
     model: str,
     version: str,
     temperature: float,
@@ -114,23 +116,23 @@ def correctness_requests(
 
 
 def grade_correctness(
-    items: Sequence[JudgeItem],
+    items: Sequence[AnswerItem],
     gateway: Gateway,
     model: str,
     version: str = "v1",
     temperature: float = 0.0,
     seed: int | None = 0,
-) -> list[CorrectnessResult]:
+) -> list[CorrectnessGrade]:
     """Grade every item through the gateway; failures become results with ``error``."""
     if not items:
         return []
     reqs = correctness_requests(items, model, version, temperature, seed)
-    out: list[CorrectnessResult] = []
+    out: list[CorrectnessGrade] = []
     for res in gateway.structured(reqs, CorrectnessReply, desc="correctness"):
         if res.ok and res.value is not None:
-            out.append(CorrectnessResult(res.value.score, res.value.rationale))
+            out.append(CorrectnessGrade(res.value.score, res.value.rationale))
         else:
-            out.append(CorrectnessResult(None, res.raw[:500], res.error or "no parsed reply"))
+            out.append(CorrectnessGrade(None, res.raw[:500], res.error or "no parsed reply"))
     return out
 
 
@@ -148,7 +150,7 @@ def expected_score(probs: dict[str, float]) -> float:
 
 
 def expected_requests(
-    items: Sequence[JudgeItem], model: str, version: str, seed: int | None = 0
+    items: Sequence[AnswerItem], model: str, version: str, seed: int | None = 0
 ) -> list[ChatRequest]:
     """One digit-rubric request per item; only the first answer token's distribution is read."""
     return _grading_requests(
@@ -158,39 +160,96 @@ def expected_requests(
 
 
 def grade_correctness_expected(
-    items: Sequence[JudgeItem],
+    items: Sequence[AnswerItem],
     gateway: Gateway,
     model: str,
     version: str = "v1",
     seed: int | None = 0,
-) -> list[CorrectnessResult]:
+) -> list[CorrectnessGrade]:
     """G-Eval-style correctness: score = E[level] under the model's next-token distribution
     over the digits 0-4 (levels 0 / 0.3 / 0.5 / 0.7 / 1.0). Continuous even for a small model
     whose greedy reply is always the same level. A model without logprobs gives error rows."""
     if not items:
         return []
     reqs = expected_requests(items, model, version, seed)
-    out: list[CorrectnessResult] = []
+    out: list[CorrectnessGrade] = []
     for dist in gateway.next_token_probs(reqs, candidates=list(DIGITS), desc="correctness"):
         if not dist.ok:
-            out.append(CorrectnessResult(None, "", dist.error or "no next-token distribution"))
+            out.append(CorrectnessGrade(None, "", dist.error or "no next-token distribution"))
             continue
         shown = " ".join(f"{d}:{dist.probs.get(d, 0.0):.2f}" for d in DIGITS)
         why = f"expected rubric level from P(digit) {shown} ({dist.method})"
         if dist.fallback:
             why += f"; upper-bound fallback for {','.join(dist.fallback)}"
-        out.append(CorrectnessResult(expected_score(dist.probs), why))
+        out.append(CorrectnessGrade(expected_score(dist.probs), why))
     return out
 
 
-def similarity_correctness(verdicts: Sequence[JudgeVerdict]) -> list[CorrectnessResult]:
+def similarity_correctness(verdicts: Sequence[AnswerVerdict]) -> list[CorrectnessGrade]:
     """Correctness = clip(max_ref cos(e(answer), e(ref)), 0, 1) from an embedding_similarity
     judge's verdicts (their scores); a judge error becomes an error result."""
-    out: list[CorrectnessResult] = []
+    out: list[CorrectnessGrade] = []
     for v in verdicts:
         if v.error or v.score is None:
-            out.append(CorrectnessResult(None, "", v.error or "no similarity score"))
+            out.append(CorrectnessGrade(None, "", v.error or "no similarity score"))
             continue
         score = min(1.0, max(0.0, float(v.score)))
-        out.append(CorrectnessResult(score, f"max cosine to a reference {v.score:.3f}"))
+        out.append(CorrectnessGrade(score, f"max cosine to a reference {v.score:.3f}"))
     return out
+
+
+# ---------------------------------------------------------------- graders (judge.correctness_mode)
+
+
+@dataclass
+class RubricGrader:
+    """``rubric``: the RAGalyst 0-1 rubric, JSON rationale then score (one chat call each)."""
+
+    ctx: JudgeContext
+
+    def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
+        jp, llm = self.ctx.params.judge, self.ctx.params.llm
+        model = llm.resolve(jp.correctness_model)
+        return grade_correctness(
+            items, self.ctx.gateway, model, jp.prompt_version, llm.temperature, llm.seed
+        )
+
+
+@dataclass
+class ExpectedGrader:
+    """``expected``: E[rubric level] from the next-token distribution over the digits 0-4."""
+
+    ctx: JudgeContext
+
+    def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
+        jp, llm = self.ctx.params.judge, self.ctx.params.llm
+        model = llm.resolve(jp.correctness_model)
+        return grade_correctness_expected(
+            items, self.ctx.gateway, model, jp.prompt_version, llm.seed
+        )
+
+
+@dataclass
+class SimilarityGrader:
+    """``similarity``: clipped max cosine from the verdicts of ``judge.correctness_judge``
+    (an embedding_similarity judge; no LLM)."""
+
+    judge: str
+
+    def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
+        return similarity_correctness(verdicts_of(self.judge))
+
+
+@CORRECTNESS_GRADERS.register("rubric")
+def _rubric(ctx: JudgeContext) -> RubricGrader:
+    return RubricGrader(ctx)
+
+
+@CORRECTNESS_GRADERS.register("expected")
+def _expected(ctx: JudgeContext) -> ExpectedGrader:
+    return ExpectedGrader(ctx)
+
+
+@CORRECTNESS_GRADERS.register("similarity")
+def _similarity(ctx: JudgeContext) -> SimilarityGrader:
+    return SimilarityGrader(ctx.params.judge.correctness_judge)

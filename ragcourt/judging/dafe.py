@@ -15,64 +15,67 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from ragcourt.judging.base import Judge, JudgeItem, JudgeVerdict
+from ragcourt.judging.vocabulary import AnswerItem, AnswerJudge, AnswerVerdict
 
 Resolution = Literal["agreement", "arbitration", "degraded", "error"]
 
 
 @dataclass(frozen=True)
-class DafeOutcome:
-    """One item's DAFE result: both primary verdicts, the arbitrator's (if called), the
+class DafeDecision:
+    """DAFE's decision on one item: both primary verdicts, the arbitrator's (if called), the
     agreement flag (None when a primary failed), the final verdict and how it was reached."""
 
-    primary1: JudgeVerdict
-    primary2: JudgeVerdict
-    arbitrator: JudgeVerdict | None
+    primary1: AnswerVerdict
+    primary2: AnswerVerdict
+    arbitrator: AnswerVerdict | None
     agree: bool | None
     final: bool | None
     resolution: Resolution
     error: str | None = None
 
 
-def needs_arbitrator(p1: JudgeVerdict, p2: JudgeVerdict) -> bool:
+def needs_arbitrator(p1: AnswerVerdict, p2: AnswerVerdict) -> bool:
     """True on a disagreement or when exactly one primary failed."""
     if p1.ok and p2.ok:
         return p1.verdict != p2.verdict
     return p1.ok != p2.ok
 
 
-def _fail(v: JudgeVerdict) -> str:
+def _fail(v: AnswerVerdict) -> str:
     return f"{v.judge} failed ({v.error or 'no verdict'})"
 
 
-def resolve(p1: JudgeVerdict, p2: JudgeVerdict, arb: JudgeVerdict | None) -> DafeOutcome:
+def resolve(p1: AnswerVerdict, p2: AnswerVerdict, arb: AnswerVerdict | None) -> DafeDecision:
     """Combine the votes of one item by the policy in the module docstring."""
     if p1.ok and p2.ok:
         if p1.verdict == p2.verdict:
-            return DafeOutcome(p1, p2, None, True, p1.verdict, "agreement")
+            return DafeDecision(p1, p2, None, True, p1.verdict, "agreement")
         if arb is None:
             raise ValueError("a disagreement needs the arbitrator's verdict")
         if not arb.ok:
-            return DafeOutcome(p1, p2, arb, False, None, "error", f"arbitrator {_fail(arb)}")
-        return DafeOutcome(p1, p2, arb, False, arb.verdict, "arbitration")
+            return DafeDecision(p1, p2, arb, False, None, "error", f"arbitrator {_fail(arb)}")
+        return DafeDecision(p1, p2, arb, False, arb.verdict, "arbitration")
     if not p1.ok and not p2.ok:
-        return DafeOutcome(
+        return DafeDecision(
             p1, p2, arb, None, None, "error", f"both primaries failed: {_fail(p1)}; {_fail(p2)}"
         )
     good, bad = (p1, p2) if p1.ok else (p2, p1)
     if arb is None:
         raise ValueError("a failed primary needs the arbitrator's verdict")
     if arb.ok and arb.verdict == good.verdict:
-        return DafeOutcome(p1, p2, arb, None, good.verdict, "degraded")
+        return DafeDecision(p1, p2, arb, None, good.verdict, "degraded")
     why = f"arbitrator {_fail(arb)}" if not arb.ok else "remaining verdicts split"
-    return DafeOutcome(p1, p2, arb, None, None, "error", f"no majority: {_fail(bad)}; {why}")
+    return DafeDecision(p1, p2, arb, None, None, "error", f"no majority: {_fail(bad)}; {why}")
 
 
 def run_dafe(
-    items: Sequence[JudgeItem], primary1: Judge, primary2: Judge, arbitrator: Judge
-) -> list[DafeOutcome]:
+    items: Sequence[AnswerItem],
+    primary1: AnswerJudge,
+    primary2: AnswerJudge,
+    arbitrator: AnswerJudge,
+) -> list[DafeDecision]:
     """Judge ``items`` with both primaries, then the arbitrator on the items that need it."""
     v1 = primary1.judge(items)
     v2 = primary2.judge(items)
@@ -87,18 +90,18 @@ def run_dafe(
 
 
 def dafe_summary(
-    outcomes: Sequence[DafeOutcome], llm_roles: tuple[bool, bool, bool] | None = None
-) -> dict[str, object]:
+    decisions: Sequence[DafeDecision], llm_roles: tuple[bool, bool, bool] | None = None
+) -> dict[str, Any]:
     """Run-level DAFE figures: disagreement rate, arbitrator calls, judge calls against
     always running three judges, and each judge's agreement with the final verdict.
     ``llm_roles`` (primary1, primary2, arbitrator is an LLM) adds the LLM-call counts."""
-    n = len(outcomes)
-    both_ok = [o for o in outcomes if o.agree is not None]
+    n = len(decisions)
+    both_ok = [o for o in decisions if o.agree is not None]
     disagreements = sum(1 for o in both_ok if not o.agree)
-    arb_calls = sum(1 for o in outcomes if o.arbitrator is not None)
+    arb_calls = sum(1 for o in decisions if o.arbitrator is not None)
     judge_calls = 2 * n + arb_calls
     counts: dict[str, list[int]] = {}  # judge -> [verdicts compared, equal to final]
-    for o in outcomes:
+    for o in decisions:
         if o.final is None:
             continue
         for v in (o.primary1, o.primary2, o.arbitrator):
@@ -107,12 +110,12 @@ def dafe_summary(
                 c[0] += 1
                 c[1] += int(v.verdict == o.final)
     per_judge = {j: {"n": c[0], "agreement_with_final": c[1] / c[0]} for j, c in counts.items()}
-    n_final = sum(1 for o in outcomes if o.final is not None)
-    out: dict[str, object] = {
+    n_final = sum(1 for o in decisions if o.final is not None)
+    out: dict[str, Any] = {
         "items": n,
         "final_verdicts": n_final,
         "error_rows": n - n_final,
-        "degraded": sum(1 for o in outcomes if o.resolution == "degraded"),
+        "degraded": sum(1 for o in decisions if o.resolution == "degraded"),
         "both_primaries_ok": len(both_ok),
         "disagreements": disagreements,
         "disagreement_rate": disagreements / len(both_ok) if both_ok else None,

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragcourt.core.params import JudgeSpec
-from ragcourt.judging.base import (
+from ragcourt.judging.vocabulary import (
+    ANSWER_JUDGES,
+    AnswerItem,
+    AnswerVerdict,
     JudgeContext,
-    JudgeItem,
-    JudgeVerdict,
-    register_judge,
     require_threshold,
 )
 
@@ -84,22 +84,22 @@ class TokenF1Judge:
     threshold: float
     uses_llm: bool = False
 
-    def judge(self, items: Sequence[JudgeItem]) -> list[JudgeVerdict]:
+    def judge(self, items: Sequence[AnswerItem]) -> list[AnswerVerdict]:
         return [self._one(item) for item in items]
 
-    def _one(self, item: JudgeItem) -> JudgeVerdict:
+    def _one(self, item: AnswerItem) -> AnswerVerdict:
         if not item.references:
-            return JudgeVerdict(self.name, None, error="no reference answer")
+            return AnswerVerdict(self.name, None, error="no reference answer")
         hit = first_contained(item.answer, item.references)
         if hit >= 0:
-            return JudgeVerdict(
+            return AnswerVerdict(
                 self.name, True, f"reference {hit + 1} is contained in the answer", 1.0
             )
         f1, idx = best_reference_f1(item.answer, item.references)
         ok = f1 >= self.threshold
         rel = ">=" if ok else "<"
         why = f"best token F1 {f1:.3f} (reference {idx + 1}) {rel} threshold {self.threshold}"
-        return JudgeVerdict(self.name, ok, why, f1)
+        return AnswerVerdict(self.name, ok, why, f1)
 
 
 @dataclass
@@ -109,11 +109,11 @@ class ContainmentJudge:
     name: str
     uses_llm: bool = False
 
-    def judge(self, items: Sequence[JudgeItem]) -> list[JudgeVerdict]:
-        out: list[JudgeVerdict] = []
+    def judge(self, items: Sequence[AnswerItem]) -> list[AnswerVerdict]:
+        out: list[AnswerVerdict] = []
         for item in items:
             if not item.references:
-                out.append(JudgeVerdict(self.name, None, error="no reference answer"))
+                out.append(AnswerVerdict(self.name, None, error="no reference answer"))
                 continue
             hit = first_contained(item.answer, item.references)
             why = (
@@ -121,15 +121,15 @@ class ContainmentJudge:
                 if hit >= 0
                 else "no reference is contained in the answer"
             )
-            out.append(JudgeVerdict(self.name, hit >= 0, why, float(hit >= 0)))
+            out.append(AnswerVerdict(self.name, hit >= 0, why, float(hit >= 0)))
         return out
 
 
-@register_judge("token_f1")
+@ANSWER_JUDGES.register("token_f1")
 def _token_f1(name: str, spec: JudgeSpec, ctx: JudgeContext) -> TokenF1Judge:
     return TokenF1Judge(name=name, threshold=require_threshold(name, spec, 0.5))
 
 
-@register_judge("containment")
+@ANSWER_JUDGES.register("containment")
 def _containment(name: str, spec: JudgeSpec, ctx: JudgeContext) -> ContainmentJudge:
     return ContainmentJudge(name=name)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragcourt.core.params import JudgeSpec
 from ragcourt.core.prompts import prompt
-from ragcourt.judging.base import JudgeContext, JudgeItem, JudgeVerdict, register_judge
+from ragcourt.judging.vocabulary import ANSWER_JUDGES, AnswerItem, AnswerVerdict, JudgeContext
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest
@@ -84,7 +84,7 @@ def render(name: str, version: str, **fields: str) -> str:
 
 
 def judge_requests(
-    items: Sequence[JudgeItem],
+    items: Sequence[AnswerItem],
     model: str,
     version: str,
     temperature: float,
@@ -129,7 +129,7 @@ class LLMJudge:
     seed: int | None = 0
     uses_llm: bool = True
 
-    def judge(self, items: Sequence[JudgeItem]) -> list[JudgeVerdict]:
+    def judge(self, items: Sequence[AnswerItem]) -> list[AnswerVerdict]:
         if not items:
             return []
         reqs = judge_requests(
@@ -141,18 +141,18 @@ class LLMJudge:
             self.seed,
         )
         results = self.ctx.gateway.structured(reqs, VerdictReply, desc=f"judge {self.name}")
-        out: list[JudgeVerdict] = []
+        out: list[AnswerVerdict] = []
         for res in results:
             if not res.ok or res.value is None:
                 err = res.error or "no parsed reply"
-                out.append(JudgeVerdict(self.name, None, res.raw[:500], error=err))
+                out.append(AnswerVerdict(self.name, None, res.raw[:500], error=err))
                 continue
             reply = res.value
-            out.append(JudgeVerdict(self.name, reply.verdict == "correct", reply.reasoning))
+            out.append(AnswerVerdict(self.name, reply.verdict == "correct", reply.reasoning))
         return out
 
 
-@register_judge("llm")
+@ANSWER_JUDGES.register("llm")
 def _llm(name: str, spec: JudgeSpec, ctx: JudgeContext) -> LLMJudge:
     render("verdict_system", spec.prompt_version)  # unknown prompt version: fail at build
     return LLMJudge(

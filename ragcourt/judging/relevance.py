@@ -112,7 +112,7 @@ def relevance_requests(
     ]
 
 
-def judge_relevance(
+def grade_passage_relevance(
     passages: pl.DataFrame,
     questions: pl.DataFrame,
     gateway: Gateway,

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragcourt.core.params import JudgeSpec, Params
-from ragcourt.judging.base import (
+from ragcourt.judging.vocabulary import (
+    ANSWER_JUDGES,
+    AnswerItem,
+    AnswerVerdict,
     JudgeContext,
-    JudgeItem,
-    JudgeVerdict,
-    register_judge,
     require_threshold,
 )
 
@@ -62,17 +62,17 @@ class EmbeddingSimilarityJudge:
     batch_size: int = 32
     uses_llm: bool = False
 
-    def judge(self, items: Sequence[JudgeItem]) -> list[JudgeVerdict]:
+    def judge(self, items: Sequence[AnswerItem]) -> list[AnswerVerdict]:
         sims = reference_similarity(
             self.model,
             [it.answer for it in items],
             [it.references for it in items],
             self.batch_size,
         )
-        out: list[JudgeVerdict] = []
+        out: list[AnswerVerdict] = []
         for (sim, idx), it in zip(sims, items, strict=True):
             if idx < 0 or not it.references:
-                out.append(JudgeVerdict(self.name, None, error="no reference answer"))
+                out.append(AnswerVerdict(self.name, None, error="no reference answer"))
                 continue
             ok = sim >= self.threshold
             rel = ">=" if ok else "<"
@@ -80,11 +80,11 @@ class EmbeddingSimilarityJudge:
                 f"cosine similarity {sim:.3f} with reference {idx + 1} ({self.model}) "
                 f"{rel} threshold {self.threshold}"
             )
-            out.append(JudgeVerdict(self.name, ok, why, sim))
+            out.append(AnswerVerdict(self.name, ok, why, sim))
         return out
 
 
-@register_judge("embedding_similarity")
+@ANSWER_JUDGES.register("embedding_similarity")
 def _embedding_similarity(
     name: str, spec: JudgeSpec, ctx: JudgeContext
 ) -> EmbeddingSimilarityJudge:

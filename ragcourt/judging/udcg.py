@@ -127,8 +127,9 @@ def utility_table(
         how="left",
     )
     relevant = pl.col("relevance") >= relevance_threshold
-    sign = pl.when(pl.col("relevance").is_null()).then(None)
-    sign = sign.when(relevant).then(1.0).otherwise(-1.0)
+    sign = (
+        pl.when(pl.col("relevance").is_null()).then(None).when(relevant).then(1.0).otherwise(-1.0)
+    )
     return t.with_columns(
         relevant.alias("relevant"),
         (sign * (1.0 - pl.col("p_no_response"))).alias("utility"),

@@ -57,13 +57,13 @@ STAGES: dict[str, StageDef] = {
         StageDef("qagen", "ragcourt.qagen.stage:run", "synthetic QA set with filters"),
         StageDef("retrieval_eval", "ragcourt.retrieval.evaluation:run", "retrieval metrics"),
         StageDef("answer", "ragcourt.answering.stage:run", "every system answers"),
-        StageDef("judge", "ragcourt.judging.stage:run_answers", "DAFE verdicts, correctness"),
+        StageDef("judge", "ragcourt.judging.answers_stage:run", "DAFE verdicts, correctness"),
         StageDef(
             "judge_retrieval",
-            "ragcourt.judging.stage:run_retrieval",
+            "ragcourt.judging.retrieval_stage:run",
             "passage relevance, UDCG",
         ),
-        StageDef("judge_summary", "ragcourt.judging.stage:run_summary", "per-system judge summary"),
+        StageDef("judge_summary", "ragcourt.judging.summary:run", "per-system judge summary"),
         StageDef("tournament", "ragcourt.tournament.stage:run", "DICE Swiss tournament, Elo"),
         StageDef("report", "ragcourt.reporting.stage:run", "HTML + Markdown report"),
     )
@@ -71,7 +71,7 @@ STAGES: dict[str, StageDef] = {
 STAGE_ORDER: tuple[str, ...] = tuple(STAGES)
 
 LLMS, EMBEDDERS = "llms", "embedders"  # sections of the model registry (llm.models_file)
-PROJECT_ROOT = Path(__file__).resolve().parents[2]  # holds ragcourt/ and stages/
+PROJECT_ROOT = catalog.SOURCE_ROOT  # holds ragcourt/ and stages/
 PACKAGE = "ragcourt"
 
 

@@ -24,7 +24,7 @@ FloatArray = npt.NDArray[np.float64]
 
 def expected_score(r_a: float, r_b: float) -> float:
     """E_A = 1 / (1 + 10^((R_B − R_A)/400))."""
-    return 1.0 / (1.0 + 10.0 ** ((r_b - r_a) / ELO_SCALE))
+    return 1.0 / (1.0 + float(10.0 ** ((r_b - r_a) / ELO_SCALE)))
 
 
 def upset_k(k: float, r_a: npt.ArrayLike, r_b: npt.ArrayLike, frac_a: npt.ArrayLike) -> Any:

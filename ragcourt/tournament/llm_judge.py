@@ -8,22 +8,26 @@ conversation plus the analysis as the assistant turn and a question asking for o
 the gateway returns the probabilities of the first answer token for the single-token labels
 A, B and C (C = tie, since "Tie" is usually two tokens), renormalised over the three.
 A failed analysis or verdict call, or a missing/errored answer, is an error verdict.
+Registered as the pairwise judge kind ``llm``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import TournamentParams
 from ragcourt.core.prompts import prompt
-from ragcourt.llm.gateway import Gateway
-from ragcourt.llm.types import ChatRequest
-from ragcourt.tournament.pairwise_judges import JudgeInputs, OrderKey, OrderVerdict
+from ragcourt.judging.vocabulary import JudgeContext
+from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict
 from ragcourt.tournament.scoring import LABELS, Probs
+
+if TYPE_CHECKING:
+    from ragcourt.llm.gateway import Gateway
 
 AREA = "tournament"
 
@@ -91,19 +95,6 @@ class LLMPairwiseJudge:
             )
         }
 
-    @classmethod
-    def from_inputs(cls, inputs: JudgeInputs) -> LLMPairwiseJudge:
-        p = inputs.params
-        return cls(
-            inputs.gateway or Gateway(p.llm, stage="tournament"),
-            p.llm.resolve(p.tournament.model),
-            inputs.answers,
-            inputs.qa,
-            p.tournament,
-            p.llm.temperature,
-            p.llm.seed,
-        )
-
     def _evidence(self, passages: list[str]) -> str:
         if not passages:
             return self._t["no_passages"]
@@ -140,6 +131,8 @@ class LLMPairwiseJudge:
         return self._t["analysis"].format(**fields), None
 
     def judge(self, keys: Sequence[OrderKey]) -> list[OrderVerdict]:
+        from ragcourt.llm.types import ChatRequest
+
         verdicts: list[OrderVerdict | None] = [None] * len(keys)
         todo: list[tuple[int, str]] = []
         for i, key in enumerate(keys):
@@ -199,3 +192,20 @@ class LLMPairwiseJudge:
             except ValueError as err:
                 verdicts[i] = OrderVerdict(None, analysis, f"verdict probabilities unusable: {err}")
         return [v if v is not None else OrderVerdict(None, error="not judged") for v in verdicts]
+
+
+@PAIRWISE_JUDGES.register("llm")
+def _llm(ctx: JudgeContext) -> LLMPairwiseJudge:
+    """The DICE judge on ``tournament.model`` with the context's gateway (its stage's)."""
+    if ctx.answers is None or ctx.qa is None:
+        raise ConfigError("tournament.judge 'llm' needs the answers and QA tables")
+    p = ctx.params
+    return LLMPairwiseJudge(
+        ctx.gateway,
+        p.llm.resolve(p.tournament.model),
+        ctx.answers,
+        ctx.qa,
+        p.tournament,
+        p.llm.temperature,
+        p.llm.seed,
+    )

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.stats import kendalltau
 
 from ragcourt.tournament import bradley_terry
@@ -87,17 +88,17 @@ class Oracle:
 
 def _bt_from_matches(result: TournamentResult, names: list[str]) -> np.ndarray:
     idx = {s: i for i, s in enumerate(names)}
-    played = [m for m in result.matches if m.system_b is not None]
+    played = [(m, m.system_b) for m in result.matches if m.system_b is not None]
     return bradley_terry.fit(
-        [idx[m.system_a] for m in played],
-        [idx[m.system_b] for m in played],  # type: ignore[index]
-        [m.score_a for m in played],
-        [m.score_b for m in played],
+        [idx[m.system_a] for m, _ in played],
+        [idx[b] for _, b in played],
+        [m.score_a for m, _ in played],
+        [m.score_b for m, _ in played],
         len(names),
     )
 
 
-def _tau(truth: Sequence[float], est: Sequence[float]) -> float:
+def _tau(truth: npt.ArrayLike, est: npt.ArrayLike) -> float:
     return float(kendalltau(truth, est).statistic)
 
 
@@ -105,9 +106,10 @@ def simulate(cfg: SimConfig) -> dict[str, Any]:
     """One simulated tournament: taus against the truth and comparisons used."""
     oracle = Oracle(cfg)
     names = oracle.names
-    kw = {"k": cfg.k, "upset_weighting": cfg.upset_weighting}
-    sw = swiss(names, oracle.play, cfg.rounds, seed=cfg.seed, **kw)
-    rr = round_robin(names, oracle.play, **kw)
+    sw = swiss(
+        names, oracle.play, cfg.rounds, k=cfg.k, upset_weighting=cfg.upset_weighting, seed=cfg.seed
+    )
+    rr = round_robin(names, oracle.play, k=cfg.k, upset_weighting=cfg.upset_weighting)
     sw_elo = [sw.ratings[s] for s in names]
     rr_bt = _bt_from_matches(rr, names)
     sw_bt = _bt_from_matches(sw, names)

@@ -20,7 +20,7 @@ from scipy.optimize import brentq
 
 from ragcourt.core.errors import RagcourtError
 from ragcourt.tournament.elo import expected_score
-from ragcourt.tournament.pairwise_judges import JudgementMemo
+from ragcourt.tournament.memo import JudgementMemo
 
 TIERS = ("high", "mid", "low")
 CLIP = 800.0

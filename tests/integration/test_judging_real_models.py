@@ -13,9 +13,10 @@ import pytest
 
 from ragcourt.core.io import read_table
 from ragcourt.core.params import JudgeSpec, Params, load_params
-from ragcourt.judging import stage as judge
-from ragcourt.judging.base import JudgeContext, JudgeItem, build_judge
+from ragcourt.judging import answers_stage, retrieval_stage, summary
+from ragcourt.judging.builders import build_judge
 from ragcourt.judging.udcg import abstention_probabilities
+from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
 from ragcourt.llm import Gateway
 from ragcourt.llm.accounting import reset_accounts
 
@@ -35,10 +36,10 @@ def test_minilm_similarity_judge_real_model(params: Params) -> None:
     judge_ = build_judge("sim", spec, JudgeContext(params))
     out = judge_.judge(
         [
-            JudgeItem("", "A man is playing a trumpet.", ("A man plays a trumpet.",)),
-            JudgeItem("", "The stock market fell sharply.", ("A man plays a trumpet.",)),
+            AnswerItem("", "A man is playing a trumpet.", ("A man plays a trumpet.",)),
+            AnswerItem("", "The stock market fell sharply.", ("A man plays a trumpet.",)),
             # the best of several references counts
-            JudgeItem(
+            AnswerItem(
                 "", "A man plays a trumpet.", ("Cats sleep all day.", "A man is playing a trumpet.")
             ),
         ]
@@ -74,15 +75,22 @@ def test_judge_stage_local_model_rerun_makes_no_calls(
     shutil.copy(ROOT / "configs/models.yaml", tmp_path / "configs/models.yaml")
     _write_inputs()
     reset_accounts()
-    judge.run(params)  # default config: token_f1 + MiniLM primaries, local LLM arbitrator
+    _judge_all(params)  # default config: token_f1 + MiniLM primaries, local LLM arbitrator
     verdicts = read_table("data/judge/verdicts.parquet", "verdicts")
     assert verdicts.height == 6
     assert set(verdicts["resolution"]) <= {"agreement", "arbitration", "degraded", "error"}
     first = json.loads(Path(params.llm.metrics_dir, "llm_judge_retrieval.json").read_text())
     assert first["total"]["model_calls"] > 0
     reset_accounts()
-    judge.run(params)
+    _judge_all(params)
     for stage in ("judge", "judge_retrieval"):
         again = json.loads(Path(params.llm.metrics_dir, f"llm_{stage}.json").read_text())
         assert again["total"]["model_calls"] == 0, stage
         assert again["total"]["cache_hits"] == again["total"]["requests"]
+
+
+def _judge_all(params: Params) -> None:
+    """The three judge stages in pipeline order: judge, judge_retrieval, judge_summary."""
+    answers_stage.run(params)
+    retrieval_stage.run(params)
+    summary.run(params)

@@ -18,7 +18,7 @@ import pytest
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import JudgeParams, JudgeSpec, Params, UDCGParams, load_params
 from ragcourt.core.schemas import RETRIEVED, TABLES
-from ragcourt.judging import stage as judge
+from ragcourt.judging import answers_stage, per_question, retrieval_stage, summary
 from ragcourt.llm.testing import scripted_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -209,6 +209,13 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
     return params
 
 
+def _judge_all(params: Params) -> None:
+    """The three judge stages in pipeline order: judge, judge_retrieval, judge_summary."""
+    answers_stage.run(params)
+    retrieval_stage.run(params)
+    summary.run(params)
+
+
 def _row(df: pl.DataFrame, system: str, question_id: str) -> dict:
     keep = (pl.col("system") == system) & (pl.col("question_id") == question_id)
     return df.filter(keep).row(0, named=True)
@@ -224,10 +231,10 @@ def _udcg(utilities: list[float]) -> float:
 def test_judge_stage_end_to_end_scripted_model(project: Params) -> None:
     with scripted_model("judge", reply, next_token=next_token) as m:
         project.llm.model = m.model
-        judge.run(project)
+        _judge_all(project)
         calls = len(m.calls)
         # ---- re-run: every reply comes from the cache
-        judge.run(project)
+        _judge_all(project)
         assert len(m.calls) == calls
 
     v = read_table("data/judge/verdicts.parquet", "verdicts").sort("system", "question_id")
@@ -323,7 +330,7 @@ def test_answer_for_unknown_question_is_an_error_row_scripted_model(project: Par
     write_parquet(pl.concat([answers, stray]), "data/answers/answers.parquet", "answers")
     with scripted_model("judge2", reply, next_token=next_token) as m:
         project.llm.model = m.model
-        judge.run(project)
+        _judge_all(project)
     expected = "question_id 'q9' is not in data/qa/qa.parquet"
     v = _row(read_table("data/judge/verdicts.parquet", "verdicts"), "A", "q9")
     assert (v["resolution"], v["final_verdict"], v["error"]) == ("error", None, expected)
@@ -344,7 +351,7 @@ def test_outcome_is_null_without_a_final_verdict() -> None:
         },
         schema={"final_verdict": pl.Boolean, "abstained": pl.Boolean},
     )
-    out = df.select(judge.outcome_expr().alias("outcome"))["outcome"].to_list()
+    out = df.select(per_question.outcome_expr().alias("outcome"))["outcome"].to_list()
     assert out == [2, 0, 1, None, None, 2]
 
 
@@ -367,7 +374,7 @@ def test_similarity_correctness_reuses_the_dafe_primary_scores_scripted_model(
     )
     with scripted_model("judge3", reply, next_token=next_token) as m:
         project.llm.model = m.model
-        judge.run(project)
+        _judge_all(project)
         assert not any("student answer" in c[0]["content"].lower() for c in m.calls)
     v = read_table("data/judge/verdicts.parquet", "verdicts")
     c = read_table("data/judge/correctness.parquet", "correctness")

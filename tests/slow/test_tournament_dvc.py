@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_tournament_stage import STRENGTHS, _workspace
 
 from ragcourt.core.io import read_table
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))  # the stage test's workspace builder
+from test_tournament_stage import STRENGTHS, _workspace  # noqa: E402
 
 
 def _run(args: list[str], cwd: Path) -> str:
@@ -23,7 +24,8 @@ def _run(args: list[str], cwd: Path) -> str:
 @pytest.mark.slow  # ~40 s: four DVC invocations on 2 shared cores
 def test_dvc_repro_tournament_block(tmp_path) -> None:
     ws = _workspace(tmp_path, STRENGTHS)
-    shutil.copytree(ROOT / "stages", ws / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    for d in ("stages", "ragcourt"):  # the block's code deps
+        shutil.copytree(ROOT / d, ws / d, ignore=shutil.ignore_patterns("__pycache__"))
     block = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["tournament"]
     (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"tournament": block}}))
     dvc = [sys.executable, "-m", "dvc"]

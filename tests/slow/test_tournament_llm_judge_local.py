@@ -5,7 +5,10 @@ from pathlib import Path
 import pytest
 from _tournament_data import answers_frame, qa_frame
 
-from ragcourt.tournament.pairwise_judges import JudgeInputs, JudgementMemo, make_judge
+from ragcourt.judging.vocabulary import JudgeContext
+from ragcourt.tournament.builders import build_pairwise_judge
+from ragcourt.tournament.llm_judge import LLMPairwiseJudge
+from ragcourt.tournament.memo import JudgementMemo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,10 +23,12 @@ def test_llm_judge_real_local_model_gives_label_probabilities(tmp_path, monkeypa
     p.llm.metrics_dir = str(tmp_path / "metrics")
     p.tournament.analysis_max_tokens = 24
     p.tournament.evidence_passages = 1
-    judge = make_judge("llm", JudgeInputs(p, answers_frame(["x", "y"], 1), qa_frame(1)))
+    ctx = JudgeContext(p, "tournament", answers=answers_frame(["x", "y"], 1), qa=qa_frame(1))
+    judge = build_pairwise_judge("llm", ctx)
+    assert isinstance(judge, LLMPairwiseJudge)
     memo = JudgementMemo(judge, ["q00"], p.tournament.margin)
     (match,) = memo.play_as("swiss")([("x", "y")])
-    judge.gateway.write_metrics()  # type: ignore[attr-defined]
+    judge.gateway.write_metrics()
     (row,) = memo.rows("x", "y")
     assert row["error"] is None, row["error"]
     for tag in ("ab", "ba"):

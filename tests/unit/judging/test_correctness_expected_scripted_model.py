@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from ragcourt.core.params import Params, load_params
-from ragcourt.judging.base import JudgeItem
 from ragcourt.judging.correctness import RUBRIC_LEVELS, expected_score, grade_correctness_expected
 from ragcourt.judging.llm_judges import render
+from ragcourt.judging.vocabulary import AnswerItem
 from ragcourt.llm import Gateway
 from ragcourt.llm.testing import scripted_model
 
@@ -49,7 +49,7 @@ def test_expected_score_is_probability_weighted_rubric_level() -> None:
 def test_expected_correctness_reads_first_token_distribution_scripted_model(
     params: Params,
 ) -> None:
-    items = [JudgeItem("Q?", a, ("ref",)) for a in ("right", "wrong", "partial")]
+    items = [AnswerItem("Q?", a, ("ref",)) for a in ("right", "wrong", "partial")]
     with scripted_model("digits", "4", next_token=next_token) as m:
         gw = Gateway(params.llm, "test_judging")
         out = grade_correctness_expected(items, gw, m.model)
@@ -65,7 +65,7 @@ def test_expected_correctness_reads_first_token_distribution_scripted_model(
 def test_expected_correctness_without_logprobs_is_an_error_row_scripted_model(
     params: Params,
 ) -> None:
-    items = [JudgeItem("Q?", "right", ("ref",))]
+    items = [AnswerItem("Q?", "right", ("ref",))]
     with scripted_model("nologprobs", "4") as m:  # no next_token: replies carry no logprobs
         out = grade_correctness_expected(items, Gateway(params.llm, "test_judging"), m.model)
     assert out[0].score is None and out[0].error

@@ -9,17 +9,18 @@ import pytest
 from pydantic import ValidationError
 
 from ragcourt.core.params import JudgeParams, JudgeSpec, load_params
-from ragcourt.judging.base import JudgeContext, JudgeItem, JudgeVerdict, build_judge
+from ragcourt.judging.builders import build_judge
 from ragcourt.judging.correctness import similarity_correctness
+from ragcourt.judging.vocabulary import AnswerItem, AnswerVerdict, JudgeContext
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_similarity_correctness_clips_to_unit_interval_and_keeps_errors() -> None:
     verdicts = [
-        JudgeVerdict("fixed", False, score=-0.2),
-        JudgeVerdict("fixed", True, score=0.84),
-        JudgeVerdict("fixed", None, error="embedding failed"),
+        AnswerVerdict("fixed", False, score=-0.2),
+        AnswerVerdict("fixed", True, score=0.84),
+        AnswerVerdict("fixed", None, error="embedding failed"),
     ]
     out = similarity_correctness(verdicts)
     assert [r.score for r in out] == [0.0, 0.84, None]
@@ -33,8 +34,8 @@ def test_similarity_correctness_with_real_minilm_orders_answers() -> None:
     judge = build_judge("sim", spec, JudgeContext(params, stage="test_judging"))
     ref = ("The treaty was signed in Ghent in December 1814.",)
     items = [
-        JudgeItem("When was the treaty signed?", "It was signed at Ghent in December 1814.", ref),
-        JudgeItem("When was the treaty signed?", "Bananas are rich in potassium.", ref),
+        AnswerItem("When was the treaty signed?", "It was signed at Ghent in December 1814.", ref),
+        AnswerItem("When was the treaty signed?", "Bananas are rich in potassium.", ref),
     ]
     close, far = similarity_correctness(judge.judge(items))
     assert close.error is None and far.error is None

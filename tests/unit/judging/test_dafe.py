@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import JudgeSpec, Params, load_params
-from ragcourt.judging.base import JudgeContext, JudgeItem, JudgeVerdict, build_judge
+from ragcourt.core.params import Params, load_params
 from ragcourt.judging.dafe import dafe_summary, resolve, run_dafe
+from ragcourt.judging.vocabulary import AnswerItem, AnswerVerdict
 
 FAIL = "fail"
 REPO_PARAMS = Path(__file__).resolve().parents[3] / "params.yaml"
@@ -31,20 +30,20 @@ class ScriptedJudge:
     uses_llm: bool = False
     seen: list[str] = field(default_factory=list)
 
-    def judge(self, items: Sequence[JudgeItem]) -> list[JudgeVerdict]:
+    def judge(self, items: Sequence[AnswerItem]) -> list[AnswerVerdict]:
         out = []
         for it in items:
             self.seen.append(it.answer)
             v = self.script[it.answer]
             if v == FAIL:
-                out.append(JudgeVerdict(self.name, None, error="scripted failure"))
+                out.append(AnswerVerdict(self.name, None, error="scripted failure"))
             else:
-                out.append(JudgeVerdict(self.name, bool(v), f"scripted {v}"))
+                out.append(AnswerVerdict(self.name, bool(v), f"scripted {v}"))
         return out
 
 
-def _items(*answers: str) -> list[JudgeItem]:
-    return [JudgeItem("q", a, ("ref",)) for a in answers]
+def _items(*answers: str) -> list[AnswerItem]:
+    return [AnswerItem("q", a, ("ref",)) for a in answers]
 
 
 def _run(p1: dict, p2: dict, arb: dict):
@@ -95,7 +94,7 @@ def test_dafe_primary_error_policy_scripted_judges() -> None:
 
 def test_resolve_requires_arbitrator_on_disagreement() -> None:
     with pytest.raises(ValueError):
-        resolve(JudgeVerdict("A", True), JudgeVerdict("B", False), None)
+        resolve(AnswerVerdict("A", True), AnswerVerdict("B", False), None)
 
 
 def test_dafe_summary_counts_scripted_judges() -> None:
@@ -117,20 +116,3 @@ def test_dafe_summary_counts_scripted_judges() -> None:
     # B: a,b,c,d,e all equal the final
     assert s["per_judge"]["B"]["agreement_with_final"] == 1.0
     assert s["per_judge"]["C"] == {"n": 3, "agreement_with_final": 1.0}
-
-
-def test_registry_unknown_kind_is_config_error() -> None:
-    ctx = JudgeContext(_params())
-    with pytest.raises(ConfigError, match=r"judge\.judges\.x\.kind: unknown judge kind 'nope'"):
-        build_judge("x", JudgeSpec(kind="nope"), ctx)
-
-
-def test_registry_builds_default_judges_without_a_gateway() -> None:
-    ctx = JudgeContext(_params())
-    judges = {n: build_judge(n, s, ctx) for n, s in ctx.params.judge.judges.items()}
-    assert {n: j.uses_llm for n, j in judges.items()} == {
-        "token_f1": False,
-        "ref_similarity": False,
-        "llm": True,
-    }
-    assert "gateway" not in ctx.__dict__  # LLM judges create the gateway on first use

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from ragcourt.judging.base import JudgeItem
 from ragcourt.judging.lexical import (
     ContainmentJudge,
     TokenF1Judge,
@@ -12,6 +11,7 @@ from ragcourt.judging.lexical import (
     normalize_answer,
     token_f1,
 )
+from ragcourt.judging.vocabulary import AnswerItem
 
 
 def test_normalize_answer_squad_rules() -> None:
@@ -37,10 +37,10 @@ def test_containment_is_token_aligned() -> None:
 def test_token_f1_judge_best_reference_and_threshold() -> None:
     judge = TokenF1Judge("tf1", threshold=0.5)
     items = [
-        JudgeItem("q", "The president was Lincoln.", ("George Washington", "Abraham Lincoln")),
-        JudgeItem("q", "Abraham", ("Abraham Lincoln",)),  # F1 = 2*(1*0.5)/(1.5) = 0.667
-        JudgeItem("q", "Washington", ("Abraham Lincoln",)),
-        JudgeItem("q", "x", ()),
+        AnswerItem("q", "The president was Lincoln.", ("George Washington", "Abraham Lincoln")),
+        AnswerItem("q", "Abraham", ("Abraham Lincoln",)),  # F1 = 2*(1*0.5)/(1.5) = 0.667
+        AnswerItem("q", "Washington", ("Abraham Lincoln",)),
+        AnswerItem("q", "x", ()),
     ]
     v = judge.judge(items)
     assert [x.verdict for x in v] == [False, True, False, None]
@@ -52,12 +52,12 @@ def test_token_f1_judge_best_reference_and_threshold() -> None:
 
 def test_token_f1_judge_containment_wins_for_verbose_answers() -> None:
     long = "After a long debate in the assembly, the answer is Abraham Lincoln of Illinois."
-    [v] = TokenF1Judge("tf1", threshold=0.9).judge([JudgeItem("q", long, ("Abraham Lincoln",))])
+    [v] = TokenF1Judge("tf1", threshold=0.9).judge([AnswerItem("q", long, ("Abraham Lincoln",))])
     assert v.verdict is True and v.score == 1.0 and "contained" in v.justification
 
 
 def test_containment_judge() -> None:
     v = ContainmentJudge("em").judge(
-        [JudgeItem("q", "It is Paris.", ("paris",)), JudgeItem("q", "Lyon", ("Paris",))]
+        [AnswerItem("q", "It is Paris.", ("paris",)), AnswerItem("q", "Lyon", ("Paris",))]
     )
     assert [x.verdict for x in v] == [True, False]

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from ragcourt.core.params import JudgeSpec, Params, load_params
-from ragcourt.judging.base import JudgeContext, JudgeItem, build_judge
+from ragcourt.judging.builders import build_judge
 from ragcourt.judging.llm_judges import VerdictReply
 from ragcourt.judging.relevance import RelevanceReply
+from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
 from ragcourt.llm.testing import scripted_model
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -43,7 +44,7 @@ def test_llm_judge_parses_and_reports_failures_scripted_model(params: Params) ->
     with scripted_model("verdicts", reply) as m:
         spec = JudgeSpec(kind="llm", model=m.model)
         judge = build_judge("llm", spec, JudgeContext(params, stage="test_judging"))
-        items = [JudgeItem("Q?", a, ("ref one", "ref two")) for a in REPLIES]
+        items = [AnswerItem("Q?", a, ("ref one", "ref two")) for a in REPLIES]
         out = judge.judge(items)
     assert [v.verdict for v in out] == [True, False, True, None, None]
     assert out[0].justification == "same fact" and out[0].error is None
@@ -94,6 +95,6 @@ def test_judge_requests_carry_the_llm_seed(params: Params) -> None:
     params.llm.seed = 7
     judge = build_judge("llm", JudgeSpec(kind="llm"), JudgeContext(params, stage="test"))
     assert judge.seed == 7  # type: ignore[attr-defined]
-    item = JudgeItem("Q?", "a", ("ref",))
+    item = AnswerItem("Q?", "a", ("ref",))
     assert correctness_requests([item], "m", "v1", 0.0, 7)[0].seed == 7
     assert relevance_requests(["Q?"], ["passage"], "m", "v1", 0.0, 7)[0].seed == 7

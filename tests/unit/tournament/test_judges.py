@@ -8,15 +8,11 @@ import pytest
 
 from ragcourt.core.errors import ConfigError, SchemaError
 from ragcourt.core.params import load_params
-from ragcourt.tournament.pairwise_judges import (
-    CorrectnessMarginJudge,
-    JudgeInputs,
-    JudgementMemo,
-    OrderKey,
-    OrderVerdict,
-    make_judge,
-    ordered_logit_probs,
-)
+from ragcourt.judging.vocabulary import JudgeContext
+from ragcourt.tournament.builders import build_pairwise_judge
+from ragcourt.tournament.correctness_margin import CorrectnessMarginJudge, ordered_logit_probs
+from ragcourt.tournament.memo import JudgementMemo
+from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict
 from ragcourt.tournament.scoring import Probs
 
 PARAMS = load_params(Path(__file__).resolve().parents[3] / "params.yaml")
@@ -58,12 +54,45 @@ def test_correctness_table_problems_are_one_line_errors() -> None:
 
 
 def test_registry_names_unknown_judges() -> None:
-    inputs = JudgeInputs(PARAMS, pl.DataFrame(), pl.DataFrame(), CORR)
-    assert make_judge("correctness_margin", inputs).name == "correctness_margin"
-    with pytest.raises(ConfigError, match=r"tournament\.judge 'nope'"):
-        make_judge("nope", inputs)
+    ctx = JudgeContext(PARAMS, "tournament", pl.DataFrame(), pl.DataFrame(), CORR)
+    assert build_pairwise_judge("correctness_margin", ctx).name == "correctness_margin"
+    assert PAIRWISE_JUDGES.kinds() == ["correctness_margin", "llm"]
+    with pytest.raises(
+        ConfigError,
+        match=r"^tournament\.judge: unknown pairwise judge 'nope' "
+        r"\(registered: correctness_margin, llm\)$",
+    ):
+        build_pairwise_judge("nope", ctx)
     with pytest.raises(ConfigError, match="needs the correctness table"):
-        make_judge("correctness_margin", JudgeInputs(PARAMS, pl.DataFrame(), pl.DataFrame()))
+        build_pairwise_judge("correctness_margin", JudgeContext(PARAMS, "tournament"))
+    with pytest.raises(ConfigError, match="'llm' needs the answers and QA tables"):
+        build_pairwise_judge("llm", JudgeContext(PARAMS, "tournament"))
+
+
+def test_correctness_table_is_read_only_by_the_judge_that_needs_it() -> None:
+    reads: list[str] = []
+
+    def read() -> pl.DataFrame:
+        reads.append("correctness")
+        return CORR
+
+    ctx = JudgeContext(PARAMS, "tournament", pl.DataFrame(), pl.DataFrame(), read_correctness=read)
+    assert reads == []  # nothing read while the stage builds the context
+    judge = build_pairwise_judge("correctness_margin", ctx)
+    build_pairwise_judge("correctness_margin", ctx)
+    assert reads == ["correctness"]  # read once, on first use
+    assert judge.judge([OrderKey("x", "y", "q1")])[0].probs is not None
+
+
+def test_a_user_pairwise_judge_plugs_in_through_the_registry() -> None:
+    @PAIRWISE_JUDGES.register("test_always_tie")
+    def _always_tie(ctx: JudgeContext) -> CountingJudge:
+        return CountingJudge()
+
+    judge = build_pairwise_judge("test_always_tie", JudgeContext(PARAMS, "tournament"))
+    assert isinstance(judge, CountingJudge)
+    with pytest.raises(ConfigError, match="'test_always_tie' is already registered"):
+        PAIRWISE_JUDGES.register("test_always_tie")(lambda ctx: CountingJudge())
 
 
 class CountingJudge:

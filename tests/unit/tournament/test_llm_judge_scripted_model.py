@@ -8,11 +8,13 @@ import pytest
 from _tournament_data import answers_frame, qa_frame
 
 from ragcourt.core.params import Params, load_params
+from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm.gateway import Gateway
 from ragcourt.llm.testing import scripted_model
+from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.llm_judge import LLMPairwiseJudge
-from ragcourt.tournament.pairwise_judges import JudgeInputs, make_judge
-from ragcourt.tournament.stage import run_tournament
+from ragcourt.tournament.pairwise import OrderKey
+from ragcourt.tournament.runner import run_tournament
 
 ROOT = Path(__file__).resolve().parents[3]
 N_Q = 4
@@ -82,11 +84,11 @@ def params(tmp_path, monkeypatch) -> Params:
 def test_llm_judge_prompts_probabilities_and_errors_scripted_model(params: Params) -> None:
     with scripted_model("dice", analysis, next_token=verdict) as m:
         params.tournament.model = m.model
-        inputs = JudgeInputs(params, _answers(), qa_frame(N_Q))
-        judge = make_judge("llm", inputs)
+        ctx = JudgeContext(params, "tournament", answers=_answers(), qa=qa_frame(N_Q))
+        judge = build_pairwise_judge("llm", ctx)
         assert isinstance(judge, LLMPairwiseJudge)
         out = run_tournament(judge, SYSTEMS, [f"q{j:02d}" for j in range(N_Q)], params.tournament)
-        judge.gateway.write_metrics()  # type: ignore[attr-defined]
+        judge.gateway.write_metrics()
 
     # stage I prompt carries question, reference, both systems' evidence and answers
     first_user = next(c[1]["content"] for c in m.calls if "fact number 0?" in c[1]["content"])
@@ -113,18 +115,19 @@ def test_llm_judge_prompts_probabilities_and_errors_scripted_model(params: Param
     assert errs.height == 2 and set(errs["question_id"]) == {"q02"}
     assert all("analysis call failed" in e for e in errs["error"])
     assert errs["score_a"].null_count() == 2
-    assert out.summary["error_rows"] == 2
+    assert out.summary.error_rows == 2
     # position bias of the script: equal answers -> A wins in both orders -> orders disagree
     equal = pw.filter(pl.col("error").is_null() & (pl.col("scheme") == "soft")).height
     valid = pw.filter(pl.col("error").is_null()).height
-    assert out.summary["order_agreement"] == pytest.approx(1 - equal / valid)
+    assert out.summary.order_agreement == pytest.approx(1 - equal / valid)
     board = out.leaderboard.sort("bt", descending=True)
     assert board["system"].to_list() == ["good", "mid", "poor"]
 
     # a re-run is served by the gateway's disk cache: zero new model calls
     n_calls = len(m.calls)
     with scripted_model("dice", analysis, next_token=verdict) as m2:
-        judge2 = make_judge("llm", JudgeInputs(params, _answers(), qa_frame(N_Q)))
+        ctx2 = JudgeContext(params, "tournament", answers=_answers(), qa=qa_frame(N_Q))
+        judge2 = build_pairwise_judge("llm", ctx2)
         again = run_tournament(
             judge2, SYSTEMS, [f"q{j:02d}" for j in range(N_Q)], params.tournament
         )
@@ -146,8 +149,6 @@ def test_missing_answer_is_an_error_verdict_scripted_model(params: Params) -> No
             qa_frame(N_Q),
             params.tournament,
         )
-        from ragcourt.tournament.pairwise_judges import OrderKey
-
         (v,) = judge.judge([OrderKey("good", "mid", "q00")])
     assert v.probs is None and v.error == "no answer from system 'good' to 'q00'"
     assert m.calls == []

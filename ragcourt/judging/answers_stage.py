@@ -1,0 +1,160 @@
+"""Stage ``judge`` (SPEC 4, 5): DAFE verdicts and answer correctness of every answer.
+
+Writes ``verdicts.parquet`` (DAFE: two primaries, the arbitrator on disagreement) and
+``correctness.parquet`` (the grader ``judge.correctness_mode`` names). Answers with an
+``error`` (or a question missing from the QA set) are carried as error rows and not judged.
+Every model call goes through the gateway cache, so a re-run makes no model calls.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import polars as pl
+
+from ragcourt.core import catalog
+from ragcourt.core.io import write_parquet
+from ragcourt.core.params import Params
+from ragcourt.core.schemas import TABLES
+from ragcourt.judging.builders import build_grader, build_judges
+from ragcourt.judging.dafe import DafeDecision, run_dafe
+from ragcourt.judging.stage_inputs import read_answers_and_qa
+from ragcourt.judging.vocabulary import (
+    AnswerItem,
+    AnswerVerdict,
+    CorrectnessGrade,
+    JudgeContext,
+    VerdictsOf,
+)
+
+if TYPE_CHECKING:
+    from polars._typing import SchemaDict
+
+log = logging.getLogger("ragcourt.judge")
+
+
+def judge_inputs(answers: pl.DataFrame, qa: pl.DataFrame) -> pl.DataFrame:
+    """Answers joined to their question and references, with ``input_error`` set where the
+    row cannot be judged (the answer failed, or its question is not in the QA set)."""
+    joined = answers.select("system", "question_id", "answer", "abstained", "error").join(
+        qa.select("question_id", "question", "reference_answers"), on="question_id", how="left"
+    )
+    qa_path = catalog.path("qa")
+    return joined.with_columns(
+        pl.when(pl.col("error").is_not_null())
+        .then(pl.concat_str(pl.lit("answer failed: "), pl.col("error")))
+        .when(pl.col("question").is_null())
+        .then(
+            pl.concat_str(
+                pl.lit("question_id '"), pl.col("question_id"), pl.lit(f"' is not in {qa_path}")
+            )
+        )
+        .when(pl.col("answer").is_null())
+        .then(pl.lit("answer is null"))
+        .alias("input_error")
+    ).drop("error")
+
+
+def to_items(rows: pl.DataFrame) -> list[AnswerItem]:
+    return [
+        AnswerItem(r["question"], r["answer"], tuple(r["reference_answers"] or ()))
+        for r in rows.iter_rows(named=True)
+    ]
+
+
+def _role_cols(prefix: str, v: AnswerVerdict | None) -> dict[str, Any]:
+    return {
+        f"{prefix}_judge": v.judge if v else None,
+        f"{prefix}_verdict": v.verdict if v else None,
+        f"{prefix}_score": v.score if v else None,
+        f"{prefix}_justification": v.justification if v else None,
+        f"{prefix}_error": v.error if v else None,
+    }
+
+
+def verdicts_frame(inputs: pl.DataFrame, decisions: dict[int, DafeDecision]) -> pl.DataFrame:
+    """The ``verdicts`` table: one row per input row; judged rows from ``decisions`` (by
+    row index), the others error rows with the input error."""
+    rows: list[dict[str, Any]] = []
+    for i, r in enumerate(inputs.iter_rows(named=True)):
+        o = decisions.get(i)
+        row: dict[str, Any] = {
+            "system": r["system"],
+            "question_id": r["question_id"],
+            "abstained": r["abstained"],
+        }
+        row |= _role_cols("primary1", o.primary1 if o else None)
+        row |= _role_cols("primary2", o.primary2 if o else None)
+        row |= _role_cols("arbitrator", o.arbitrator if o else None)
+        row |= {
+            "agree": o.agree if o else None,
+            "arbitrator_called": (o.arbitrator is not None) if o else False,
+            "final_verdict": o.final if o else None,
+            "resolution": o.resolution if o else "error",
+            "error": (o.error if o else r["input_error"]),
+        }
+        rows.append(row)
+    return pl.DataFrame(rows, schema=cast("SchemaDict", TABLES["verdicts"]), orient="row")
+
+
+def _verdicts_of(
+    items: Sequence[AnswerItem], decisions: Sequence[DafeDecision], ctx: JudgeContext
+) -> VerdictsOf:
+    """Verdicts a grader may ask for by judge name: the DAFE primaries' (no second pass),
+    any other judge run on ``items`` when first asked."""
+    jp = ctx.params.judge
+    known: dict[str, Sequence[AnswerVerdict]] = {
+        jp.primaries[0]: [d.primary1 for d in decisions],
+        jp.primaries[1]: [d.primary2 for d in decisions],
+    }
+
+    def verdicts_of(name: str) -> Sequence[AnswerVerdict]:
+        if name not in known:
+            known[name] = build_judges([name], ctx)[name].judge(items)
+        return known[name]
+
+    return verdicts_of
+
+
+def correctness_frame(inputs: pl.DataFrame, graded: dict[int, CorrectnessGrade]) -> pl.DataFrame:
+    """The ``correctness`` table: one row per input row; graded rows from ``graded`` (by
+    row index), the others null with the input error."""
+    score, rationale, error = [], [], []
+    for i, in_err in enumerate(inputs["input_error"].to_list()):
+        g = graded.get(i)
+        score.append(g.score if g else None)
+        rationale.append(g.rationale if g else None)
+        error.append(g.error if g else in_err)
+    return inputs.select("system", "question_id").with_columns(
+        pl.Series("correctness", score, dtype=pl.Float64),
+        pl.Series("rationale", rationale, dtype=pl.String),
+        pl.Series("error", error, dtype=pl.String),
+    )
+
+
+def judge_answers(inputs: pl.DataFrame, ctx: JudgeContext) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """DAFE verdicts and correctness grades for every judgeable input row."""
+    jp = ctx.params.judge
+    judges = build_judges([*jp.primaries, jp.arbitrator], ctx)
+    ok_idx = [i for i, e in enumerate(inputs["input_error"].to_list()) if e is None]
+    items = to_items(inputs[ok_idx])
+    p1, p2 = (judges[n] for n in jp.primaries)
+    decisions = run_dafe(items, p1, p2, judges[jp.arbitrator])
+    verdicts = verdicts_frame(inputs, dict(zip(ok_idx, decisions, strict=True)))
+    grader = build_grader(ctx)
+    graded = grader.grade(items, _verdicts_of(items, decisions, ctx)) if items else []
+    correctness = correctness_frame(inputs, dict(zip(ok_idx, graded, strict=True)))
+    return verdicts, correctness
+
+
+def run(params: Params) -> None:
+    """Stage ``judge``: verdicts and correctness of every answer (paths relative to the cwd)."""
+    answers, qa = read_answers_and_qa()
+    ctx = JudgeContext(params, stage="judge")
+    verdicts, correctness = judge_answers(judge_inputs(answers, qa), ctx)
+    write_parquet(verdicts, catalog.path("verdicts"), "verdicts")
+    write_parquet(correctness, catalog.path("correctness"), "correctness")
+    ctx.gateway.write_metrics()
+    log.info("judge: step %s done", "answers")

@@ -1,0 +1,79 @@
+"""Stage ``judge_retrieval`` (SPEC 5): passage relevance, passage utility and UDCG.
+
+Writes ``relevance.parquet`` (RAGElo 0/1/2 once per (question, chunk) across systems),
+``passage_utility.parquet`` (R, P(NO-RESPONSE), u per passage in any system's top
+``udcg.k``) and ``udcg.parquet`` (UDCG per (system, question)). Every model call goes
+through the gateway cache, so a re-run makes no model calls.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import polars as pl
+
+from ragcourt.core import catalog
+from ragcourt.core.io import write_parquet
+from ragcourt.core.params import Params
+from ragcourt.judging.relevance import grade_passage_relevance, retrieved_passages, unique_passages
+from ragcourt.judging.stage_inputs import read_answers_and_qa
+from ragcourt.judging.udcg import (
+    abstention_probabilities,
+    udcg_per_question,
+    utility_table,
+)
+from ragcourt.judging.vocabulary import JudgeContext
+
+log = logging.getLogger("ragcourt.judge")
+
+
+def judge_retrieval(
+    answers: pl.DataFrame, qa: pl.DataFrame, ctx: JudgeContext
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Relevance of every retrieved passage, passage utilities for the top ``udcg.k`` and
+    UDCG per (system, question); rows without passages (or whose question is not in the
+    QA set) get a UDCG error row."""
+    jp, llm = ctx.params.judge, ctx.params.llm
+    known = answers.join(qa.select("question_id"), on="question_id", how="semi")
+    passages = retrieved_passages(known)
+    relevance = grade_passage_relevance(
+        unique_passages(passages),
+        qa,
+        ctx.gateway,
+        llm.resolve(jp.relevance_model),
+        jp.prompt_version,
+        llm.temperature,
+        llm.seed,
+    )
+    top = passages.filter(pl.col("rank") <= jp.udcg.k)
+    probs = abstention_probabilities(
+        unique_passages(top), qa, ctx.gateway, llm.resolve(jp.udcg.model), jp.prompt_version
+    )
+    utility = utility_table(relevance, probs, jp.udcg.relevance_threshold)
+    per_q = udcg_per_question(top, utility, jp.udcg.gamma)
+    udcg = (
+        answers.select("system", "question_id")
+        .join(per_q, on=["system", "question_id"], how="left")
+        .with_columns(
+            pl.col("n_passages").fill_null(0),
+            pl.when(pl.col("n_passages").is_not_null())
+            .then(pl.col("error"))
+            .when(pl.col("question_id").is_in(qa["question_id"].implode()))
+            .then(pl.lit("no retrieved passages"))
+            .otherwise(pl.lit(f"question_id is not in {catalog.path('qa')}"))
+            .alias("error"),
+        )
+    )
+    return relevance, utility, udcg
+
+
+def run(params: Params) -> None:
+    """Stage ``judge_retrieval`` (paths relative to the cwd)."""
+    answers, qa = read_answers_and_qa()
+    ctx = JudgeContext(params, stage="judge_retrieval")
+    relevance, utility, udcg = judge_retrieval(answers, qa, ctx)
+    write_parquet(relevance, catalog.path("relevance"), "relevance")
+    write_parquet(utility, catalog.path("passage_utility"), "passage_utility")
+    write_parquet(udcg, catalog.path("udcg"), "udcg")
+    ctx.gateway.write_metrics()
+    log.info("judge: step %s done", "retrieval")

@@ -1,0 +1,129 @@
+"""The judge summary ``data/judge/summary.json`` (stage ``judge_summary``) as a model.
+
+:class:`JudgeSummary` has one section per judging step: ``dafe`` (arbitration counts, SPEC 4),
+``correctness``, ``relevance`` and ``udcg`` (SPEC 5), ``accuracy_per_system`` and
+``spearman_with_correctness`` (SPEC 7). The writer builds the model and writes
+``model_dump(mode="json")``; a reader validates the file with ``JudgeSummary.model_validate``.
+Dicts keyed by data (system names, judge names, metric labels, grades) stay ``dict[str, ...]``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Fixed(BaseModel):
+    """A section with a fixed set of keys; values are not coerced (an int stays an int)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="constants")
+
+
+class JudgeAgreement(_Fixed):
+    """How often one judge's valid verdicts equal the final DAFE verdict."""
+
+    n: int
+    agreement_with_final: float
+
+
+class DafeSection(_Fixed):
+    """Run-level DAFE figures (:func:`ragcourt.judging.dafe.dafe_summary`) plus the roles
+    and the answer rows, ``input_error_rows`` of them not judged (the answer failed)."""
+
+    items: int
+    final_verdicts: int
+    error_rows: int
+    degraded: int
+    both_primaries_ok: int
+    disagreements: int
+    disagreement_rate: float | None
+    arbitrator_calls: int
+    judge_calls: int
+    judge_calls_always_three: int
+    judge_calls_saved: int
+    judge_calls_saved_fraction: float | None
+    judge_calls_per_verdict: float | None
+    per_judge: dict[str, JudgeAgreement]
+    llm_judge_calls: int
+    llm_judge_calls_always_three: int
+    primaries: list[str]
+    arbitrator: str
+    answer_rows: int
+    input_error_rows: int
+
+
+class CorrectnessSection(_Fixed):
+    """Correctness grading: mode, model (or the similarity judge), rows scored / failed, mean."""
+
+    mode: str
+    model: str
+    prompt_version: str
+    rows: int
+    scored: int
+    errors: int
+    mean: float | None
+
+
+class RelevanceSection(_Fixed):
+    """Passage relevance: judgments once per (question, chunk); ``grades`` counts each grade
+    ("0", "1", "2") and failures ("error")."""
+
+    model: str
+    unique_passages: int
+    passage_rows_across_systems: int
+    judgments_saved_by_dedup: int
+    errors: int
+    grades: dict[str, int]
+
+
+class ThetaNotFitted(_Fixed):
+    """``judge.udcg.fit_theta`` is off: no fit was tried."""
+
+    fitted: Literal[False]
+
+
+class ThetaFitReport(_Fixed):
+    """A UDCGθ fit attempt: position weights (None when not fitted, ``reason`` says why)."""
+
+    fitted: bool
+    k: int
+    pairs: int
+    alpha: list[float] | None
+    beta: list[float] | None
+    reason: str | None
+    target: str
+    scores: str
+
+
+class UdcgSection(_Fixed):
+    """UDCG settings, rows scored / failed, mean, and the UDCGθ report."""
+
+    model: str
+    gamma: float
+    k: int
+    relevance_threshold: int
+    rows: int
+    scored: int
+    errors: int
+    mean: float | None
+    theta: ThetaFitReport | ThetaNotFitted
+
+
+class SpearmanWithCorrectness(_Fixed):
+    """Spearman rho of one retrieval metric with correctness, its SE and the pairs used."""
+
+    spearman: float | None
+    se: float | None
+    n: int
+
+
+class JudgeSummary(_Fixed):
+    """``data/judge/summary.json``."""
+
+    dafe: DafeSection
+    accuracy_per_system: dict[str, float | None]
+    correctness: CorrectnessSection
+    relevance: RelevanceSection
+    udcg: UdcgSection
+    spearman_with_correctness: dict[str, SpearmanWithCorrectness]

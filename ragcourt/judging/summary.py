@@ -1,0 +1,168 @@
+"""Stage ``judge_summary`` (SPEC 5, 7): per-question table, system summary, metric
+correlations and ``summary.json`` (:class:`~ragcourt.judging.summaries.JudgeSummary`).
+
+Reads the outputs of stages ``judge`` and ``judge_retrieval`` plus the chunks (for the
+span-rule IR metrics); makes no model call.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import polars as pl
+
+from ragcourt.core import catalog
+from ragcourt.core.io import read_table, write_json, write_parquet
+from ragcourt.core.params import Params
+from ragcourt.judging.builders import build_judges
+from ragcourt.judging.dafe import DafeDecision, dafe_summary
+from ragcourt.judging.per_question import metric_correlation, per_question_table, system_summary
+from ragcourt.judging.span_metrics import span_metrics
+from ragcourt.judging.stage_inputs import read_answers_and_qa
+from ragcourt.judging.summaries import (
+    CorrectnessSection,
+    DafeSection,
+    JudgeSummary,
+    RelevanceSection,
+    SpearmanWithCorrectness,
+    ThetaFitReport,
+    ThetaNotFitted,
+    UdcgSection,
+)
+from ragcourt.judging.vocabulary import AnswerVerdict, JudgeContext
+
+log = logging.getLogger("ragcourt.judge")
+
+ROLES = ("primary1", "primary2", "arbitrator")
+
+
+def _role_verdict(row: dict[str, Any], role: str) -> AnswerVerdict | None:
+    if row[f"{role}_judge"] is None:
+        return None
+    return AnswerVerdict(
+        row[f"{role}_judge"],
+        row[f"{role}_verdict"],
+        row[f"{role}_justification"] or "",
+        row[f"{role}_score"],
+        row[f"{role}_error"],
+    )
+
+
+def decisions_from_verdicts(verdicts: pl.DataFrame) -> list[DafeDecision]:
+    """Rebuild the DAFE decisions of the judged rows of the verdicts table."""
+    out: list[DafeDecision] = []
+    for r in verdicts.filter(pl.col("primary1_judge").is_not_null()).iter_rows(named=True):
+        p1, p2, arb = (_role_verdict(r, role) for role in ROLES)
+        if p1 is None or p2 is None:
+            raise ValueError(f"verdicts row {r['system']}/{r['question_id']} lacks a primary")
+        out.append(
+            DafeDecision(p1, p2, arb, r["agree"], r["final_verdict"], r["resolution"], r["error"])
+        )
+    return out
+
+
+def _mean(column: pl.Series) -> float | None:
+    """Mean of a float column; None when it holds no non-null value."""
+    value = column.mean()
+    return float(value) if isinstance(value, int | float) else None
+
+
+def judge_summary(
+    params: Params,
+    verdicts: pl.DataFrame,
+    correctness: pl.DataFrame,
+    relevance: pl.DataFrame,
+    udcg: pl.DataFrame,
+    sys_summary: pl.DataFrame,
+    correlation: pl.DataFrame,
+    theta: ThetaFitReport | ThetaNotFitted,
+    llm_roles: tuple[bool, bool, bool],
+) -> JudgeSummary:
+    """The run's :class:`JudgeSummary` from the judge tables and the summary tables."""
+    jp = params.judge
+    n_passage_rows = int(relevance["n_systems"].sum() or 0)
+    grades = relevance["relevance"].value_counts()
+    corr = correlation.filter(pl.col("target") == "correctness")
+    dafe = dafe_summary(decisions_from_verdicts(verdicts), llm_roles) | {
+        "primaries": jp.primaries,
+        "arbitrator": jp.arbitrator,
+        "answer_rows": verdicts.height,
+        "input_error_rows": int(verdicts["primary1_judge"].is_null().sum()),
+    }
+    return JudgeSummary(
+        dafe=DafeSection.model_validate(dafe),
+        accuracy_per_system=dict(sys_summary.select("system", "accuracy").iter_rows()),
+        correctness=CorrectnessSection(
+            mode=jp.correctness_mode,
+            model=(
+                f"judge {jp.correctness_judge} (no LLM)"
+                if jp.correctness_mode == "similarity"
+                else params.llm.resolve(jp.correctness_model)
+            ),
+            prompt_version=jp.prompt_version,
+            rows=correctness.height,
+            scored=int(correctness["correctness"].is_not_null().sum()),
+            errors=int(correctness["correctness"].is_null().sum()),
+            mean=_mean(correctness["correctness"]),
+        ),
+        relevance=RelevanceSection(
+            model=params.llm.resolve(jp.relevance_model),
+            unique_passages=relevance.height,
+            passage_rows_across_systems=n_passage_rows,
+            judgments_saved_by_dedup=n_passage_rows - relevance.height,
+            errors=int(relevance["relevance"].is_null().sum()),
+            grades={
+                ("error" if g is None else str(g)): int(n)
+                for g, n in sorted(grades.iter_rows(), key=lambda r: (r[0] is None, r[0] or 0))
+            },
+        ),
+        udcg=UdcgSection(
+            model=params.llm.resolve(jp.udcg.model),
+            gamma=jp.udcg.gamma,
+            k=jp.udcg.k,
+            relevance_threshold=jp.udcg.relevance_threshold,
+            rows=udcg.height,
+            scored=int(udcg["udcg"].is_not_null().sum()),
+            errors=int(udcg["udcg"].is_null().sum()),
+            mean=_mean(udcg["udcg"]),
+            theta=theta,
+        ),
+        spearman_with_correctness={
+            r["label"]: SpearmanWithCorrectness(
+                spearman=r["spearman"], se=r["spearman_se"], n=r["n"]
+            )
+            for r in corr.iter_rows(named=True)
+        },
+    )
+
+
+def llm_roles(params: Params) -> tuple[bool, bool, bool]:
+    """Whether primary 1, primary 2 and the arbitrator are LLM judges."""
+    jp = params.judge
+    judges = build_judges([*jp.primaries, jp.arbitrator], JudgeContext(params))
+    p1, p2 = jp.primaries
+    return judges[p1].uses_llm, judges[p2].uses_llm, judges[jp.arbitrator].uses_llm
+
+
+def run(params: Params) -> None:
+    """Stage ``judge_summary`` (paths relative to the cwd)."""
+    answers, qa = read_answers_and_qa()
+    verdicts = read_table(catalog.path("verdicts"), "verdicts")
+    correctness = read_table(catalog.path("correctness"), "correctness")
+    relevance = read_table(catalog.path("relevance"), "relevance")
+    udcg = read_table(catalog.path("udcg"), "udcg")
+    k = params.judge.udcg.k
+    span = span_metrics(answers, qa, params, k)
+    per_q, theta = per_question_table(answers, verdicts, correctness, relevance, udcg, span, params)
+    sys_sum = system_summary(per_q, verdicts, correctness, udcg)
+    corr = metric_correlation(per_q, k)
+    roles = llm_roles(params)
+    write_parquet(per_q, catalog.path("per_question"), "judge_per_question")
+    write_parquet(sys_sum, catalog.path("system_summary"), "system_summary")
+    write_parquet(corr, catalog.path("metric_correlation"), "metric_correlation")
+    summary = judge_summary(
+        params, verdicts, correctness, relevance, udcg, sys_sum, corr, theta, roles
+    )
+    write_json(summary.model_dump(mode="json"), catalog.path("judge_summary"))
+    log.info("judge: step %s done", "summary")

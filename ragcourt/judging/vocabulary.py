@@ -1,0 +1,155 @@
+"""The judge vocabulary, for both families of judges (SPEC 4, 5, 6).
+
+Every pluggable judge follows one chain: a *kind* (a string params names, registered as a
+factory in a :class:`~ragcourt.core.registry.Registry`) -> a configured *instance* (what the
+factory returns, given a :class:`JudgeContext`) -> one *verdict* per item judged. An instance
+never raises on one bad item: that item's verdict carries ``error`` (an error row downstream).
+
+Answer judges (this package), params ``judge.judges.<name>.kind`` -> :data:`ANSWER_JUDGES`:
+  :class:`AnswerJudge` instance, built from ``(name, JudgeSpec, JudgeContext)``, judges each
+  :class:`AnswerItem` (question, candidate answer, references) -> :class:`AnswerVerdict`
+  (correct / incorrect / failed, justification, optional score). DAFE combines the verdicts
+  of two primaries and an arbitrator into one :class:`~ragcourt.judging.dafe.DafeDecision`.
+Correctness graders, params ``judge.correctness_mode`` -> :data:`CORRECTNESS_GRADERS`:
+  :class:`CorrectnessGrader` instance, built from the context, grades each item ->
+  :class:`CorrectnessGrade` (score in [0, 1] or failed).
+Pairwise judges (:mod:`ragcourt.tournament.pairwise`), params ``tournament.judge`` ->
+  ``PAIRWISE_JUDGES``: ``PairwiseJudge`` instance, built from the context, judges each
+  ``OrderKey`` (one presentation order of one question of a pair) -> ``OrderVerdict``
+  (probabilities of A / B / tie); both orders combined give the per-question score, summed
+  over questions the ``MatchScore`` of a match (:mod:`ragcourt.tournament.scoring`).
+
+Plugging in: decorate a factory with ``@ANSWER_JUDGES.register("my_kind")`` (alias
+``@register_judge``), ``@CORRECTNESS_GRADERS.register(...)`` or ``@PAIRWISE_JUDGES.register``.
+Built-in kinds register in their own modules; :mod:`ragcourt.judging.builders` and
+:mod:`ragcourt.tournament.builders` import them and build instances, so the registries'
+home modules (this one and :mod:`ragcourt.tournament.pairwise`) never import their members.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import polars as pl
+
+from ragcourt.core.errors import ConfigError
+from ragcourt.core.params import JudgeSpec, Params
+from ragcourt.core.registry import Registry
+
+if TYPE_CHECKING:
+    from ragcourt.llm import Gateway
+
+
+@dataclass(eq=False)
+class JudgeContext:
+    """What every judge factory gets: the params, the stage whose accounting its gateway
+    writes (``data/metrics/llm_<stage>.json``), a gateway created on first use (or the
+    stage's own ``shared_gateway``), and for pairwise judges the answers, QA and per-answer
+    correctness tables. ``read_correctness`` loads that table on first use, so only a judge
+    that needs it reads it (see :meth:`correctness_table`)."""
+
+    params: Params
+    stage: str = "judge"
+    answers: pl.DataFrame | None = None
+    qa: pl.DataFrame | None = None
+    correctness: pl.DataFrame | None = None
+    read_correctness: Callable[[], pl.DataFrame] | None = field(default=None, repr=False)
+    shared_gateway: Gateway | None = field(default=None, repr=False)
+
+    @cached_property
+    def gateway(self) -> Gateway:
+        if self.shared_gateway is not None:
+            return self.shared_gateway
+        from ragcourt.llm import Gateway
+
+        return Gateway(self.params.llm, stage=self.stage)
+
+    def correctness_table(self) -> pl.DataFrame | None:
+        """The per-answer correctness table: as given, else read once, else None."""
+        if self.correctness is None and self.read_correctness is not None:
+            self.correctness = self.read_correctness()
+        return self.correctness
+
+
+# ---------------------------------------------------------------- answer judges
+
+
+@dataclass(frozen=True)
+class AnswerItem:
+    """One thing an answer judge judges: a candidate ``answer`` to ``question`` against
+    ``references`` (any one reference may match, DAFE's multi-reference rule)."""
+
+    question: str
+    answer: str
+    references: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AnswerVerdict:
+    """An answer judge's verdict on one item. ``verdict`` is True (correct), False
+    (incorrect) or None when the judge failed (then ``error`` says why)."""
+
+    judge: str
+    verdict: bool | None
+    justification: str = ""
+    score: float | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.verdict is not None
+
+
+@runtime_checkable
+class AnswerJudge(Protocol):
+    """A configured answer judge. ``judge`` keeps the order and length of ``items``."""
+
+    name: str
+    uses_llm: bool
+
+    def judge(self, items: Sequence[AnswerItem]) -> list[AnswerVerdict]: ...
+
+
+AnswerJudgeFactory = Callable[[str, JudgeSpec, JudgeContext], AnswerJudge]
+ANSWER_JUDGES: Registry[AnswerJudgeFactory] = Registry("answer judge")
+register_judge = ANSWER_JUDGES.register  # ``@register_judge("kind")``: usable in judge.judges
+
+
+def require_threshold(name: str, spec: JudgeSpec, default: float | None = None) -> float:
+    """The spec's threshold (or ``default``); ConfigError when neither is set."""
+    thr = spec.threshold if spec.threshold is not None else default
+    if thr is None:
+        raise ConfigError(f"judge.judges.{name}.threshold is required for kind '{spec.kind}'")
+    return float(thr)
+
+
+# ---------------------------------------------------------------- correctness graders
+
+
+@dataclass(frozen=True)
+class CorrectnessGrade:
+    """One graded answer: ``score`` in [0, 1], or None with ``error``."""
+
+    score: float | None
+    rationale: str
+    error: str | None = None
+
+
+VerdictsOf = Callable[[str], Sequence[AnswerVerdict]]
+"""Verdicts of the answer judge of that name on the items being graded (reused when DAFE
+already ran it on them)."""
+
+
+class CorrectnessGrader(Protocol):
+    """A configured correctness grader; ``grade`` keeps the order and length of ``items``."""
+
+    def grade(
+        self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf
+    ) -> list[CorrectnessGrade]: ...
+
+
+CorrectnessGraderFactory = Callable[[JudgeContext], CorrectnessGrader]
+CORRECTNESS_GRADERS: Registry[CorrectnessGraderFactory] = Registry("correctness grader")

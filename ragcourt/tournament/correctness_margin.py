@@ -1,0 +1,94 @@
+"""Pairwise judge ``correctness_margin``: verdicts from per-answer correctness scores.
+
+A non-LLM judge derived from ``data/judge/correctness.parquet`` via an ordered logit on the
+difference of the two answers' correctness (:func:`ordered_logit_probs`). Deterministic and
+symmetric, so it has no position bias.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import polars as pl
+
+from ragcourt.core.errors import ConfigError, SchemaError
+from ragcourt.judging.vocabulary import JudgeContext
+from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict
+from ragcourt.tournament.scoring import Probs, ordered_logit
+
+
+def ordered_logit_probs(d: float, scale: float, tie_band: float) -> Probs:
+    """Pseudo-probabilities from a correctness difference d = c_first − c_second.
+
+    Ordered logit with cut points ±``tie_band`` (τ) and ``scale`` (s):
+    P(A) = σ((d − τ)/s), P(B) = σ((−d − τ)/s), P(C) = 1 − P(A) − P(B) (>= 0 for τ >= 0).
+    With the defaults s = τ = 0.1 and the RAGalyst rubric grid (steps of 0.2-0.3), any rubric
+    step is a hard win (d = 0.1 already gives ΔP = 0.12), |d| <= 0.03 a hard tie, and
+    differences in between fall under the soft rule.
+    """
+    p_a, p_b, p_t = ordered_logit(d, scale, tie_band)
+    return Probs(float(p_a), float(p_b), float(p_t))
+
+
+class CorrectnessMarginJudge:
+    """Pairwise verdicts from per-answer correctness scores (table: system, question_id,
+    correctness float in [0, 1] or null, error). Missing, null, errored or out-of-range
+    scores on either side give an error verdict naming the system and question."""
+
+    name = "correctness_margin"
+
+    def __init__(self, correctness: pl.DataFrame, scale: float = 0.1, tie_band: float = 0.1):
+        need = {"system", "question_id", "correctness", "error"}
+        if missing := sorted(need - set(correctness.columns)):
+            raise SchemaError(f"correctness table: missing column(s) {missing}")
+        if scale <= 0 or tie_band < 0:
+            raise ConfigError("tournament: correctness_scale must be > 0, tie band >= 0")
+        dup = correctness.filter(pl.struct("system", "question_id").is_duplicated())
+        if dup.height:
+            row = dup.row(0, named=True)
+            raise SchemaError(
+                f"correctness table: duplicate row for system '{row['system']}', "
+                f"question '{row['question_id']}'"
+            )
+        self.scale, self.tie_band = scale, tie_band
+        self._scores: dict[tuple[str, str], tuple[float | None, str | None]] = {
+            (s, q): (c, e)
+            for s, q, c, e in correctness.select(
+                "system", "question_id", pl.col("correctness").cast(pl.Float64), "error"
+            ).iter_rows()
+        }
+
+    def _lookup(self, system: str, qid: str) -> tuple[float | None, str | None]:
+        if (system, qid) not in self._scores:
+            return None, f"no correctness score for system '{system}' on question '{qid}'"
+        c, err = self._scores[(system, qid)]
+        if err:
+            return None, f"correctness of '{system}' on '{qid}' failed: {err}"
+        if c is None or not math.isfinite(c):
+            return None, f"correctness of '{system}' on '{qid}' is null"
+        if not 0.0 <= c <= 1.0:
+            return None, f"correctness of '{system}' on '{qid}' is {c}, outside [0, 1]"
+        return c, None
+
+    def judge(self, keys: Sequence[OrderKey]) -> list[OrderVerdict]:
+        out = []
+        for key in keys:
+            c1, e1 = self._lookup(key.first, key.question_id)
+            c2, e2 = self._lookup(key.second, key.question_id)
+            if c1 is None or c2 is None:
+                out.append(OrderVerdict(None, error="; ".join(e for e in (e1, e2) if e)))
+                continue
+            d = c1 - c2
+            why = f"correctness A={c1:.2f} vs B={c2:.2f} (d={d:+.2f})"
+            out.append(OrderVerdict(ordered_logit_probs(d, self.scale, self.tie_band), why))
+        return out
+
+
+@PAIRWISE_JUDGES.register("correctness_margin")
+def _correctness_margin(ctx: JudgeContext) -> CorrectnessMarginJudge:
+    correctness = ctx.correctness_table()
+    if correctness is None:
+        raise ConfigError("tournament.judge 'correctness_margin' needs the correctness table")
+    tp = ctx.params.tournament
+    return CorrectnessMarginJudge(correctness, tp.correctness_scale, tp.correctness_tie_band)
