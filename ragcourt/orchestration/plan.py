@@ -1,12 +1,13 @@
-"""The stage graph, once: what each stage runs, reads and writes, for both engines.
+"""The stage graph, declared once: what each stage runs, reads and writes, for both engines.
 
-:data:`STAGES` names every stage (the same name in DVC, Prefect and the CLI), the library
-function both engines call (``module:function``) and its thin DVC entry ``stages/<name>.py``.
-:func:`build_plan` lists, in dependency order, every concrete call (per chunking, per (chunking,
-embedder), per system) with the artifacts it reads and writes (paths from
-:mod:`ragcourt.core.catalog`), the params keys it depends on and the model-registry sections it
-resolves models from; the Prefect flow turns each call into a task.
-:mod:`ragcourt.orchestration.dvc_yaml` renders the same graph as ``dvc.yaml``.
+:data:`STAGES` declares every stage (the same name in DVC, Prefect and the CLI): the library
+function both engines call (``module:function``), its partition (one call per chunking, per
+(chunking, embedder), per system), its inputs (:class:`Dep`), the catalog artifacts it writes,
+the params keys and model-registry sections it depends on. From it,
+:func:`build_plan` expands every concrete call for Prefect (inputs/outputs as paths from
+:mod:`ragcourt.core.catalog`; ``after`` = the calls producing its inputs) and
+:mod:`ragcourt.orchestration.dvc_yaml` renders ``dvc.yaml``. Adding a stage = one
+:class:`StageDef` here (plus its catalog entries, library module and ``stages/<name>.py``).
 
 :func:`code_paths` is the one list of source paths a stage's results depend on: its thin entry
 and every ``ragcourt`` subpackage it imports, transitively, as folders (read with ``ast``, not
@@ -27,20 +28,70 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import Params
 
+LLMS, EMBEDDERS = "llms", "embedders"  # sections of the model registry (llm.models_file)
+PROJECT_ROOT = catalog.SOURCE_ROOT  # holds ragcourt/ and stages/
+PACKAGE = "ragcourt"
+
+
+@dataclass(frozen=True)
+class Dep:
+    """One input of a stage, declared once for both engines; exactly one of:
+
+    - ``artifact``: a catalog name; ``bind`` maps each partition field of its template to
+      ``"$field"`` (the call's own partition value), ``"*"`` (every value; DVC depends on the
+      artifact's folder) or ``"@dotted.key"`` (the value of a params key);
+    - ``param``: a params key whose value is a path (corpus folder, systems file, a user file);
+      ``optional``: it may be null (then no input; DVC tracks the key, not the file);
+    - ``prompts``: the prompt file of a stage family.
+
+    ``unless``: a params key; when it is set (not null) a Prefect call does not read this input.
+    """
+
+    artifact: str | None = None
+    bind: tuple[tuple[str, str], ...] = ()
+    param: str | None = None
+    optional: bool = False
+    prompts: str | None = None
+    unless: str | None = None
+
+
+def art(name: str, *, unless: str | None = None, **bind: str) -> Dep:
+    """An artifact input: ``art("chunks", chunking="$chunking")``."""
+    return Dep(artifact=name, bind=tuple(bind.items()), unless=unless)
+
+
+def arts(*names: str) -> tuple[Dep, ...]:
+    return tuple(Dep(artifact=n) for n in names)
+
 
 @dataclass(frozen=True)
 class StageDef:
-    """A pipeline stage: its library function (``module:function``, called as
-    ``fn(params, **partition)``) and a one-line description (dvc.yaml comment, CLI help)."""
+    """A pipeline stage (see the module docstring). ``partition``: the fields one call covers
+    (``("chunking", "embedder")``; ``("system",)`` is the per-system fan-out of the answer
+    stage, which DVC runs as one stage and Prefect as one call per system plus ``combine``).
+    ``params``: params keys (``{chunking}`` is filled per partition). ``metrics``: outputs DVC
+    keeps in git uncached (summaries); ``llm_metrics``: it writes ``llm_<name>.json``."""
 
     name: str
     function: str
     description: str
+    deps: tuple[Dep, ...] = ()
+    outs: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    partition: tuple[str, ...] = ()
+    llm_metrics: bool = False
 
     @property
     def entry(self) -> str:
         """The thin DVC entry module (``python -m stages.<name>``)."""
         return f"stages.{self.name}"
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        """Every catalog artifact the stage writes (outs and metrics)."""
+        return (*self.outs, *self.metrics)
 
     def load(self) -> Callable[..., Any]:
         module, _, attr = self.function.partition(":")
@@ -51,28 +102,183 @@ class StageDef:
 STAGES: dict[str, StageDef] = {
     s.name: s
     for s in (
-        StageDef("ingest", "ragcourt.corpus.ingest:run", "corpus folder -> documents"),
-        StageDef("chunk", "ragcourt.corpus.chunking:run", "token chunks per chunking"),
-        StageDef("embed", "ragcourt.retrieval.indexing:run", "vectors + FAISS index"),
-        StageDef("qagen", "ragcourt.qagen.stage:run", "synthetic QA set with filters"),
-        StageDef("retrieval_eval", "ragcourt.retrieval.evaluation:run", "retrieval metrics"),
-        StageDef("answer", "ragcourt.answering.stage:run", "every system answers"),
-        StageDef("judge", "ragcourt.judging.answers_stage:run", "DAFE verdicts, correctness"),
+        StageDef(
+            "ingest",
+            "ragcourt.corpus.ingest:run",
+            "Corpus folder -> documents; unreadable files are rejected rows with a reason.",
+            deps=(Dep(param="corpus.dir"),),
+            outs=("documents", "rejected_documents"),
+            params=("corpus",),
+        ),
+        StageDef(
+            "chunk",
+            "ragcourt.corpus.chunking:run",
+            "Token chunks with char offsets, one stage per chunking config. Each ChunkSpec\n"
+            "field is tracked as its own dotted key: DVC's run-cache key drops every dict key\n"
+            'literally named "size", so tracking the dict would let a size change restore\n'
+            "stale chunks.",
+            deps=arts("documents"),
+            outs=("chunks",),
+            params=("chunk_tokenizer", "chunkings.{chunking}.size", "chunkings.{chunking}.overlap"),
+            partition=("chunking",),
+        ),
+        StageDef(
+            "embed",
+            "ragcourt.retrieval.indexing:run",
+            "Sentence-transformers vectors + a FAISS index per (chunking, embedder).",
+            deps=(art("chunks", chunking="$chunking"),),
+            outs=("embeddings", "index"),
+            params=("embedders.{embedder}",),
+            models=(EMBEDDERS,),
+            partition=("chunking", "embedder"),
+        ),
+        StageDef(
+            "qagen",
+            "ragcourt.qagen.stage:run",
+            "Synthetic QA with answerability / faithfulness / relevance / duplicate filters (or\n"
+            "the user's qagen.qa_file, validated). DVC tracks qagen.qa_file / few_shot_file as\n"
+            "params (the path), not their content: after editing such a file run\n"
+            "`dvc repro -f -s qagen` (the Prefect flow hashes the content itself).",
+            deps=(
+                Dep(prompts="qagen"),
+                art("documents"),
+                art("chunks", chunking="@qagen.reference_chunking", unless="qagen.qa_file"),
+                Dep(param="qagen.qa_file", optional=True),
+                Dep(param="qagen.few_shot_file", optional=True),
+            ),
+            outs=("qa", "qa_rejected"),
+            metrics=("qa_summary",),
+            params=("qagen", "llm", "embedders"),
+            models=(EMBEDDERS, LLMS),  # near-duplicate removal embeds questions
+            llm_metrics=True,
+        ),
+        StageDef(
+            "retrieval_eval",
+            "ragcourt.retrieval.evaluation:run",
+            "Recall/MRR/nDCG/Precision/Hits@k of every (chunking, embedder, retriever) on the QA\n"
+            "set, relevance by span overlap; BM25 once per chunking.",
+            deps=(
+                art("qa"),
+                art("chunks", chunking="*"),
+                art("embeddings", chunking="*", embedder="*"),
+                art("index", chunking="*", embedder="*"),
+            ),
+            outs=("retrieval_per_query", "retrieval_summary", "retrieval_plot"),
+            metrics=("retrieval_metrics",),
+            params=("chunkings", "embedders", "retrieval"),
+            models=(EMBEDDERS,),
+        ),
+        StageDef(
+            "answer",
+            "ragcourt.answering.stage:run",
+            "Every candidate system answers every question. DVC keeps data/answers between\n"
+            "runs (persist), so each system's partition is reused when its config hash and the\n"
+            "QA hash match: adding one system answers only that system.",
+            deps=(
+                Dep(param="systems_file"),
+                Dep(prompts="answer"),
+                art("qa"),
+                art("chunks", chunking="$chunking"),
+                art("embeddings", chunking="$chunking", embedder="$embedder"),
+                art("index", chunking="$chunking", embedder="$embedder"),
+            ),
+            outs=("answer_partition", "answers", "answers_summary"),
+            params=("systems_file", "llm", "retrieval"),
+            models=(EMBEDDERS, LLMS),
+            partition=("system",),
+            llm_metrics=True,
+        ),
+        StageDef(
+            "judge",
+            "ragcourt.judging.answers_stage:run",
+            "DAFE verdicts (two primaries, the arbitrator only on disagreement) and correctness.\n"
+            "Answers with an error are carried as error rows. Re-runs hit the LLM cache.",
+            deps=(Dep(prompts="judge"), *arts("answers", "qa")),
+            outs=("verdicts", "correctness"),
+            params=(
+                "judge.judges",
+                "judge.primaries",
+                "judge.arbitrator",
+                "judge.correctness_mode",
+                "judge.correctness_judge",
+                "judge.correctness_model",
+                "judge.prompt_version",
+                "llm",
+                "embedders",
+            ),
+            models=(EMBEDDERS, LLMS),
+            llm_metrics=True,
+        ),
         StageDef(
             "judge_retrieval",
             "ragcourt.judging.retrieval_stage:run",
-            "passage relevance, UDCG",
+            "RAGElo 0/1/2 relevance of every retrieved passage (once per question x chunk across\n"
+            "systems), P(NO-RESPONSE | question, passage) and UDCG per (system, question).",
+            deps=(Dep(prompts="judge"), *arts("answers", "qa")),
+            outs=("relevance", "passage_utility", "udcg"),
+            params=("judge.relevance_model", "judge.prompt_version", "judge.udcg", "llm"),
+            models=(LLMS,),
+            llm_metrics=True,
         ),
-        StageDef("judge_summary", "ragcourt.judging.summary:run", "per-system judge summary"),
-        StageDef("tournament", "ragcourt.tournament.stage:run", "DICE Swiss tournament, Elo"),
-        StageDef("report", "ragcourt.reporting.stage:run", "HTML + Markdown report"),
+        StageDef(
+            "judge_summary",
+            "ragcourt.judging.summary:run",
+            "Per-(system, question) measures side by side, per-system summary, Spearman of each\n"
+            "retrieval metric with end-to-end correctness, optional UDCG-theta fit.",
+            deps=(
+                *arts("answers", "qa"),
+                art("chunks", chunking="*"),
+                *arts("verdicts", "correctness", "relevance", "udcg"),
+            ),
+            outs=("per_question", "system_summary", "metric_correlation"),
+            metrics=("judge_summary",),
+            params=("judge", "chunkings", "retrieval.relevance"),
+        ),
+        StageDef(
+            "tournament",
+            "ragcourt.tournament.stage:run",
+            "DICE Swiss tournament + round-robin, Elo and Bradley-Terry with bootstrap CIs. The\n"
+            "correctness table is read only by the correctness_margin judge.",
+            deps=(Dep(prompts="tournament"), *arts("answers", "qa", "correctness")),
+            outs=("pairwise", "matches", "leaderboard", "leaderboard_plot"),
+            metrics=("tournament_summary",),
+            params=("tournament", "llm"),
+            models=(LLMS,),
+            llm_metrics=True,
+        ),
+        StageDef(
+            "report",
+            "ragcourt.reporting.stage:run",
+            "Self-contained HTML report (plots inlined) + Markdown twin. A missing artifact\n"
+            "becomes a note in its section, never a failure.",
+            deps=(
+                *arts(
+                    "documents",
+                    "qa",
+                    "qa_rejected",
+                    "qa_summary",
+                    "retrieval_summary",
+                    "answers",
+                    "verdicts",
+                    "correctness",
+                    "judge_summary",
+                    "system_summary",
+                    "metric_correlation",
+                    "pairwise",
+                    "leaderboard",
+                    "tournament_summary",
+                ),
+                Dep(param="llm.metrics_dir"),
+            ),
+            outs=("report_html", "report_md"),
+            params=("chunkings", "embedders", "llm.model", "llm.metrics_dir"),
+        ),
     )
 }
 STAGE_ORDER: tuple[str, ...] = tuple(STAGES)
 
-LLMS, EMBEDDERS = "llms", "embedders"  # sections of the model registry (llm.models_file)
-PROJECT_ROOT = catalog.SOURCE_ROOT  # holds ragcourt/ and stages/
-PACKAGE = "ragcourt"
+
+# --- source files a stage depends on -----------------------------------------------------------
 
 
 def _ragcourt_imports(path: Path) -> set[str]:
@@ -140,44 +346,19 @@ def code_files(stage: str, root: Path = PROJECT_ROOT) -> list[str]:
     return sorted(out)
 
 
-def chunks_path(chunking: str) -> str:
-    return catalog.spec("chunks").path_str(chunking=chunking)
-
-
-def embedding_paths(chunking: str, embedder: str) -> tuple[str, str]:
-    return (
-        catalog.spec("embeddings").path_str(chunking=chunking, embedder=embedder),
-        catalog.spec("index").path_str(chunking=chunking, embedder=embedder),
-    )
-
-
-def _outs(stage: str) -> tuple[str, ...]:
-    """The catalog paths of a non-partitioned stage's outputs."""
-    return tuple(a.template for a in catalog.produced_by(stage))
-
-
-def _p(name: str) -> str:
-    return catalog.spec(name).path_str()
-
-
-def metrics_path(params: Params, stage: str) -> str:
-    return catalog.llm_metrics(params.llm.metrics_dir, stage).as_posix()
-
-
-def _prompts(stage: str) -> str:
-    return catalog.prompts_file(stage).as_posix()
+# --- Prefect: concrete calls -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class StageCall:
-    """One call of stage ``stage``'s library function (``fn(params, **kwargs)``, see
-    :data:`STAGES`) and what it reads and writes.
+    """One call of stage ``stage``'s library function (``fn(params, **kwargs)``) and what it
+    reads and writes.
 
     ``inputs``/``outputs`` are paths relative to the workdir (files or folders); ``params_keys``
-    are dotted keys of params.yaml (``chunkings.c256``) whose values the call depends on;
+    are dotted keys of params.yaml (``chunkings.c256.size``) whose values the call depends on;
     ``after`` names the calls whose outputs it needs (by :attr:`id`); ``models_keys`` are the
-    sections of the model registry it resolves models from (``llms``, ``embedders``; the
-    registry file itself is then one of ``inputs``).
+    sections of the model registry it resolves models from (the registry file is then one of
+    ``inputs``).
     """
 
     stage: str
@@ -250,183 +431,134 @@ class Plan:
         return out
 
 
-def _optional_file(path: str | None) -> tuple[str, ...]:
-    return (path,) if path else ()
+def _param_value(params: Params, key: str) -> Any:
+    node: Any = params.model_dump(mode="json")
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise ConfigError(f"params key '{key}' not found (needed by the stage graph)")
+        node = node[part]
+    return node
+
+
+def _values(params: Params, field_name: str) -> list[str]:
+    """Every partition value of a field: the chunkings or embedders keys."""
+    if field_name == "chunking":
+        return list(params.chunkings)
+    if field_name == "embedder":
+        return list(params.embedders)
+    raise ConfigError(f"plan: no value list for partition field '{field_name}'")
+
+
+def _dep_paths(dep: Dep, params: Params, part: dict[str, str | None]) -> list[str]:
+    """The concrete input paths of ``dep`` for a call with partition values ``part``."""
+    if dep.unless is not None and _param_value(params, dep.unless) is not None:
+        return []
+    if dep.prompts is not None:
+        return [catalog.prompts_file(dep.prompts).as_posix()]
+    if dep.param is not None:
+        value = _param_value(params, dep.param)
+        if value is None and dep.optional:
+            return []
+        return [str(value)]
+    assert dep.artifact is not None
+    spec = catalog.spec(dep.artifact)
+    choices: list[dict[str, str]] = [{}]
+    for name, how in dep.bind:
+        if how == "*":
+            vals = _values(params, name)
+        elif how.startswith("$"):
+            v = part.get(how[1:])
+            if v is None:  # e.g. a BM25 system has no embedder: no embedding input
+                return []
+            vals = [v]
+        elif how.startswith("@"):
+            vals = [str(_param_value(params, how[1:]))]
+        else:
+            raise ConfigError(f"plan: bad binding {name}={how!r} of '{dep.artifact}'")
+        choices = [{**c, name: v} for c in choices for v in vals]
+    return [spec.path_str(**c) for c in choices]
+
+
+def _fill(keys: Iterable[str], part: dict[str, str | None]) -> tuple[str, ...]:
+    return tuple(k.format(**part) for k in keys)
+
+
+def _call(
+    sd: StageDef,
+    params: Params,
+    part: dict[str, str | None],
+    kwargs: tuple[tuple[str, Any], ...],
+    outs: Iterable[str],
+    producers: dict[str, str],
+    tag: str = "",
+    extra_inputs: Iterable[str] = (),
+) -> StageCall:
+    inputs = [p for d in sd.deps for p in _dep_paths(d, params, part)]
+    inputs.extend(extra_inputs)
+    if sd.models:
+        inputs.append(params.llm.models_file)
+    inputs = list(dict.fromkeys(inputs))
+    after = tuple(dict.fromkeys(producers[i] for i in inputs if i in producers))
+    return StageCall(
+        sd.name,
+        kwargs=kwargs,
+        inputs=tuple(inputs),
+        outputs=tuple(outs),
+        params_keys=_fill(sd.params, part),
+        after=after,
+        tag=tag,
+        models_keys=sd.models,
+    )
 
 
 def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -> Plan:
-    """The whole stage graph for ``params``.
+    """Every concrete call of :data:`STAGES` for ``params``, in dependency order.
 
-    ``systems``: ``(name, chunking, embedder-or-None)`` of every configured candidate system, in
-    config order (from ``ragcourt.answering.systems.load_systems``); each gets its own answer task.
+    ``systems``: ``(name, chunking, embedder-or-None)`` of every configured candidate system,
+    in config order (``ragcourt.answering.systems.load_systems``). A ``("system",)`` stage
+    runs one call per system (its partitioned outputs, its system's chunking/embedder
+    inputs) and then a ``combine`` call that reads every partition and writes the rest.
     """
-    p = Plan()
-    llm_inputs = (params.llm.models_file,)
-    docs = _p("documents")
-    qa = _p("qa")
-    ingest = p.add(
-        StageCall(
-            "ingest",
-            inputs=(params.corpus.dir,),
-            outputs=_outs("ingest"),
-            params_keys=("corpus",),
-        )
-    )
-    for c in params.chunkings:
-        p.add(
-            StageCall(
-                "chunk",
-                kwargs=(("chunking", c),),
-                inputs=(docs,),
-                outputs=(chunks_path(c),),
-                params_keys=("chunk_tokenizer", f"chunkings.{c}"),
-                after=(ingest.id,),
-            )
-        )
-    for c in params.chunkings:
-        for e in params.embedders:
-            p.add(
-                StageCall(
-                    "embed",
-                    kwargs=(("chunking", c), ("embedder", e)),
-                    inputs=(chunks_path(c), params.llm.models_file),
-                    outputs=embedding_paths(c, e),
-                    params_keys=(f"embedders.{e}",),
-                    after=(f"chunk[{c}]",),
-                    models_keys=(EMBEDDERS,),
-                )
-            )
-    q = params.qagen
-    ref = q.reference_chunking
-    qagen_after = [ingest.id]
-    if q.qa_file is None:
-        qagen_after.append(f"chunk[{ref}]")
-    qagen = p.add(
-        StageCall(
-            "qagen",
-            inputs=(
-                docs,
-                *((chunks_path(ref),) if q.qa_file is None else ()),
-                *_optional_file(q.qa_file),
-                *_optional_file(q.few_shot_file),
-                _prompts("qagen"),
-                *llm_inputs,
-            ),
-            outputs=_outs("qagen"),
-            params_keys=("qagen", "llm", "embedders"),
-            after=tuple(qagen_after),
-            models_keys=(LLMS, EMBEDDERS),  # near-duplicate removal embeds questions
-        )
-    )
-    all_indexes = tuple(
-        x for c in params.chunkings for e in params.embedders for x in embedding_paths(c, e)
-    )
-    p.add(
-        StageCall(
-            "retrieval_eval",
-            inputs=(
-                qa,
-                *(chunks_path(c) for c in params.chunkings),
-                *all_indexes,
-                *llm_inputs,  # the embedder registry: queries are embedded
-            ),
-            outputs=_outs("retrieval_eval"),
-            params_keys=("retrieval", "chunkings", "embedders"),
-            after=(qagen.id, *p.ids_of("embed")),
-            models_keys=(EMBEDDERS,),
-        )
-    )
     systems = list(systems)
-    answer_common = (qa, params.systems_file, _prompts("answer"))
-    partition = catalog.spec("answer_partition")
-    for name, chunking, embedder in systems:
-        deps: list[str] = [chunks_path(chunking)]
-        after = [qagen.id, f"chunk[{chunking}]"]
-        if embedder is not None:
-            deps.extend(embedding_paths(chunking, embedder))
-            after.append(f"embed[{chunking},{embedder}]")
-        p.add(
-            StageCall(
-                "answer",
-                kwargs=(("systems", (name,)),),
-                inputs=(*answer_common, *deps, *llm_inputs),
-                outputs=(partition.path_str(system=name),),
-                params_keys=("llm", "retrieval", "chunkings", "embedders"),
-                after=tuple(after),
-                models_keys=(LLMS, EMBEDDERS),
-            )
-        )
-    answers = p.add(
-        StageCall(
-            "answer",
-            tag="combine",
-            inputs=(
-                *answer_common,
-                *(partition.path_str(system=n) for n, _, _ in systems),
-                *llm_inputs,  # combine re-answers any system whose partition is not fresh
-            ),
-            outputs=(_p("answers"), _p("answers_summary")),
-            params_keys=("llm", "retrieval", "chunkings", "embedders"),
-            after=p.ids_of("answer") or (qagen.id,),
-            models_keys=(LLMS, EMBEDDERS),
-        )
-    )
-    judge_common = (_p("answers"), qa, _prompts("judge"), *llm_inputs)
-    j_ans = p.add(
-        StageCall(
-            "judge",
-            inputs=judge_common,
-            outputs=_outs("judge"),
-            params_keys=("judge", "llm", "embedders"),
-            after=(answers.id,),
-            models_keys=(LLMS, EMBEDDERS),  # embedding_similarity judges
-        )
-    )
-    j_ret = p.add(
-        StageCall(
-            "judge_retrieval",
-            inputs=judge_common,
-            outputs=_outs("judge_retrieval"),
-            params_keys=("judge", "llm", "retrieval"),
-            after=(answers.id,),
-            models_keys=(LLMS,),
-        )
-    )
-    j_sum = p.add(
-        StageCall(
-            "judge_summary",
-            inputs=(
-                *judge_common[:2],
-                *j_ans.outputs,
-                *j_ret.outputs,
-                *(chunks_path(c) for c in params.chunkings),  # span-rule IR metrics
-            ),
-            outputs=_outs("judge_summary"),
-            params_keys=("judge", "chunkings", "retrieval.relevance"),
-            after=(j_ans.id, j_ret.id),
-        )
-    )
-    tour = p.add(
-        StageCall(
-            "tournament",
-            inputs=(_p("answers"), qa, _p("correctness"), _prompts("tournament"), *llm_inputs),
-            outputs=_outs("tournament"),
-            params_keys=("tournament", "llm"),
-            after=(answers.id, j_ans.id),
-            models_keys=(LLMS,),
-        )
-    )
-    produced = dict.fromkeys(o for c in p.calls if c.stage != "report" for o in c.outputs)
-    report_inputs = (*produced, params.llm.metrics_dir)
-    p.add(
-        StageCall(
-            "report",
-            inputs=report_inputs,
-            outputs=_outs("report"),
-            params_keys=("chunkings", "embedders"),
-            after=(j_sum.id, tour.id, *p.ids_of("retrieval_eval")),
-        )
-    )
+    p = Plan()
+    producers: dict[str, str] = {}
+
+    ancestors: dict[str, set[str]] = {}
+
+    def add(call: StageCall) -> None:
+        # wait only for the nearest producers: drop one that another producer already waits for
+        direct = [a for a in call.after if not any(a in ancestors[b] for b in call.after)]
+        call = replace(call, after=tuple(direct))
+        p.add(call)
+        ancestors[call.id] = set(direct).union(*(ancestors[a] for a in direct))
+        producers.update(dict.fromkeys(call.outputs, call.id))
+
+    for sd in STAGES.values():
+        if sd.partition == ("system",):
+            part_outs = [a for a in sd.writes if "system" in catalog.spec(a).fields]
+            rest = [a for a in sd.writes if a not in part_outs]
+            partition_paths: list[str] = []
+            for name, chunking, embedder in systems:
+                part = {"system": name, "chunking": chunking, "embedder": embedder}
+                outs = [catalog.spec(a).path_str(system=name) for a in part_outs]
+                partition_paths.extend(outs)
+                add(_call(sd, params, part, (("systems", (name,)),), outs, producers))
+            # the combine call reads the stage's unpartitioned inputs and every partition
+            combine = replace(sd, deps=tuple(d for d in sd.deps if not d.bind))
+            outs = [catalog.spec(a).path_str() for a in rest]
+            add(_call(combine, params, {}, (), outs, producers, "combine", partition_paths))
+            continue
+        fields = sd.partition
+        combos: list[dict[str, str | None]] = [{}]
+        for f in fields:
+            combos = [{**c, f: v} for c in combos for v in _values(params, f)]
+        for part in combos:
+            kwargs = tuple((f, part[f]) for f in fields)
+            outs = [
+                catalog.spec(a).path_str(**{f: str(part[f]) for f in catalog.spec(a).fields})
+                for a in sd.writes
+            ]
+            add(_call(sd, params, part, kwargs, outs, producers))
     return p
 
 
@@ -459,6 +591,10 @@ def plan_for(params: Params, until: str | None = None, only: Sequence[str] | Non
     names = selected_stages(until, only)
     systems = systems_for_plan(params) if "answer" in names else []
     return build_plan(params, systems).select(only=names)
+
+
+def metrics_path(params: Params, stage: str) -> str:
+    return catalog.llm_metrics(params.llm.metrics_dir, stage).as_posix()
 
 
 def existing(paths: Iterable[str], root: Path) -> list[str]:
