@@ -9,16 +9,43 @@ that needed the file. Names and paths come from the artifact catalog
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+from pydantic import BaseModel, ValidationError
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table
 from ragcourt.core.schemas import TABLES
+
+
+def _summary_models() -> dict[str, Callable[[dict[str, Any]], BaseModel]]:
+    """The pydantic model each stage writes its summary.json with (shared with the writer)."""
+    from ragcourt.answering.summaries import AnswersSummary
+    from ragcourt.judging.summaries import JudgeSummary
+    from ragcourt.qagen.summaries import parse_qa_summary
+    from ragcourt.tournament.summaries import TournamentSummary
+
+    return {
+        "qa_summary": parse_qa_summary,
+        "answers_summary": AnswersSummary.model_validate,
+        "judge_summary": JudgeSummary.model_validate,
+        "tournament_summary": TournamentSummary.model_validate,
+    }
+
+
+def _validated(name: str, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` checked against its writer's model (ValidationError when it does not match),
+    returned as the model's JSON form; artifacts without a model pass through."""
+    model = _summary_models().get(name)
+    if model is None:
+        return data
+    dumped = model(data).model_dump(mode="json")
+    return dumped if isinstance(dumped, dict) else data
 
 
 @dataclass
@@ -67,12 +94,18 @@ class Artifacts:
         else:
             try:
                 loaded = json.loads(path.read_text(encoding="utf-8"))
-                if isinstance(loaded, dict):
-                    data = loaded
-                else:
+                if not isinstance(loaded, dict):
                     self.problems[name] = f"{rel}: expected a JSON object"
+                else:
+                    data = _validated(name, loaded)
             except (OSError, json.JSONDecodeError) as err:
                 self.problems[name] = f"{rel}: unreadable JSON ({err})"
+            except ValidationError as err:
+                first = err.errors()[0]
+                where = ".".join(str(x) for x in first["loc"]) or "(top level)"
+                self.problems[name] = (
+                    f"{rel}: does not match the summary its stage writes ({where}: {first['msg']})"
+                )
         self._jsons[name] = data
         return data
 

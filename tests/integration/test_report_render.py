@@ -81,7 +81,8 @@ def test_missing_artifacts_become_notes_naming_file_and_stage(
         "Not available: data/tournament/leaderboard.parquet is missing "
         "(made by stage 'tournament': `dvc repro tournament`)"
     ]
-    assert "data/judge/summary.json is missing (made by stage 'judge_summary'" in by_key["dafe"].notes[0]
+    note = by_key["dafe"].notes[0]
+    assert "data/judge/summary.json is missing (made by stage 'judge_summary'" in note
     assert "data/retrieval/summary.parquet is missing" in by_key["retrieval"].notes[0]
     assert "no data/metrics/llm_*.json" in by_key["calls"].notes[0]
     assert md.count("> **Note:** Not available:") >= 7
@@ -191,3 +192,20 @@ def test_qa_section_reads_models_nested_as_qagen_writes_them(
     )
     assert facts["contexts from chunking"] == "c512"
     assert "openai/f" in md
+
+
+def test_summary_that_does_not_match_its_writers_model_is_a_note(
+    tmp_path: Path, params: Params
+) -> None:
+    """The report validates each summary.json against the pydantic model its stage writes
+    it with: a hand-edited or stale summary is named in a note, never half-read."""
+    import json
+
+    write_artifacts(tmp_path)
+    path = tmp_path / "data/tournament/summary.json"
+    data = json.loads(path.read_text())
+    data["swiss"]["rounds"] = "three"
+    path.write_text(json.dumps(data))
+    _, _, sections = build(params, tmp_path)
+    notes = [n for s in sections for n in s.notes]
+    assert any("does not match the summary its stage writes (swiss.rounds" in n for n in notes)
