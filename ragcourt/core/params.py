@@ -63,7 +63,7 @@ class EmbedderSpec(Strict):
 
 
 class RelevanceRule(Strict):
-    """Span-overlap rule (SPEC 1): a chunk is relevant to a ground-truth span when the overlap
+    """Span-overlap rule (spec §1): a chunk is relevant to a ground-truth span when the overlap
     covers >= ``min_span_coverage`` of the span OR >= ``min_chunk_coverage`` of the chunk."""
 
     min_span_coverage: float = Field(default=0.5, gt=0, le=1)
@@ -161,7 +161,7 @@ def _default_judges() -> dict[str, JudgeSpec]:
 
 
 class UDCGParams(Strict):
-    """UDCG (SPEC 5): ``model`` gives P(NO-RESPONSE) (null -> ``llm.model``); a passage is
+    """UDCG (spec §5): ``model`` gives P(NO-RESPONSE) (null -> ``llm.model``); a passage is
     relevant (R = +1) when its RAGElo grade >= ``relevance_threshold``; UDCGθ is fitted
     when ``fit_theta`` and at least ``theta_min_pairs`` ranked context pairs exist."""
 
@@ -174,7 +174,7 @@ class UDCGParams(Strict):
 
 
 class JudgeParams(Strict):
-    """DAFE judging (SPEC 4) plus correctness, relevance and UDCG (SPEC 5).
+    """DAFE judging (spec §4) plus correctness, relevance and UDCG (spec §5).
     ``prompt_version`` selects the correctness / relevance / UDCG prompts."""
 
     judges: dict[str, JudgeSpec] = Field(default_factory=_default_judges)
@@ -211,7 +211,7 @@ class JudgeParams(Strict):
 
 
 class TournamentParams(Strict):
-    """DICE tournament (SPEC 6). ``judge``: a key of the pairwise judge registry
+    """DICE tournament (spec §6). ``judge``: a key of the pairwise judge registry
     (:mod:`ragcourt.tournament.pairwise_judges`)."""
 
     judge: str = "correctness_margin"

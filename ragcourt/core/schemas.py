@@ -226,7 +226,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "rr1_at5": pl.Float64,  # RAGElo relevance >= 1 (somewhat or very)
         "rr2_at5": pl.Float64,  # RAGElo relevance >= 2 (very)
         "relevance_unjudged": pl.Int32,
-        "ndcg_at_k": pl.Float64,  # span-rule qrels (SPEC 1), ir-measures
+        "ndcg_at_k": pl.Float64,  # span-rule qrels (spec §1), ir-measures
         "rr_at_k": pl.Float64,
         "recall_at_k": pl.Float64,
         "precision_at_k": pl.Float64,

@@ -1,4 +1,4 @@
-"""Judging library (SPEC 4, 5, 7): the judge stages and what they use.
+"""Judging library (spec §4, 5, 7): the judge stages and what they use.
 
 - ``vocabulary``: the judge vocabulary (kind -> instance -> verdict) for answer judges,
   correctness graders and pairwise judges; the answer-judge and grader registries.

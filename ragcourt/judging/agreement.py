@@ -1,4 +1,4 @@
-"""Agreement statistics (SPEC 7), computed with scikit-learn and scipy.
+"""Agreement statistics (spec §7), computed with scikit-learn and scipy.
 
 Binary: accuracy, macro-F1 and Cohen's kappa (sklearn). Scores: Spearman rho and Kendall
 tau-b (scipy) with standard errors SE(rho) = sqrt((1 + rho²/2) / (n - 3)) (Bonett & Wright

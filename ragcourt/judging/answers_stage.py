@@ -1,4 +1,4 @@
-"""Stage ``judge`` (SPEC 4, 5): DAFE verdicts and answer correctness of every answer.
+"""Stage ``judge`` (spec §4, 5): DAFE verdicts and answer correctness of every answer.
 
 Writes ``verdicts.parquet`` (DAFE: two primaries, the arbitrator on disagreement) and
 ``correctness.parquet`` (the grader ``judge.correctness_mode`` names). Answers with an

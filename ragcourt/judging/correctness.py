@@ -1,4 +1,4 @@
-"""Answer correctness (RAGalyst, SPEC 5): an LLM grades the candidate against the reference
+"""Answer correctness (RAGalyst, spec §5): an LLM grades the candidate against the reference
 answer(s) on 0.0-1.0 with the anchored rubric 0 / 0.3 / 0.5 / 0.7 / 1.0, rationale first.
 
 RAGalyst's scale is continuous with those anchor levels, so any reply in [0, 1] is kept as

@@ -1,4 +1,4 @@
-"""DAFE dynamic arbitration (SPEC 4): two primary judges; the arbitrator only when needed;
+"""DAFE dynamic arbitration (spec §4): two primary judges; the arbitrator only when needed;
 final verdict = the majority (at least two equal votes) of the three.
 
 Failure policy (a failed verdict is never counted as correct or incorrect):

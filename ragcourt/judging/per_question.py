@@ -1,4 +1,4 @@
-"""Judge analytics (SPEC 5, 7): every per-(system, question) measure side by side, the
+"""Judge analytics (spec §5, 7): every per-(system, question) measure side by side, the
 per-system summary, and the rank correlation of each retrieval metric with end-to-end
 correctness over (system, question) pairs.
 

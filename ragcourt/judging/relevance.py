@@ -1,4 +1,4 @@
-"""Pointwise passage relevance (RAGElo, SPEC 5) and MRR@k at both thresholds.
+"""Pointwise passage relevance (RAGElo, spec §5) and MRR@k at both thresholds.
 
 Every retrieved passage of every answer is graded 0 (not relevant), 1 (somewhat: on topic,
 does not fully answer) or 2 (very: answers the question) with a one-sentence reason.

@@ -1,4 +1,4 @@
-"""Stage ``judge_retrieval`` (SPEC 5): passage relevance, passage utility and UDCG.
+"""Stage ``judge_retrieval`` (spec §5): passage relevance, passage utility and UDCG.
 
 Writes ``relevance.parquet`` (RAGElo 0/1/2 once per (question, chunk) across systems),
 ``passage_utility.parquet`` (R, P(NO-RESPONSE), u per passage in any system's top

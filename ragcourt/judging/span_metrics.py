@@ -1,4 +1,4 @@
-"""Span-rule IR metrics per (system, question) for the judge summary (SPEC 5, 7).
+"""Span-rule IR metrics per (system, question) for the judge summary (spec §5, 7).
 
 nDCG / RR / Recall / Precision at ``k`` use the qrels of the chunking each system retrieved
 from (:mod:`ragcourt.retrieval.span_relevance`, scored by :mod:`ragcourt.retrieval.ir_metrics`).

@@ -1,8 +1,8 @@
 """The judge summary ``data/judge/summary.json`` (stage ``judge_summary``) as a model.
 
-:class:`JudgeSummary` has one section per judging step: ``dafe`` (arbitration counts, SPEC 4),
-``correctness``, ``relevance`` and ``udcg`` (SPEC 5), ``accuracy_per_system`` and
-``spearman_with_correctness`` (SPEC 7). The writer builds the model and writes
+:class:`JudgeSummary` has one section per judging step: ``dafe`` (arbitration counts, spec §4),
+``correctness``, ``relevance`` and ``udcg`` (spec §5), ``accuracy_per_system`` and
+``spearman_with_correctness`` (spec §7). The writer builds the model and writes
 ``model_dump(mode="json")``; a reader validates the file with ``JudgeSummary.model_validate``.
 Dicts keyed by data (system names, judge names, metric labels, grades) stay ``dict[str, ...]``.
 """

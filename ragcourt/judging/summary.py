@@ -1,4 +1,4 @@
-"""Stage ``judge_summary`` (SPEC 5, 7): per-question table, system summary, metric
+"""Stage ``judge_summary`` (spec §5, 7): per-question table, system summary, metric
 correlations and ``summary.json`` (:class:`~ragcourt.judging.summaries.JudgeSummary`).
 
 Reads the outputs of stages ``judge`` and ``judge_retrieval`` plus the chunks (for the

@@ -1,4 +1,4 @@
-"""UDCG (SPEC 5, seed 002): utility- and distraction-aware cumulative gain.
+"""UDCG (spec §5, seed 002): utility- and distraction-aware cumulative gain.
 
 Per passage p of question q: u(q,p) = R(q,p)·(1 − P(NO-RESPONSE | q, p)), where R = +1 if
 the passage is relevant (RAGElo grade >= ``relevance_threshold``, default 1 = somewhat or

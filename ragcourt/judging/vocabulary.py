@@ -1,4 +1,4 @@
-"""The judge vocabulary, for both families of judges (SPEC 4, 5, 6).
+"""The judge vocabulary, for both families of judges (spec §4, 5, 6).
 
 Every pluggable judge follows one chain: a *kind* (a string params names, registered as a
 factory in a :class:`~ragcourt.core.registry.Registry`) -> a configured *instance* (what the

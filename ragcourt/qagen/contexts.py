@@ -1,4 +1,4 @@
-"""Where QA generation draws its contexts from (SPEC 2), and few-shot example questions.
+"""Where QA generation draws its contexts from (spec §2), and few-shot example questions.
 
 Contexts are chunks of ``qagen.reference_chunking`` in a seeded order (round-robin over
 documents in a seeded order when ``stratify_by_document``); an item's ``context`` is the

@@ -1,4 +1,4 @@
-"""Duplicate-question detection for QA generation (SPEC 2).
+"""Duplicate-question detection for QA generation (spec §2).
 
 *Exact* duplicate: equal after :func:`normalize_question` (NFKC, case-folded, punctuation and
 spacing removed). *Near* duplicate: cosine similarity of L2-normalised question embeddings

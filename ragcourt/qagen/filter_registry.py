@@ -5,7 +5,7 @@ one :class:`JudgeOutcome` per :class:`QAItem`, in order, with a score or an expl
 (never an invented value). Filters are registered by kind in :data:`QA_FILTERS`
 (:class:`ragcourt.core.registry.Registry`); the built-in ``answerability``, ``faithfulness``
 and ``relevance`` judges register themselves in :mod:`ragcourt.qagen.filters`, which also
-fixes the order they run in (SPEC 2). This module imports none of them (no import cycles).
+fixes the order they run in (spec §2). This module imports none of them (no import cycles).
 """
 
 from __future__ import annotations

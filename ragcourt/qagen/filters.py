@@ -1,4 +1,4 @@
-"""Reusable QA-quality judges (SPEC 2), registered as QA filters, and the standalone rule.
+"""Reusable QA-quality judges (spec §2), registered as QA filters, and the standalone rule.
 
 Three LLM judges, each asked through the gateway's ``structured`` call for a tiny JSON reply
 ``{"reason": "...", "score": ...}`` (reason first, so the score follows the argument):
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 PROMPT_AREA = "qagen"
 JudgeName = Literal["answerability", "faithfulness", "relevance"]
-# The built-in filters in the order QA generation runs them (SPEC 2); the summary keys.
+# The built-in filters in the order QA generation runs them (spec §2); the summary keys.
 JUDGES: tuple[JudgeName, ...] = ("answerability", "faithfulness", "relevance")
 
 
@@ -210,7 +210,7 @@ _POINTS_AT_CONTEXT = re.compile(
 def not_standalone_reason(question: str) -> str | None:
     """Why ``question`` is not self-contained, or None.
 
-    SPEC 2 asks for a specific, unambiguous question: one that points at "the text" / "this
+    spec §2 asks for a specific, unambiguous question: one that points at "the text" / "this
     passage" (or asks about "this question") cannot be asked by a user who has not seen the
     context, so it is rejected before any answer or judge call. A lexical rule, not a model.
     """

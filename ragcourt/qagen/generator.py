@@ -1,4 +1,4 @@
-"""The agents and judges of QA generation (SPEC 2) and their budgeted loop.
+"""The agents and judges of QA generation (spec §2) and their budgeted loop.
 
 Per context: a user agent writes one question (optionally shown ``few_shot_k`` example
 questions; a question that points at "the text" instead of standing alone is rejected at
@@ -150,7 +150,7 @@ def next_batch_size(needed: int, accepted: int, attempts: int, batch_size: int, 
 
 
 class Generator:
-    """Runs the agents and judges of SPEC 2 over candidates, one round at a time."""
+    """Runs the agents and judges of spec §2 over candidates, one round at a time."""
 
     def __init__(
         self,
@@ -265,7 +265,7 @@ class Generator:
 
     def thresholds(self) -> dict[str, float]:
         """Pass marks per filter: ``score >= threshold``. Faithfulness and relevance (0-1)
-        take ``qagen.thresholds``; answerability is binary (0/1, SPEC 2: all needed facts
+        take ``qagen.thresholds``; answerability is binary (0/1, spec §2: all needed facts
         are in the context) and must be 1, so its threshold is fixed, not a parameter."""
         t = self.q.thresholds
         return {"answerability": 1.0, "faithfulness": t.faithfulness, "relevance": t.relevance}
@@ -297,7 +297,7 @@ class Generation:
 def generate_candidates(
     contexts: pl.DataFrame, generator: Generator, encode: Encoder
 ) -> Generation:
-    """The budgeted loop of SPEC 2 over ``contexts`` (in order; see
+    """The budgeted loop of spec §2 over ``contexts`` (in order; see
     :func:`ragcourt.qagen.contexts.sample_contexts`): rounds of :meth:`Generator.run_round`,
     then duplicate checks against the questions kept so far, until ``n_items`` are accepted,
     ``max_attempts`` candidates were tried or the contexts run out."""

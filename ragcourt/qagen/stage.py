@@ -1,4 +1,4 @@
-"""The qagen stage (SPEC 2; RAGalyst, RAGElo few-shot): a filtered synthetic QA set, or the
+"""The qagen stage (spec §2; RAGalyst, RAGElo few-shot): a filtered synthetic QA set, or the
 user's own QA file.
 
 Contexts come from :mod:`ragcourt.qagen.contexts`, the agents, QA filters and budgeted loop

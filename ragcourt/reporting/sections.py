@@ -215,7 +215,7 @@ def retrieval_intro(params: Params) -> str:
         "Mean over the QA questions of each metric at the chosen cutoff, per chunking, "
         "embedder and retriever. A chunk is relevant when it overlaps the question's "
         f"ground-truth document span (it holds >= {rule.min_span_coverage:.0%} of the span, "
-        f"or the span covers >= {rule.min_chunk_coverage:.0%} of the chunk; SPEC 1), so "
+        f"or the span covers >= {rule.min_chunk_coverage:.0%} of the chunk; spec §1), so "
         "systems that chunk differently can be scored on the same questions. Caveat: a "
         f"generated question's span is a whole {size}chunk of the reference chunking ({ref}). "
         "Under a smaller chunking that span covers several chunks, each of them relevant "

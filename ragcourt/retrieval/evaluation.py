@@ -1,4 +1,4 @@
-"""Retrieval evaluation on the QA set (SPEC 1, 5): Recall/MRR/nDCG/Precision/Hits@k.
+"""Retrieval evaluation on the QA set (spec §1, 5): Recall/MRR/nDCG/Precision/Hits@k.
 
 For every (chunking, embedder, retriever) of params - BM25 does not use an embedder, so it is
 evaluated once per chunking with ``embedder`` null (``-`` in metrics.json) - every QA question

@@ -1,4 +1,4 @@
-"""Span-overlap relevance (SPEC 1): which chunks of any chunking answer a QA item.
+"""Span-overlap relevance (spec §1): which chunks of any chunking answer a QA item.
 
 A QA item's ground truth is a document span ``[span_start, span_end)``. A chunk of the same
 document ``[chunk_start, chunk_end)`` is relevant when its character overlap

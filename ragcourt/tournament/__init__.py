@@ -1,4 +1,4 @@
-"""DICE pairwise judging and Swiss tournament (SPEC 6), as small pure modules.
+"""DICE pairwise judging and Swiss tournament (spec §6), as small pure modules.
 
 - :mod:`scoring`: hard/soft per-question scores at the probability margin; order combination.
 - :mod:`elo`: expected score, Elo update with upset-weighted K.

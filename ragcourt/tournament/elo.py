@@ -1,4 +1,4 @@
-"""Elo with match scores (SPEC 6, DICE eqs. 5-6) and upset-weighted K.
+"""Elo with match scores (spec §6, DICE eqs. 5-6) and upset-weighted K.
 
 Expected score: E_A = 1 / (1 + 10^((R_B − R_A)/400)), so the higher-rated side expects
 more than 0.5 (the sign RAGElo's tournament loop inverts).

@@ -1,4 +1,4 @@
-"""The DICE two-stage LLM pairwise judge (SPEC 6), through the LLM gateway.
+"""The DICE two-stage LLM pairwise judge (spec §6), through the LLM gateway.
 
 Stage I (chat): the judge reads the question, the reference answer(s), the passages each
 system retrieved (top ``evidence_passages``, ``evidence_chars`` each) and both answers, and

@@ -1,4 +1,4 @@
-"""One tournament on one pairwise judge, apart from I/O (SPEC 6): Swiss with Elo, round-robin,
+"""One tournament on one pairwise judge, apart from I/O (spec §6): Swiss with Elo, round-robin,
 Bradley-Terry and bootstrap CIs, the leaderboard and the
 :class:`~ragcourt.tournament.summaries.TournamentSummary`.
 

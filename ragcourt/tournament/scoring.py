@@ -1,4 +1,4 @@
-"""Per-question DICE scores from {A, B, Tie} probabilities (SPEC 6, DICE eqs. 2-4).
+"""Per-question DICE scores from {A, B, Tie} probabilities (spec §6, DICE eqs. 2-4).
 
 Labels: the judge answers with one of the single-token labels ``A``, ``B`` or ``C`` where
 ``C`` means *tie*. A one-letter tie label avoids the multi-token "Tie" problem: most

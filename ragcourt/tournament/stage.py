@@ -1,5 +1,5 @@
 """DVC stage ``tournament``: DICE pairwise judging, Swiss tournament with Elo, round-robin,
-Bradley-Terry and bootstrap CIs (SPEC 6).
+Bradley-Terry and bootstrap CIs (spec §6).
 
 Inputs: ``data/answers/answers.parquet`` (every system's answers), ``data/qa/qa.parquet``,
 and ``data/judge/correctness.parquet`` when ``tournament.judge`` is ``correctness_margin``.

@@ -3,7 +3,7 @@
 :class:`TournamentSummary`: the judge, the field size, judge calls used by Swiss vs
 round-robin (measured from match records and the memo; ``*_computed`` fields from the
 N(N-1)/2 formula), error counts, Kendall τ-b between the Swiss and round-robin rankings and
-the bootstrap settings (SPEC 6). Round-robin's measured fields are null when
+the bootstrap settings (spec §6). Round-robin's measured fields are null when
 ``tournament.round_robin`` is off. The writer builds the model and writes
 ``model_dump(mode="json")``; a reader validates the file with ``model_validate``.
 """

@@ -1,4 +1,4 @@
-"""Swiss and round-robin schedules with Elo (SPEC 6, DICE Algorithm 1).
+"""Swiss and round-robin schedules with Elo (spec §6, DICE Algorithm 1).
 
 Swiss: every system starts at ``initial`` Elo. Each round sorts systems by rating (ties by
 a seeded random order, so round 1 is a seeded random draw) and pairs the highest unpaired

@@ -1,4 +1,4 @@
-"""Systems file: validation errors, grid expansion, retrieval-key grouping (stages/systems.py)."""
+"""Systems file: validation errors, grid expansion, retrieval-key grouping (ragcourt/answering/systems.py)."""
 
 from __future__ import annotations
 

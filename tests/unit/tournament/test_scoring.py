@@ -59,7 +59,7 @@ def test_from_labels_renormalises_and_rejects_empty() -> None:
 
 
 def _spec_score(p_a: float, p_b: float, p_tie: float, m: float = 0.1) -> tuple[float, bool, float]:
-    """SPEC 6 written out independently of ragcourt.tournament: (s_A, hard?, ΔP)."""
+    """spec §6 written out independently of ragcourt.tournament: (s_A, hard?, ΔP)."""
     first, second, _ = sorted((p_a, p_b, p_tie), reverse=True)
     delta = first - second
     if delta >= m:
