@@ -1,4 +1,4 @@
-"""Systems file: validation errors, grid expansion, retrieval-key grouping (ragcourt/answering/systems.py)."""
+"""Systems file: validation errors, grid expansion, retrieval-key grouping (answering/systems)."""
 
 from __future__ import annotations
 
