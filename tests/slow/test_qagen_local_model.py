@@ -12,7 +12,8 @@ import pytest
 from ragcourt.core.params import parse_params
 from ragcourt.core.schemas import check
 from ragcourt.llm import Gateway
-from ragcourt.qagen.stage import Generator, generate_qa, near_duplicate_encoder
+from ragcourt.qagen.generator import Generator
+from ragcourt.qagen.stage import generate_qa, near_duplicate_encoder
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTEXT = (
@@ -55,4 +56,4 @@ def test_one_candidate_through_the_local_model(tmp_path: Path) -> None:
         for judge in ("answerability", "faithfulness", "relevance"):
             assert row[f"{judge}_score"] is not None, row  # the JSON grammar reply parsed
             assert 0.0 <= row[f"{judge}_score"] <= 1.0
-    assert res.summary["attempts"] == 1
+    assert res.summary.attempts == 1
