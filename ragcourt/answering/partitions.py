@@ -8,6 +8,11 @@ retrieval params, sha256 of the chunks, FAISS index and embeddings files it read
 ``ragcourt.core.fingerprint.object_sha256`` of a JSON-able record (sorted keys); an input file
 that is absent hashes as ``"missing"``. A partition whose hashes match and which has no error
 rows is ``fresh`` and reused as is.
+
+An external system's config hash is
+:func:`ragcourt.answering.external.inputs.external_config_hash` (its config as written and the
+sha256 of its answers file / project module / declared inputs; never a secret), with the same
+QA hash and the same metadata keys.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import Any
 
 import polars as pl
 
-from ragcourt.answering.systems import System, effective_config
+from ragcourt.answering.external.inputs import external_config_hash
+from ragcourt.answering.systems import AnySystem, ExternalSystem, effective_config
 from ragcourt.core import catalog
 from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256
 from ragcourt.core.io import write_with
@@ -62,9 +68,12 @@ def model_identity(model: str | None, params: Params) -> dict[str, Any] | None:
     return local_identity(model, params.llm.models_file)
 
 
-def config_hash(system: System, params: Params, prompts_dir: Path | None = None) -> str:
+def config_hash(system: AnySystem, params: Params, prompts_dir: Path | None = None) -> str:
     """Hash of everything that fixes a system's answers apart from the questions (including
-    ``model_identity`` of the generator and the RAG-Fusion query model)."""
+    ``model_identity`` of the generator and the RAG-Fusion query model; for an external
+    system: ``external_config_hash``)."""
+    if isinstance(system, ExternalSystem):
+        return external_config_hash(system.spec)
     spec, key = system.spec, system.retrieval
     names = ["answer_system", "answer_user", "passage", "no_passages"]
     texts = {n: prompt("answer", n, spec.prompt_version, prompts_dir) for n in names}
@@ -128,6 +137,15 @@ def partition_state(name: str, cfg_hash: str, q_hash: str) -> str:
     if meta.get(META_CONFIG) != cfg_hash or meta.get(META_QA) != q_hash:
         return "stale"
     return "errors" if n_errors else "fresh"
+
+
+def read_partition(name: str) -> pl.DataFrame | None:
+    """The system's partition, or None when absent or unreadable."""
+    path = partition_path(name)
+    try:
+        return pl.read_parquet(path) if path.is_file() else None
+    except Exception:  # an unreadable partition is regenerated
+        return None
 
 
 def partitions_dir() -> Path:

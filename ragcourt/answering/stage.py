@@ -10,6 +10,11 @@ reviewer should know live with the code that applies them:
   whose hashes match and which has no error rows is reused as is (no retrieval, no model
   call); otherwise the system is re-run (the gateway's disk cache still makes unchanged calls
   free, so failed pairs are retried cheaply).
+* external systems (answers file, Python callable, HTTP endpoint):
+  :mod:`ragcourt.answering.external`. Same partitions and freshness rule, except that a Python
+  or HTTP system whose partition has error rows is asked again only the failed questions, and
+  an answers-file partition with error rows (questions the file does not answer) is kept as
+  long as the file and the QA set are unchanged (re-reading it would give the same rows).
 
 ``data/answers/answers.parquet`` is the concatenation of the partitions in config order
 (partitions of systems no longer configured are removed on a full run), and
@@ -32,12 +37,21 @@ from ragcourt.answering.partitions import (
     partition_state,
     partitions_dir,
     qa_hash,
+    read_partition,
     write_partition,
 )
 from ragcourt.answering.protocols import Chatter, Retriever, RetrieverFactory
 from ragcourt.answering.retrieval_groups import default_retriever_factory, retrieve_group
 from ragcourt.answering.summaries import summarise
-from ragcourt.answering.systems import System, group_by_retrieval, load_systems
+from ragcourt.answering.systems import (
+    AnySystem,
+    ExternalSystem,
+    System,
+    builtin_systems,
+    external_systems,
+    group_by_retrieval,
+    load_systems,
+)
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_json, write_with
@@ -53,8 +67,13 @@ ANSWERS_PATH = catalog.path("answers")
 SUMMARY_PATH = catalog.path("answers_summary")
 
 
+def _reusable(system: AnySystem, state: str) -> bool:
+    """A fresh partition is reused; so is an answers-file partition with error rows."""
+    return state == "fresh" or (state == "errors" and system.kind == "answers_file")
+
+
 def answer_systems(
-    systems: Sequence[System],
+    systems: Sequence[AnySystem],
     qa: pl.DataFrame,
     params: Params,
     gateway: Chatter,
@@ -64,21 +83,60 @@ def answer_systems(
     reuse_fresh: bool = True,
 ) -> dict[str, str]:
     """Write the partition of every system that is not fresh; retrieval runs once per group of
-    systems sharing a retrieval key. Returns ``{system: "kept" | "answered"}``."""
-    factory = retriever_factory or default_retriever_factory()
+    built-in systems sharing a retrieval key, external systems answer by themselves.
+    Returns ``{system: "kept" | "answered"}``."""
     q_hash = qa_hash(qa)
     hashes = {s.name: config_hash(s, params, prompts_dir) for s in systems}
+    states = {s.name: partition_state(s.name, hashes[s.name], q_hash) for s in systems}
     status = {
-        s.name: "kept"
-        if reuse_fresh and partition_state(s.name, hashes[s.name], q_hash) == "fresh"
-        else "answered"
+        s.name: "kept" if reuse_fresh and _reusable(s, states[s.name]) else "answered"
         for s in systems
     }
     for name in (n for n, st in status.items() if st == "kept"):
         log.info("%s: partition is fresh, kept (no retrieval, no model calls)", name)
     pending = [s for s in systems if status[s.name] == "answered"]
+    _answer_builtin(
+        builtin_systems(pending),
+        qa,
+        params,
+        gateway,
+        retriever_factory,
+        prompts_dir,
+        hashes,
+        q_hash,
+    )
+    for s in external_systems(pending):
+        retry_failed = reuse_fresh and states[s.name] == "errors"
+        _answer_one_external(s, qa, hashes[s.name], q_hash, retry_failed)
+    return status
+
+
+def _log_written(name: str, df: pl.DataFrame) -> None:
+    n_err = df["error"].drop_nulls().len()
+    log.info(
+        "%s: %d answers (%d abstained), %d error rows",
+        name,
+        df.height - n_err,
+        int(df["abstained"].sum() or 0),
+        n_err,
+    )
+
+
+def _answer_builtin(
+    systems: Sequence[System],
+    qa: pl.DataFrame,
+    params: Params,
+    gateway: Chatter,
+    retriever_factory: RetrieverFactory | None,
+    prompts_dir: Path | None,
+    hashes: dict[str, str],
+    q_hash: str,
+) -> None:
+    if not systems:
+        return
+    factory = retriever_factory or default_retriever_factory()
     retrievers: dict[tuple[str, str, str | None], Retriever] = {}
-    for key, members in group_by_retrieval(pending).items():
+    for key, members in group_by_retrieval(systems).items():
         rkey = (key.retriever, key.chunking, key.embedder)
         if rkey not in retrievers:
             retrievers[rkey] = factory(key.retriever, key.chunking, key.embedder, params)
@@ -92,18 +150,27 @@ def answer_systems(
         for s in members:
             df = answer_system(s, qa, group, params, gateway, prompts_dir)
             write_partition(df, s.name, hashes[s.name], q_hash)
-            n_err = df["error"].drop_nulls().len()
-            log.info(
-                "%s: %d answers (%d abstained), %d error rows",
-                s.name,
-                df.height - n_err,
-                int(df["abstained"].sum() or 0),
-                n_err,
-            )
-    return status
+            _log_written(s.name, df)
 
 
-def combine(systems: Sequence[System], *, prune: bool) -> pl.DataFrame:
+def _answer_one_external(
+    system: ExternalSystem, qa: pl.DataFrame, cfg_hash: str, q_hash: str, retry_failed: bool
+) -> None:
+    from ragcourt.answering.external.answer import answer_external
+
+    previous = read_partition(system.name) if retry_failed else None
+    log.info(
+        "%s: external system (%s)%s",
+        system.name,
+        system.kind,
+        ", retrying its failed questions" if previous is not None else "",
+    )
+    df = answer_external(system, qa, previous)
+    write_partition(df, system.name, cfg_hash, q_hash)
+    _log_written(system.name, df)
+
+
+def combine(systems: Sequence[AnySystem], *, prune: bool) -> pl.DataFrame:
     """Concatenate the partitions of ``systems`` (config order) into answers.parquet + summary;
     with ``prune``, delete partitions of systems that are no longer configured."""
     folder = partitions_dir()
@@ -136,7 +203,7 @@ def check_questions(qa: pl.DataFrame, source: Path) -> pl.DataFrame:
     return qa
 
 
-def select_systems(systems: Sequence[System], names: Sequence[str] | None) -> list[System]:
+def select_systems(systems: Sequence[AnySystem], names: Sequence[str] | None) -> list[AnySystem]:
     if names is None:
         return list(systems)
     known = {s.name: s for s in systems}

@@ -28,26 +28,50 @@ are identical; identical effective configurations under two names are an error (
 0 and a fixed seed they would produce the same answers). ``generator: null`` means ``llm.model``;
 ``fusion.model: null`` means ``llm.model`` as well (query rewriting is a role like any other), so
 systems that differ only in the generator share their retrieval, RAG-Fusion included.
+
+External systems (the user's own RAG application): an entry with ``kind: answers_file``,
+``kind: python`` or ``kind: http`` (syntax: :mod:`ragcourt.answering.external.specs`) becomes an
+:class:`ExternalSystem`; ``kind: builtin`` is the default, so entries without ``kind`` (and
+their config hashes) are unchanged. ``defaults`` apply to built-in systems only and may not set
+``kind``; grids expand built-in systems only. :func:`load_systems` returns both kinds in config
+order (:data:`AnySystem`); :meth:`System.plan_entry` / :meth:`ExternalSystem.plan_entry` give
+the stage graph what it needs of either.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ragcourt.answering.external.inputs import input_paths
+from ragcourt.answering.external.specs import (
+    KINDS_EXTERNAL,
+    AnswersFileSpec,
+    ExternalSpec,
+    HttpSpec,
+    PythonSpec,
+)
+from ragcourt.answering.names import check_system_name
+from ragcourt.answering.provenance import external_model
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import Params
 
 RetrieverKind = Literal["dense", "bm25", "hybrid"]
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")  # also a safe partition file name
 _LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+BUILTIN = "builtin"
+KINDS = (BUILTIN, *KINDS_EXTERNAL)
+_EXTERNAL_SPECS: dict[str, type[ExternalSpec]] = {
+    "answers_file": AnswersFileSpec,
+    "python": PythonSpec,
+    "http": HttpSpec,
+}
 
 
 class _Strict(BaseModel):
@@ -90,12 +114,7 @@ class SystemSpec(_Strict):
     @field_validator("name")
     @classmethod
     def _name_is_file_safe(cls, value: str) -> str:
-        if not NAME_RE.match(value):
-            raise ValueError(
-                f"system name '{value}' must match {NAME_RE.pattern} "
-                "(it names the partition file data/answers/systems/<name>.parquet)"
-            )
-        return value
+        return check_system_name(value)
 
     @model_validator(mode="after")
     def _embedder_needed(self) -> SystemSpec:
@@ -140,16 +159,49 @@ class RetrievalKey:
 
 
 @dataclass(frozen=True)
+class PlanEntry:
+    """What the stage graph needs of one system: its answer task reads the chunks (and, with
+    an embedder, the index) of ``chunking`` (None for an external system) plus ``inputs``
+    (paths relative to the project root: an external system's answers file, module, ...)."""
+
+    name: str
+    chunking: str | None
+    embedder: str | None
+    inputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class System:
-    """A validated system with every default resolved (models are concrete strings)."""
+    """A validated built-in system with every default resolved (models are concrete strings)."""
 
     spec: SystemSpec
     generator_model: str
     retrieval: RetrievalKey
+    is_external: ClassVar[bool] = False
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def kind(self) -> str:
+        return BUILTIN
+
+    @property
+    def chunking(self) -> str:
+        return self.spec.chunking
+
+    @property
+    def embedder(self) -> str | None:
+        return self.spec.embedder
+
+    def llm_models(self) -> tuple[str, ...]:
+        """Models this system calls through the gateway (generator, RAG-Fusion query model)."""
+        fusion = self.retrieval.fusion_model
+        return (self.generator_model, *([fusion] if fusion is not None else []))
+
+    def plan_entry(self) -> PlanEntry:
+        return PlanEntry(self.name, self.spec.chunking, self.spec.embedder)
 
     def describe(self) -> dict[str, Any]:
         """The resolved configuration as plain data (hashed for the partition freshness check)."""
@@ -159,6 +211,83 @@ class System:
             "retrieval_depth": self.retrieval.depth,
             "fusion_model": self.retrieval.fusion_model,
         }
+
+
+@dataclass(frozen=True)
+class ExternalSystem:
+    """A system that answers by itself (answers file, Python callable, HTTP endpoint).
+
+    It has no chunking, embedder or retrieval key and calls no model through the gateway; its
+    rows carry ``model = generator_model = "external:<kind>"``."""
+
+    spec: ExternalSpec
+    is_external: ClassVar[bool] = True
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def chunking(self) -> None:
+        return None
+
+    @property
+    def embedder(self) -> None:
+        return None
+
+    @property
+    def generator_model(self) -> str:
+        """The ``model`` column of its answer rows: ``external:<kind>``."""
+        return external_model(self.kind)
+
+    def describe(self) -> dict[str, Any]:
+        """The configuration as written (header templates and variable names, no secrets)."""
+        return self.spec.model_dump(mode="json")
+
+    @property
+    def target(self) -> str:
+        """What answers: the answers file, ``module:attr``, or the URL (never a header)."""
+        spec = self.spec
+        if isinstance(spec, AnswersFileSpec):
+            return spec.path
+        if isinstance(spec, PythonSpec):
+            return spec.callable
+        if spec.openai_chat is not None:
+            return f"{spec.openai_chat.base_url} (openai_chat, {spec.openai_chat.model})"
+        return f"{spec.method} {spec.url}"
+
+    def inputs(self) -> list[Path]:
+        """Files / folders its answers depend on (see ``external.inputs.input_paths``)."""
+        return input_paths(self.spec)
+
+    def llm_models(self) -> tuple[str, ...]:
+        return ()
+
+    def plan_entry(self) -> PlanEntry:
+        return PlanEntry(self.name, None, None, tuple(p.as_posix() for p in self.inputs()))
+
+
+AnySystem = System | ExternalSystem
+"""A configured candidate system of any kind."""
+
+LIST_COLUMNS = ("name", "kind", "chunking", "embedder", "retriever", "top_k", "RAG-Fusion",
+                "generator / target")  # fmt: skip
+
+
+def list_row(system: AnySystem) -> dict[str, str]:
+    """One row of ``ragcourt systems list`` (keys :data:`LIST_COLUMNS`; no secrets)."""
+    if isinstance(system, ExternalSystem):
+        return dict(zip(LIST_COLUMNS, (system.name, system.kind, *["–"] * 5, system.target),
+                        strict=True))  # fmt: skip
+    spec = system.spec
+    fusion = f"{spec.fusion.n_variants} variants" if spec.fusion else "off"
+    values = (spec.name, BUILTIN, spec.chunking, spec.embedder or "–", spec.retriever,
+              str(spec.top_k), fusion, system.generator_model)  # fmt: skip
+    return dict(zip(LIST_COLUMNS, values, strict=True))
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,17 +314,22 @@ _UniqueKeyLoader.add_constructor(
 )
 
 
-def _read_yaml(path: Path) -> Any:
-    if not path.is_file():
-        raise ConfigError(f"{path}: systems file not found (params key 'systems_file')")
+def load_yaml_text(text: str, path: Path) -> Any:
+    """YAML text of the systems file ``path``, duplicate keys rejected (one-line ConfigError)."""
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+        return yaml.load(text, Loader=_UniqueKeyLoader)
     except ConfigError as err:
         raise ConfigError(f"{path}: {err}") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}:" if mark is not None else ""
         raise ConfigError(f"{path}:{where} invalid YAML: {getattr(err, 'problem', err)}") from None
+
+
+def _read_yaml(path: Path) -> Any:
+    if not path.is_file():
+        raise ConfigError(f"{path}: systems file not found (params key 'systems_file')")
+    return load_yaml_text(path.read_text(encoding="utf-8"), path)
 
 
 def _first_error(err: ValidationError) -> str:
@@ -359,6 +493,22 @@ def _check_prompts(systems: list[System], source: Path, prompts_dir: Path | None
                 raise ConfigError(f"{source}: system '{s.name}': {err}") from None
 
 
+def _kind(raw: Mapping[str, Any], label: str) -> str:
+    kind = raw.get("kind", BUILTIN)
+    if kind not in KINDS:
+        raise ConfigError(f"{label}: key 'kind': unknown kind {kind!r} (kinds: {', '.join(KINDS)})")
+    return str(kind)
+
+
+def _config_key(s: AnySystem) -> str:
+    """The effective configuration as comparable text (equal texts = identical systems)."""
+    if isinstance(s, ExternalSystem):
+        cfg = {k: v for k, v in s.describe().items() if k != "name"}
+    else:
+        cfg = effective_config(s)
+    return repr(sorted((k, repr(v)) for k, v in cfg.items()))
+
+
 def parse_systems(
     data: Any,
     params: Params,
@@ -366,7 +516,7 @@ def parse_systems(
     *,
     check_models: bool = True,
     prompts_dir: Path | None = None,
-) -> list[System]:
+) -> list[AnySystem]:
     """Validate a loaded systems mapping; every problem is a ConfigError naming system and file."""
     source = Path(source)
     if not isinstance(data, Mapping):
@@ -375,54 +525,80 @@ def parse_systems(
         doc = SystemsFile.model_validate(data)
     except ValidationError as err:
         raise ConfigError(f"{source}: {_first_error(err)}") from None
+    if "kind" in doc.defaults:
+        raise ConfigError(
+            f"{source}: key 'defaults.kind': defaults apply to built-in systems only; "
+            "write 'kind' on each external system"
+        )
 
     raws: list[tuple[str, dict[str, Any]]] = []
     for i, raw in enumerate(doc.systems):
         label = f"system '{raw['name']}'" if isinstance(raw.get("name"), str) else f"systems[{i}]"
-        raws.append((label, {**doc.defaults, **raw}))
+        external = _kind(raw, f"{source}: {label}") != BUILTIN
+        raws.append((label, dict(raw) if external else {**doc.defaults, **raw}))
     for i, grid in enumerate(doc.grids):
         where = f"{source}: grids[{i}]" + (f" ('{grid.prefix}')" if grid.prefix else "")
+        if _kind(grid.base, where) != BUILTIN:
+            raise ConfigError(f"{where}: key 'base.kind': grids expand built-in systems only")
         for raw in expand_grid(grid, doc.defaults, where):
             raws.append((f"grids[{i}] system '{raw['name']}'", raw))
     if not raws:
         raise ConfigError(f"{source}: no systems declared (add 'systems' or 'grids')")
 
-    systems: list[System] = []
+    systems: list[AnySystem] = []
     for label, raw in raws:
+        kind = _kind(raw, f"{source}: {label}")
+        fields = {k: v for k, v in raw.items() if k != "kind"}
         try:
-            spec = SystemSpec.model_validate(raw)
+            if kind == BUILTIN:
+                spec = SystemSpec.model_validate(fields)
+                systems.append(_resolve(spec, params, f"{source}: {label}"))
+            else:
+                systems.append(ExternalSystem(_EXTERNAL_SPECS[kind].model_validate(raw)))
         except ValidationError as err:
             raise ConfigError(f"{source}: {label}: {_first_error(err)}") from None
-        systems.append(_resolve(spec, params, f"{source}: {label}"))
 
-    by_name: dict[str, System] = {}
+    by_name: dict[str, AnySystem] = {}
     by_config: dict[str, str] = {}
     for s in systems:
         if s.name in by_name:
             raise ConfigError(f"{source}: duplicate system name '{s.name}'")
         by_name[s.name] = s
-        cfg = repr(sorted((k, repr(v)) for k, v in effective_config(s).items()))
+        cfg = _config_key(s)
         if cfg in by_config:
+            why = "" if s.is_external else " (BM25 ignores the embedder)"
             raise ConfigError(
                 f"{source}: systems '{by_config[cfg]}' and '{s.name}' have the same "
-                "configuration (BM25 ignores the embedder); remove one"
+                f"configuration{why}; remove one"
             )
         by_config[cfg] = s.name
+    builtin = builtin_systems(systems)
     if check_models:
-        _check_local_models(systems, params, source)
-    _check_prompts(systems, source, prompts_dir)
+        _check_local_models(builtin, params, source)
+    _check_prompts(builtin, source, prompts_dir)
     return systems
 
 
-def load_systems(params: Params, path: Path | str | None = None, **kw: Any) -> list[System]:
+def load_systems(params: Params, path: Path | str | None = None, **kw: Any) -> list[AnySystem]:
     """Read, expand and validate the systems file (default: ``params.systems_file``)."""
     source = Path(path or params.systems_file)
     return parse_systems(_read_yaml(source), params, source, **kw)
 
 
-def group_by_retrieval(systems: list[System]) -> dict[RetrievalKey, list[System]]:
-    """Systems sharing a retrieval key, in config order (retrieval runs once per group)."""
+def builtin_systems(systems: Sequence[AnySystem]) -> list[System]:
+    """The built-in systems among ``systems``, in order."""
+    return [s for s in systems if isinstance(s, System)]
+
+
+def external_systems(systems: Sequence[AnySystem]) -> list[ExternalSystem]:
+    """The external systems among ``systems``, in order."""
+    return [s for s in systems if isinstance(s, ExternalSystem)]
+
+
+def group_by_retrieval(systems: Sequence[AnySystem]) -> dict[RetrievalKey, list[System]]:
+    """Built-in systems sharing a retrieval key, in config order (retrieval runs once per
+    group); external systems retrieve by themselves and are in no group."""
     groups: dict[RetrievalKey, list[System]] = {}
-    for s in systems:
+    for s in builtin_systems(systems):
         groups.setdefault(s.retrieval, []).append(s)
     return groups

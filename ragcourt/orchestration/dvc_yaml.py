@@ -93,7 +93,9 @@ def _stage_body(sd: StageDef, root: Path) -> dict[str, Any]:
     params: list[Any] = [k.format(**{f: _var(sd, f) for f in fields}) for k in sd.params]
     if sd.models:
         params.append({catalog.DEFAULT_MODELS_FILE: list(sd.models)})
-    body: dict[str, Any] = {"cmd": cmd, "deps": deps, "params": params}
+    body: dict[str, Any] = {"cmd": cmd, "deps": deps}
+    if params:
+        body["params"] = params
     if "system" in sd.partition:  # all systems in one DVC stage: the folder persists
         folders = {_folder(catalog.spec(a).template) for a in sd.outs}
         folders = {f if not any(f.startswith(g + "/") for g in folders) else "" for f in folders}
