@@ -355,3 +355,11 @@ def write_artifacts(root: Path, skip: set[str] = frozenset()) -> None:  # type: 
                 },
             },
         )
+    if "calibration_summary" not in skip:  # as the calibrate stage writes it without labels
+        from ragcourt.calibration.stage import no_labels_summary
+        from ragcourt.core.params import CalibrationParams
+
+        _json(
+            root / "data/calibration/summary.json",
+            no_labels_summary(CalibrationParams(), Path("data/labels")).model_dump(mode="json"),
+        )

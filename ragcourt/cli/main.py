@@ -23,6 +23,7 @@ from rich.table import Table
 
 from ragcourt.cli.cache_cmd import app as cache_app
 from ragcourt.cli.errors import err_console, user_errors
+from ragcourt.cli.label_cmd import app as label_app
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.offline import apply as apply_offline
@@ -37,6 +38,7 @@ systems_app = typer.Typer(help="The candidate RAG systems (params systems_file).
 app.add_typer(systems_app, name="systems")
 dvc_app = typer.Typer(help="dvc.yaml, generated from the stage graph and the artifact catalog.")
 app.add_typer(dvc_app, name="dvc")
+app.add_typer(label_app, name="label")
 
 console = Console()
 

@@ -24,6 +24,7 @@ PROMPTS_DIR = "configs/prompts"
 DEFAULT_PARAMS_FILE = "params.yaml"  # what DVC reads; every --params default
 DEFAULT_MODELS_FILE = "configs/models.yaml"  # params llm.models_file default
 DEFAULT_SYSTEMS_FILE = "configs/systems.yaml"  # params systems_file default
+DEFAULT_LABELS_DIR = "data/labels"  # params calibration.labels_dir default (human labels)
 DEFAULT_CORPUS_DIR = "data/corpus"  # params corpus.dir default
 DEFAULT_METRICS_DIR = "data/metrics"  # params llm.metrics_dir default (llm_<stage>.json)
 
@@ -159,6 +160,29 @@ ARTIFACTS: dict[str, Artifact] = {
             "tournament",
             on_demand=True,
         ),
+        # calibrate (human labels; see ragcourt/calibration)
+        _a(
+            "calibration_agreement",
+            "data/calibration/agreement.parquet",
+            "calibrate",
+            "calibration_agreement",
+            "each judge's agreement with the human labels",
+        ),
+        _a(
+            "calibration_ppi_systems",
+            "data/calibration/ppi_systems.parquet",
+            "calibrate",
+            "calibration_ppi_systems",
+            "per-system accuracy: judge-only, human-only and PPI estimates",
+        ),
+        _a(
+            "calibration_ppi_pairs",
+            "data/calibration/ppi_pairs.parquet",
+            "calibrate",
+            "calibration_ppi_pairs",
+            "pairwise differences and win rates, PPI-corrected",
+        ),
+        _a("calibration_summary", "data/calibration/summary.json", "calibrate"),
         # report
         _a("report_html", "data/report/report.html", "report"),
         _a("report_md", "data/report/report.md", "report"),

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ragcourt.core.catalog import (
     DEFAULT_CORPUS_DIR,
+    DEFAULT_LABELS_DIR,
     DEFAULT_METRICS_DIR,
     DEFAULT_MODELS_FILE,
     DEFAULT_PARAMS_FILE,
@@ -233,6 +234,21 @@ class TournamentParams(Strict):
     correctness_tie_band: float = Field(default=0.1, ge=0)  # ordered-logit cut point tau
 
 
+class CalibrationParams(Strict):
+    """Human labels vs the judges (``calibrate`` stage, PPI; spec §7): label files are read
+    from ``labels_dir``; intervals are (1 − alpha); PPI needs ``min_labels`` labelled items."""
+
+    labels_dir: str = DEFAULT_LABELS_DIR
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    min_labels: int = Field(default=10, ge=2)
+    kappa_warning: float = Field(default=0.4, ge=-1.0, le=1.0)  # warn below this kappa
+    bootstrap_resamples: int = Field(default=1000, ge=100, le=100_000)
+    seed: int = 0
+    power_tuning: bool = False  # PPI++ λ from the data (under-covers with few labels)
+    # an answer with correctness >= this counts as correct (agreement of the correctness judge)
+    correctness_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
 class Params(Strict):
     """Root of params.yaml."""
 
@@ -253,6 +269,7 @@ class Params(Strict):
     systems_file: str = DEFAULT_SYSTEMS_FILE
     judge: JudgeParams = Field(default_factory=JudgeParams)
     tournament: TournamentParams = Field(default_factory=TournamentParams)
+    calibration: CalibrationParams = Field(default_factory=CalibrationParams)
 
     @model_validator(mode="after")
     def _cross_refs(self) -> Params:

@@ -247,6 +247,20 @@ STAGES: dict[str, StageDef] = {
             llm_metrics=True,
         ),
         StageDef(
+            "calibrate",
+            "ragcourt.calibration.stage:run_stage",
+            "Human labels (calibration.labels_dir) vs the judges: agreement with CIs, and\n"
+            "prediction-powered (PPI) system accuracies next to judge-only and human-only ones.\n"
+            "Without label files it writes empty tables and says nothing was calibrated.",
+            deps=(
+                Dep(param="calibration.labels_dir"),
+                *arts("qa", "answers", "verdicts", "correctness", "relevance", "pairwise"),
+            ),
+            outs=("calibration_agreement", "calibration_ppi_systems", "calibration_ppi_pairs"),
+            metrics=("calibration_summary",),
+            params=("calibration",),
+        ),
+        StageDef(
             "report",
             "ragcourt.reporting.stage:run",
             "Self-contained HTML report (plots inlined) + Markdown twin. A missing artifact\n"
@@ -267,6 +281,9 @@ STAGES: dict[str, StageDef] = {
                     "pairwise",
                     "leaderboard",
                     "tournament_summary",
+                    "calibration_summary",
+                    "calibration_agreement",
+                    "calibration_ppi_systems",
                 ),
                 Dep(param="llm.metrics_dir"),
             ),

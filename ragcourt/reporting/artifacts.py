@@ -26,6 +26,7 @@ from ragcourt.core.schemas import TABLES
 def _summary_models() -> dict[str, Callable[[dict[str, Any]], BaseModel]]:
     """The pydantic model each stage writes its summary.json with (shared with the writer)."""
     from ragcourt.answering.summaries import AnswersSummary
+    from ragcourt.calibration.stage import CalibrationSummary
     from ragcourt.judging.summaries import JudgeSummary
     from ragcourt.qagen.summaries import parse_qa_summary
     from ragcourt.tournament.summaries import TournamentSummary
@@ -35,6 +36,7 @@ def _summary_models() -> dict[str, Callable[[dict[str, Any]], BaseModel]]:
         "answers_summary": AnswersSummary.model_validate,
         "judge_summary": JudgeSummary.model_validate,
         "tournament_summary": TournamentSummary.model_validate,
+        "calibration_summary": CalibrationSummary.model_validate,
     }
 
 

@@ -15,6 +15,7 @@ import polars as pl
 from ragcourt.core.params import Params
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
+from ragcourt.reporting.human_labels import human_labels
 from ragcourt.reporting.model import Example, Judgement, Section, Table, fmt, pct
 
 N_EXAMPLES = 4
@@ -555,6 +556,7 @@ def build_sections(art: Artifacts, params: Params) -> list[Section]:
     return [
         overview(art, params),
         leaderboard(art),
+        human_labels(art),
         swiss_cost(art),
         dafe(art),
         retrieval(art, params),

@@ -18,6 +18,7 @@ from ragcourt.reporting.stage import HTML_PATH, MD_PATH, build, run
 SECTION_TITLES = [
     "Run overview",
     "Leaderboard",
+    "Human labels: judge agreement and prediction-powered scores",
     "Swiss vs round-robin cost",
     "DAFE judging: agreement and arbitration",
     "Retrieval metrics vs chunk size",
