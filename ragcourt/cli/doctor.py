@@ -22,7 +22,7 @@ from ragcourt.core.errors import RagcourtError
 from ragcourt.core.params import Params, load_params
 
 if TYPE_CHECKING:
-    from ragcourt.answering.systems import System
+    from ragcourt.answering.systems import AnySystem
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -68,7 +68,7 @@ def check_embedders(params: Params) -> list[Check]:
     return [_guard(name, partial(located, name, model)) for name, model in models]
 
 
-def local_models(params: Params, systems: Sequence[System] = ()) -> list[str]:
+def local_models(params: Params, systems: Sequence[AnySystem] = ()) -> list[str]:
     """Registry names of every ``local/<name>`` model params or the ``systems`` refer to."""
     roles = [
         params.llm.model,
@@ -80,14 +80,13 @@ def local_models(params: Params, systems: Sequence[System] = ()) -> list[str]:
         params.judge.udcg.model,
         params.tournament.model,
         *(j.model for j in params.judge.judges.values()),
-        *(s.generator_model for s in systems),
-        *(s.retrieval.fusion_model for s in systems),
+        *(m for s in systems for m in s.llm_models()),
     ]
     names = {m.split("/", 1)[1] for m in roles if m and m.startswith("local/")}
     return sorted(names)
 
 
-def check_local_llms(params: Params, systems: Sequence[System] = ()) -> list[Check]:
+def check_local_llms(params: Params, systems: Sequence[AnySystem] = ()) -> list[Check]:
     from ragcourt.core.model_registry import load_registry
     from ragcourt.llm.gguf_files import resolve_gguf
 
@@ -114,9 +113,9 @@ def check_llama_cpp() -> Check:
     return _guard("llama-cpp-python", run)
 
 
-def check_systems(params: Params) -> tuple[Check, list[System]]:
+def check_systems(params: Params) -> tuple[Check, list[AnySystem]]:
     """The systems file's check and its systems (none when it does not load)."""
-    loaded: list[System] = []
+    loaded: list[AnySystem] = []
 
     def run() -> Check:
         from ragcourt.answering.systems import load_systems

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from ragcourt.cli.cache_cmd import app as cache_app
 from ragcourt.cli.errors import err_console, user_errors
+from ragcourt.cli.external_cmd import answers_app, questions_app
 from ragcourt.cli.label_cmd import app as label_app
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import ConfigError, RagcourtError
@@ -39,6 +40,8 @@ app.add_typer(systems_app, name="systems")
 dvc_app = typer.Typer(help="dvc.yaml, generated from the stage graph and the artifact catalog.")
 app.add_typer(dvc_app, name="dvc")
 app.add_typer(label_app, name="label")
+app.add_typer(questions_app, name="questions")
+app.add_typer(answers_app, name="answers")
 
 console = Console()
 
@@ -193,25 +196,16 @@ def report(
 @user_errors
 def systems_list(params: Path = ParamsOpt) -> None:
     """Every configured system with its resolved settings."""
-    from ragcourt.answering.systems import load_systems
+    from ragcourt.answering.systems import LIST_COLUMNS, list_row, load_systems
     from ragcourt.core.params import load_params
 
     p = load_params(params)
     systems = load_systems(p)
     table = Table(title=f"{len(systems)} systems ({p.systems_file})")
-    for col in ("name", "chunking", "embedder", "retriever", "top_k", "RAG-Fusion", "generator"):
+    for col in LIST_COLUMNS:
         table.add_column(col, overflow="fold")
     for s in systems:
-        fusion = f"{s.spec.fusion.n_variants} variants" if s.spec.fusion else "off"
-        table.add_row(
-            s.name,
-            s.spec.chunking,
-            s.spec.embedder or "–",
-            s.spec.retriever,
-            str(s.spec.top_k),
-            fusion,
-            s.generator_model,
-        )
+        table.add_row(*list_row(s).values())
     console.print(table)
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
+from ragcourt.answering.provenance import NO_CONTEXTS_SUPPLIED
 from ragcourt.core.params import Params
 from ragcourt.core.schemas import TABLES
 from ragcourt.judging.agreement import rank_correlation
@@ -172,8 +173,14 @@ def system_summary(
             coalesce=True,
         )
         .join(
-            udcg.group_by("system").agg(
-                pl.col("udcg").is_null().sum().cast(pl.Int64).alias("udcg_errors")
+            udcg.group_by("system").agg(  # an external system without contexts is no error
+                (
+                    pl.col("udcg").is_null()
+                    & (pl.col("error") != NO_CONTEXTS_SUPPLIED).fill_null(True)
+                )
+                .sum()
+                .cast(pl.Int64)
+                .alias("udcg_errors")
             ),
             on="system",
             how="full",

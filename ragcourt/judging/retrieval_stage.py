@@ -12,6 +12,7 @@ import logging
 
 import polars as pl
 
+from ragcourt.answering.provenance import NO_RETRIEVED_PASSAGES, retrieval_gap
 from ragcourt.core import catalog
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import Params
@@ -52,17 +53,18 @@ def judge_retrieval(
     utility = utility_table(relevance, probs, jp.udcg.relevance_threshold)
     per_q = udcg_per_question(top, utility, jp.udcg.gamma)
     udcg = (
-        answers.select("system", "question_id")
+        answers.select("system", "question_id", retrieval_gap().alias("_gap"))
         .join(per_q, on=["system", "question_id"], how="left")
         .with_columns(
             pl.col("n_passages").fill_null(0),
             pl.when(pl.col("n_passages").is_not_null())
             .then(pl.col("error"))
             .when(pl.col("question_id").is_in(qa["question_id"].implode()))
-            .then(pl.lit("no retrieved passages"))
+            .then(pl.col("_gap").fill_null(NO_RETRIEVED_PASSAGES))  # external: no contexts
             .otherwise(pl.lit(f"question_id is not in {catalog.path('qa')}"))
             .alias("error"),
         )
+        .drop("_gap")
     )
     return relevance, utility, udcg
 

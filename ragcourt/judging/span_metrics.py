@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from ragcourt.answering.provenance import is_external
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table
 from ragcourt.core.params import Params
@@ -43,7 +44,8 @@ def span_metrics(answers: pl.DataFrame, qa: pl.DataFrame, params: Params, k: int
     cols: dict[str, pl.DataType] = {"system": pl.String(), "question_id": pl.String()} | {
         f"{m}_at_k": pl.Float64() for m in SPAN_MEASURES
     }
-    passages = retrieved_passages(answers, k)
+    # external systems' contexts (``ext:`` ids) are in no chunks file: their span metrics stay null
+    passages = retrieved_passages(answers.filter(~is_external()), k)
     chunks = _chunks_by_chunking(params, set(passages["chunk_id"].to_list()))
     if not chunks or passages.is_empty():
         return pl.DataFrame(schema=cols)

@@ -73,6 +73,29 @@ def _dep(sd: StageDef, dep: Dep) -> str | None:
     return spec.path_str(**parts)
 
 
+def _external_inputs(root: Path) -> list[str]:
+    """The input files of the configured external systems (``systems_file`` of
+    ``root/params.yaml``), so DVC re-runs the answer stage when one changes; regenerate
+    dvc.yaml after adding an external system (``ragcourt answers import`` says so)."""
+    from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
+    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.plan import systems_for_plan
+
+    params_file = root / DEFAULT_PARAMS_FILE
+    if not params_file.is_file():
+        return []
+    params = load_params(params_file)
+    if not (root / params.systems_file).is_file():
+        return []
+    params = params.model_copy(update={"systems_file": str(root / params.systems_file)})
+    out: list[str] = []
+    for _name, _chunking, _embedder, inputs in systems_for_plan(params):
+        for f in inputs:
+            rel = Path(f)
+            out.append((rel.relative_to(root) if rel.is_absolute() else rel).as_posix())
+    return out
+
+
 def _outs(sd: StageDef, names: tuple[str, ...]) -> list[str]:
     fields = _dvc_fields(sd)
     out = []
@@ -90,6 +113,8 @@ def _stage_body(sd: StageDef, root: Path) -> dict[str, Any]:
         path = _dep(sd, d)
         if path is not None and path not in deps:
             deps.append(path)
+    if "system" in sd.partition:  # files external systems answer from (answers files, modules)
+        deps.extend(p for p in _external_inputs(root) if p not in deps)
     params: list[Any] = [k.format(**{f: _var(sd, f) for f in fields}) for k in sd.params]
     if sd.models:
         params.append({catalog.DEFAULT_MODELS_FILE: list(sd.models)})

@@ -528,11 +528,16 @@ def _call(
     )
 
 
-def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -> Plan:
+SystemEntry = (
+    tuple[str, str | None, str | None] | tuple[str, str | None, str | None, tuple[str, ...]]
+)
+
+
+def build_plan(params: Params, systems: Iterable[SystemEntry]) -> Plan:
     """Every concrete call of :data:`STAGES` for ``params``, in dependency order.
 
-    ``systems``: ``(name, chunking, embedder-or-None)`` of every configured candidate system,
-    in config order (``ragcourt.answering.systems.load_systems``). A ``("system",)`` stage
+    ``systems``: ``(name, chunking-or-None, embedder-or-None[, inputs])`` of every configured
+    candidate system, in config order (:func:`systems_for_plan`). A ``("system",)`` stage
     runs one call per system (its partitioned outputs, its system's chunking/embedder
     inputs) and then a ``combine`` call that reads every partition and writes the rest.
     """
@@ -555,11 +560,14 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
             part_outs = [a for a in sd.writes if "system" in catalog.spec(a).fields]
             rest = [a for a in sd.writes if a not in part_outs]
             partition_paths: list[str] = []
-            for name, chunking, embedder in systems:
+            for entry in systems:
+                name, chunking, embedder = entry[0], entry[1], entry[2]
+                extra = entry[3] if len(entry) > 3 else ()
                 part = {"system": name, "chunking": chunking, "embedder": embedder}
                 outs = [catalog.spec(a).path_str(system=name) for a in part_outs]
                 partition_paths.extend(outs)
-                add(_call(sd, params, part, (("systems", (name,)),), outs, producers))
+                one = (("systems", (name,)),)
+                add(_call(sd, params, part, one, outs, producers, extra_inputs=extra))
             # the combine call reads the stage's unpartitioned inputs and every partition
             combine = replace(sd, deps=tuple(d for d in sd.deps if not d.bind))
             outs = [catalog.spec(a).path_str() for a in rest]
@@ -579,12 +587,14 @@ def build_plan(params: Params, systems: Iterable[tuple[str, str, str | None]]) -
     return p
 
 
-def systems_for_plan(params: Params) -> list[tuple[str, str, str | None]]:
-    """``(name, chunking, embedder)`` of every configured system (validated by
-    :mod:`ragcourt.answering.systems`)."""
+def systems_for_plan(params: Params) -> list[tuple[str, str | None, str | None, tuple[str, ...]]]:
+    """``(name, chunking, embedder, inputs)`` of every configured system (validated by
+    :mod:`ragcourt.answering.systems`): an external system has no chunking/embedder and
+    lists the files its answers come from (an answers file, a project module) as inputs."""
     from ragcourt.answering.systems import load_systems
 
-    return [(s.name, s.spec.chunking, s.spec.embedder) for s in load_systems(params)]
+    entries = [s.plan_entry() for s in load_systems(params)]
+    return [(e.name, e.chunking, e.embedder, tuple(e.inputs)) for e in entries]
 
 
 def selected_stages(until: str | None = None, only: Sequence[str] | None = None) -> list[str]:

@@ -12,6 +12,11 @@ from typing import Any
 
 import polars as pl
 
+from ragcourt.answering.provenance import (
+    NO_CONTEXTS_SUPPLIED,
+    is_external,
+    systems_without_contexts,
+)
 from ragcourt.core.params import Params
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
@@ -51,13 +56,14 @@ def leaderboard(art: Artifacts) -> Section:
         }
     else:
         sec.notes += art.note("system_summary")
+    external, no_contexts = _external_systems(art)
     rows = []
     for r in board.iter_rows(named=True):
         a, c = acc.get(r["system"], (None, None))
         rows.append(
             [
                 str(r["rank"]),
-                r["system"],
+                r["system"] + (" (external)" if r["system"] in external else ""),
                 _ci(r["elo"], r["elo_lo"], r["elo_hi"]),
                 _ci(r["bt"], r["bt_lo"], r["bt_hi"]),
                 f"{r['wins']}/{r['ties']}/{r['losses']}",
@@ -84,6 +90,11 @@ def leaderboard(art: Artifacts) -> Section:
         )
     )
     sec.figures.append(plots.leaderboard(board))
+    if no_contexts:
+        sec.notes.append(
+            f"{', '.join(no_contexts)}: {NO_CONTEXTS_SUPPLIED} - their passage relevance, UDCG "
+            "and retrieval metrics are not available (not zero)."
+        )
     summary = art.json("tournament_summary")
     if summary is not None:
         sec.facts += [
@@ -550,6 +561,16 @@ def overview(art: Artifacts, params: Params) -> Section:
         elo = _ci(top["elo"], top["elo_lo"], top["elo_hi"])
         sec.facts.insert(0, ("best system", f"{top['system']} (Swiss Elo {elo})"))
     return sec
+
+
+def _external_systems(art: Artifacts) -> tuple[set[str], list[str]]:
+    """Systems whose answers came from outside ragcourt (answers file, callable, HTTP), and
+    those of them that supplied no contexts."""
+    answers = art.table("answers")
+    if answers is None:
+        return set(), []
+    ext = answers.filter(is_external())["system"].unique().to_list()
+    return set(ext), systems_without_contexts(answers)
 
 
 def build_sections(art: Artifacts, params: Params) -> list[Section]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ragcourt.answering.provenance import EXTERNAL_MODEL_PREFIX
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import TournamentParams
 from ragcourt.core.prompts import prompt
@@ -38,13 +39,14 @@ class _Answer:
     abstained: bool
     passages: list[str]
     error: str | None
+    external: bool = False  # from an answers file / callable / HTTP endpoint, not ragcourt
 
 
 def _answers_index(answers: pl.DataFrame, k: int) -> dict[tuple[str, str], _Answer]:
     """(system, question_id) -> answer text, abstention flag and top-k passage texts."""
     index: dict[tuple[str, str], _Answer] = {}
     for row in answers.select(
-        "system", "question_id", "answer", "abstained", "retrieved", "error"
+        "system", "question_id", "answer", "abstained", "retrieved", "error", "model"
     ).iter_rows(named=True):
         passages = sorted(
             row["retrieved"] or [], key=lambda p: p["rank"] if p["rank"] is not None else 1 << 30
@@ -54,6 +56,7 @@ def _answers_index(answers: pl.DataFrame, k: int) -> dict[tuple[str, str], _Answ
             bool(row["abstained"]),
             [p["text"] or "" for p in passages[:k]],
             row["error"],
+            (row["model"] or "").startswith(EXTERNAL_MODEL_PREFIX),
         )
     return index
 
@@ -88,6 +91,7 @@ class LLMPairwiseJudge:
                 "system",
                 "passage",
                 "no_passages",
+                "no_contexts_supplied",
                 "no_references",
                 "abstained_note",
                 "analysis",
@@ -95,9 +99,9 @@ class LLMPairwiseJudge:
             )
         }
 
-    def _evidence(self, passages: list[str]) -> str:
-        if not passages:
-            return self._t["no_passages"]
+    def _evidence(self, passages: list[str], external: bool = False) -> str:
+        if not passages:  # an external system that reported no passages is not penalised
+            return self._t["no_contexts_supplied" if external else "no_passages"]
         cut = self.tp.evidence_chars
         return "\n".join(
             self._t["passage"].format(n=i, text=" ".join(t.split())[:cut])
@@ -121,8 +125,8 @@ class LLMPairwiseJudge:
         fields: dict[str, Any] = {
             "question": question,
             "references": "\n".join(f"- {r}" for r in refs) if refs else self._t["no_references"],
-            "evidence_a": self._evidence(a.passages),
-            "evidence_b": self._evidence(b.passages),
+            "evidence_a": self._evidence(a.passages, a.external),
+            "evidence_b": self._evidence(b.passages, b.external),
             "answer_a": a.text,
             "answer_b": b.text,
             "abstained_a": self._t["abstained_note"] if a.abstained else "",

@@ -89,11 +89,10 @@ def test_local_models_collects_every_local_role() -> None:
     )
     assert local_models(p) == ["qwen", "smollm2-135m"]
     # the candidate systems' generators and RAG-Fusion models are checked too
-    systems = [
-        SimpleNamespace(generator_model="local/gen", retrieval=SimpleNamespace(fusion_model=None)),
-        SimpleNamespace(
-            generator_model="openai/gpt-4o", retrieval=SimpleNamespace(fusion_model="local/fus")
-        ),
+    systems = [  # what a system reports through llm_models(): generator, RAG-Fusion model
+        SimpleNamespace(llm_models=lambda: ("local/gen",)),
+        SimpleNamespace(llm_models=lambda: ("openai/gpt-4o", "local/fus")),
+        SimpleNamespace(llm_models=lambda: ()),  # an external system calls no model of ours
     ]
     assert local_models(p, systems) == ["fus", "gen", "qwen", "smollm2-135m"]  # type: ignore[arg-type]
 

@@ -1,0 +1,183 @@
+"""``kind: answers_file``: answers written by another process, checked against the QA set.
+
+Formats by suffix: ``.jsonl`` (one JSON object per line; blank lines skipped), ``.csv``
+(header row; ``contexts`` cell = a JSON array), ``.parquet`` (``contexts`` = list of strings
+or of structs). Text files are UTF-8 (a byte-order mark, as spreadsheets write, is allowed).
+Columns:
+
+====================  ==========================================================
+``question_id``       required; a QA question id (an integer in JSON is read as text)
+``answer``            required; a non-empty string (abstain with ``NO-RESPONSE``)
+``contexts``          optional; passages (see :mod:`ragcourt.answering.external.replies`)
+``latency_s``         optional; seconds >= 0
+``cost_usd``          optional; dollars >= 0
+``question``          optional; when present it must equal the QA question text
+====================  ==========================================================
+
+Any other column, an unknown ``question_id``, a duplicate ``question_id``, a missing or empty
+answer, or a malformed value is a :class:`~ragcourt.core.errors.SchemaError` naming the file,
+the row (``line N`` for JSONL, ``row N`` = N-th data row otherwise) and the column; the file
+is rejected whole. A QA question the file does not answer is not an error of the file: it
+becomes an error row of the system (never a silent drop).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ragcourt.answering.external.replies import Reply, ReplyError, opt_number, passages_from
+from ragcourt.answering.external.rows import answer_row, error_row, rows_frame
+from ragcourt.answering.external.specs import ANSWERS_FILE_SUFFIXES
+from ragcourt.core.errors import SchemaError
+
+COLUMNS = ("question_id", "answer", "contexts", "latency_s", "cost_usd", "question")
+REQUIRED = ("question_id", "answer")
+
+
+@dataclass(frozen=True)
+class AnswersFile:
+    """A checked answers file: ``replies`` by question id (file order), ``unanswered`` = QA
+    question ids the file has no row for (QA order)."""
+
+    path: Path
+    replies: dict[str, Reply]
+    unanswered: list[str]
+
+
+def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(row label, raw record) in file order; the file's shape errors name the row."""
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        with path.open(encoding="utf-8-sig") as fh:  # -sig: a byte-order mark is dropped
+            for n, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError as err:
+                    raise SchemaError(f"{path}: line {n}: not valid JSON ({err})") from None
+                if not isinstance(obj, dict):
+                    raise SchemaError(f"{path}: line {n}: expected a JSON object")
+                yield f"line {n}", obj
+    elif suffix == ".csv":
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.DictReader(fh)
+            _check_columns(path, reader.fieldnames or [])
+            for n, rec in enumerate(reader, start=1):
+                yield f"row {n}", _csv_record(path, f"row {n}", rec)
+    elif suffix == ".parquet":
+        try:
+            df = pl.read_parquet(path)
+        except Exception as err:  # polars raises several types for corrupt files
+            raise SchemaError(f"{path}: not a readable Parquet file ({err})") from None
+        _check_columns(path, df.columns)
+        for n, rec in enumerate(df.iter_rows(named=True), start=1):
+            yield f"row {n}", rec
+    else:
+        raise SchemaError(f"{path}: answers file must end in {', '.join(ANSWERS_FILE_SUFFIXES)}")
+
+
+def _check_columns(path: Path, columns: Sequence[str], where: str = "") -> None:
+    unknown = [c for c in columns if c not in COLUMNS]
+    if unknown:
+        raise SchemaError(
+            f"{path}: {where}unknown column '{unknown[0]}' (columns: {', '.join(COLUMNS)})"
+        )
+    for col in REQUIRED:
+        if col not in columns:
+            raise SchemaError(f"{path}: {where}missing column '{col}'")
+
+
+def _csv_record(path: Path, where: str, rec: dict[str, Any]) -> dict[str, Any]:
+    """CSV cells are text: empty optional cells are null, numbers and contexts are parsed."""
+    out: dict[str, Any] = {k: (v if v != "" else None) for k, v in rec.items() if k is not None}
+    if None in rec:
+        raise SchemaError(f"{path}: {where}: more cells than header columns")
+    for col in ("latency_s", "cost_usd"):
+        if out.get(col) is not None:
+            try:
+                out[col] = float(out[col])
+            except ValueError:
+                raise SchemaError(
+                    f"{path}: {where}: column '{col}': '{out[col]}' is not a number"
+                ) from None
+    if out.get("contexts") is not None:
+        try:
+            out["contexts"] = json.loads(out["contexts"])
+        except ValueError:
+            raise SchemaError(
+                f"{path}: {where}: column 'contexts': a CSV cell must hold a JSON array of "
+                'passages, e.g. ["first passage", "second passage"]'
+            ) from None
+    return out
+
+
+def _question_id(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    return value if isinstance(value, str) and value else None
+
+
+def read_answers_file(path: Path | str, qa: pl.DataFrame) -> AnswersFile:
+    """Check every row of ``path`` against the QA set (rules in the module docstring)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SchemaError(f"{path}: answers file not found")
+    questions = dict(zip(qa["question_id"].to_list(), qa["question"].to_list(), strict=True))
+    replies: dict[str, Reply] = {}
+    first_seen: dict[str, str] = {}
+    for where, rec in _records(path):
+        if path.suffix.lower() == ".jsonl":
+            _check_columns(path, list(rec), f"{where}: ")
+
+        def bad(col: str, msg: str, where: str = where) -> SchemaError:
+            return SchemaError(f"{path}: {where}: column '{col}': {msg}")
+
+        qid = _question_id(rec.get("question_id"))
+        if qid is None:
+            raise bad("question_id", "missing or not a non-empty string")
+        if qid not in questions:
+            raise bad("question_id", f"'{qid}' is not a question of the QA set")
+        if qid in first_seen:
+            raise bad("question_id", f"duplicate '{qid}' (first at {first_seen[qid]})")
+        first_seen[qid] = where
+        if "question" in rec and rec["question"] is not None and rec["question"] != questions[qid]:
+            raise bad("question", f"differs from the QA set's text of '{qid}' (QA set changed?)")
+        answer = rec.get("answer")
+        if answer is None:
+            raise bad("answer", f"missing for '{qid}' (leave the row out to mark it unanswered)")
+        if not isinstance(answer, str) or not answer.strip():
+            raise bad("answer", f"must be a non-empty string for '{qid}'")
+        try:
+            replies[qid] = Reply(
+                answer=answer,
+                contexts=passages_from(rec.get("contexts"), "contexts"),
+                latency_s=opt_number(rec.get("latency_s"), "latency_s", minimum=0),
+                cost_usd=opt_number(rec.get("cost_usd"), "cost_usd", minimum=0),
+            )
+        except ReplyError as err:
+            raise SchemaError(f"{path}: {where}: {err}") from None
+    unanswered = [q for q in questions if q not in replies]
+    return AnswersFile(path, replies, unanswered)
+
+
+def answer_from_file(name: str, model: str, path: Path | str, qa: pl.DataFrame) -> pl.DataFrame:
+    """Rows of table ``answers`` for an answers-file system (file checked first)."""
+    checked = read_answers_file(path, qa)
+    rows = []
+    for qid in qa["question_id"].to_list():
+        reply = checked.replies.get(qid)
+        if reply is None:
+            rows.append(error_row(name, model, qid, f"no answer for this question in {path}"))
+        else:
+            rows.append(answer_row(name, model, qid, reply, reply.latency_s))
+    return rows_frame(rows)

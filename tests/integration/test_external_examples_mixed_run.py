@@ -1,0 +1,161 @@
+"""Every route of examples/ in one answer stage run on the tiny project (real ingest, chunks,
+BYO QA set, real BM25): a built-in BM25 system on a scripted model, the plain-function and
+LangChain Python systems, the FastAPI service (served by uvicorn) through a custom JSON API and
+the openai_chat shortcut, and an answers file made offline from exported questions."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pytest
+import typer
+import yaml
+from _tiny_project import ROOT, make_project
+from typer.testing import CliRunner
+
+from ragcourt.answering import stage as answer
+from ragcourt.cli.external_cmd import answers_app, questions_app
+from ragcourt.core.io import read_table
+from ragcourt.core.params import Params, load_params
+from ragcourt.llm.testing import scripted_model
+
+KEY_VAR = "EXAMPLE_SERVICE_KEY"
+
+
+def _forget_examples() -> None:
+    """The examples cache an index per process; each test project starts clean."""
+    for name in [m for m in sys.modules if m == "examples" or m.startswith("examples.")]:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Params]:
+    ws = make_project(tmp_path / "p", chunkings={"c16": (16, 2)})
+    shutil.copytree(
+        ROOT / "examples", ws / "examples", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    monkeypatch.chdir(ws)
+    monkeypatch.syspath_prepend(str(ws))
+    _forget_examples()
+    from ragcourt.corpus import chunking, ingest
+    from ragcourt.qagen import stage as qagen
+
+    params = load_params("params.yaml")
+    params.llm.cache_dir = str(ws / ".cache")
+    ingest.run(params)
+    chunking.run(params, "c16")
+    qagen.run(params)
+    yield params
+    _forget_examples()
+
+
+@pytest.fixture
+def service(project: Params, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    import uvicorn
+
+    monkeypatch.setenv(KEY_VAR, "example-key-123")
+    from examples.http_service import app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def generator(messages: list[dict[str, str]]) -> str:
+    return "NO-RESPONSE"
+
+
+def test_examples_answer_beside_a_builtin_system_scripted_model(
+    project: Params, service: str, tmp_path: Path
+) -> None:
+    # Route 1: export the questions, answer them offline, import the answers file
+    cli = typer.Typer()
+    cli.add_typer(questions_app, name="questions")
+    cli.add_typer(answers_app, name="answers")
+    runner = CliRunner()
+    res = runner.invoke(cli, ["questions", "export", "--out", str(tmp_path / "q.jsonl")])
+    assert res.exit_code == 0, res.output
+    from examples.answer_offline import answer_file
+
+    assert answer_file(tmp_path / "q.jsonl", tmp_path / "a.jsonl") == 3
+
+    inputs = ["examples/extractive.py", "data/chunks/c16.parquet"]
+    example = yaml.safe_load((ROOT / "examples/systems_external.yaml").read_text())
+    by_name = {s["name"]: s for s in example["systems"]}
+    systems = [
+        by_name["bm25-k3"],
+        {**by_name["my-function"], "inputs": inputs},
+        {**by_name["my-langchain"], "inputs": inputs},
+        {**by_name["my-service"], "url": f"{service}/ask"},
+        {
+            **by_name["my-service-chat"],
+            "openai_chat": {
+                **by_name["my-service-chat"]["openai_chat"],
+                "base_url": f"{service}/v1",
+            },
+        },
+    ]
+    Path(project.systems_file).write_text(
+        yaml.safe_dump({"defaults": {**example["defaults"], "chunking": "c16"}, "systems": systems})
+    )
+    res = runner.invoke(cli, ["answers", "import", str(tmp_path / "a.jsonl"), "--system", "team-b"])
+    assert res.exit_code == 0, res.output
+
+    with scripted_model("gen", generator) as m:
+        project.llm.model = m.model
+        answer.run(project)
+    out = read_table("data/answers/answers.parquet", "answers")
+    names = ["bm25-k3", "my-function", "my-langchain", "my-service", "my-service-chat", "team-b"]
+    assert out["system"].unique(maintain_order=True).to_list() == names
+    assert out.height == 3 * len(names) and out["error"].null_count() == out.height
+    qids = read_table("data/qa/qa.parquet", "qa")["question_id"].to_list()
+    assert out.filter(pl.col("system") == "team-b")["question_id"].to_list() == qids
+
+    from examples.extractive import shared
+
+    qa = read_table("data/qa/qa.parquet", "qa")
+    expected = [shared()(q)["answer"] for q in qa["question"]]
+    assert all(a != "NO-RESPONSE" for a in expected)  # the baseline finds each sentence
+    for name in names[1:]:
+        assert out.filter(pl.col("system") == name)["answer"].to_list() == expected, name
+    with_ctx = out.filter(pl.col("system").is_in(["my-function", "my-langchain", "team-b"]))
+    assert (with_ctx["retrieved"].list.len() >= 1).all()
+    first = out.filter(pl.col("system") == "my-langchain")["retrieved"][0][0]
+    assert first["chunk_id"] == f"ext:my-langchain:{qids[0]}:0" and first["doc_id"] is not None
+    assert first["char_start"] is not None  # Document metadata carried the offsets
+    # the chat shortcut returns no contexts: "no contexts supplied", not an empty retrieval
+    assert out.filter(pl.col("system") == "my-service-chat")["retrieved"].list.len().sum() == 0
+    assert set(out.filter(pl.col("system") != "bm25-k3")["model"].str.split(":").list.get(0)) == {
+        "external"
+    }
+
+    # the mixed field through DAFE, correctness and the tournament: everyone is ranked
+    from ragcourt.core.params import JudgeSpec
+    from ragcourt.judging import answers_stage
+    from ragcourt.tournament import stage as tournament_stage
+
+    project.judge.judges["contains"] = JudgeSpec(kind="containment")
+    project.judge.arbitrator = "contains"  # no LLM: the test controls every verdict source
+    answers_stage.run(project)
+    verdicts = read_table("data/judge/verdicts.parquet", "verdicts")
+    assert set(verdicts["system"]) == set(names)
+    tournament_stage.run(project)
+    board = read_table("data/tournament/leaderboard.parquet", "leaderboard")
+    assert sorted(board["system"].to_list()) == sorted(names)
