@@ -61,6 +61,7 @@ from ragcourt.answering.external.specs import (
 from ragcourt.answering.names import check_system_name
 from ragcourt.answering.provenance import external_model
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.names import case_collision
 from ragcourt.core.params import Params
 
 RetrieverKind = Literal["dense", "bm25", "hybrid"]
@@ -572,6 +573,12 @@ def parse_systems(
                 f"configuration{why}; remove one"
             )
         by_config[cfg] = s.name
+    pair = case_collision(by_name)
+    if pair is not None:
+        raise ConfigError(
+            f"{source}: system names '{pair[0]}' and '{pair[1]}' differ only in case "
+            "(they name partition files)"
+        )
     builtin = builtin_systems(systems)
     if check_models:
         _check_local_models(builtin, params, source)

@@ -166,7 +166,11 @@ def run(
     if params != Path(DEFAULT_PARAMS_FILE):
         raise RagcourtError("--params applies to the prefect engine; DVC reads params.yaml")
     from ragcourt.cli.dvc_runner import repro
+    from ragcourt.core.params import load_params
 
+    # DVC interpolates chunkings/embedders keys into stage commands: validate params.yaml (safe
+    # names, one-line error naming the key) before DVC runs any stage.
+    load_params(params)
     targets = [until] if until else []
     if until:
         selected_stages(until=until)  # validates the stage name

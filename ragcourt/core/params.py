@@ -8,11 +8,22 @@ stage to a hosted model is one change: ``llm.model: openai/gpt-4o-mini``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ragcourt.core.catalog import (
     DEFAULT_CORPUS_DIR,
@@ -23,6 +34,7 @@ from ragcourt.core.catalog import (
     DEFAULT_SYSTEMS_FILE,
 )
 from ragcourt.core.errors import ParamsError
+from ragcourt.core.names import case_collision, check_safe_name
 
 DEFAULT_PARAMS_PATH = Path(DEFAULT_PARAMS_FILE)
 
@@ -30,24 +42,52 @@ RetrieverKind = Literal["dense", "bm25", "hybrid"]
 RETRIEVER_KINDS: tuple[RetrieverKind, ...] = ("dense", "bm25", "hybrid")
 
 
-class Strict(BaseModel):
-    """Base: unknown keys are errors, values are validated on assignment."""
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+# A string that must say something (a model, a path, a name): empty or blank is an error.
+NonEmptyStr = Annotated[str, AfterValidator(_not_blank)]
+_EXTENSION_RE = re.compile(r"\.[a-z0-9][a-z0-9_+-]*")
+
+
+class Strict(BaseModel):
+    """Base: unknown keys are errors, values are validated on assignment, floats are finite.
+    Integer and boolean fields are ``StrictInt``/``StrictBool``: ``"3"`` or ``true`` for a count
+    is refused rather than coerced."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class CorpusParams(Strict):
-    dir: str = DEFAULT_CORPUS_DIR
+    """``extensions`` are normalised: lower-cased, a missing leading dot added (``txt`` ->
+    ``.txt``)."""
+
+    dir: NonEmptyStr = DEFAULT_CORPUS_DIR
     extensions: list[str] = Field(
-        default_factory=lambda: [".txt", ".md", ".rst", ".html", ".htm", ".pdf"]
+        default_factory=lambda: [".txt", ".md", ".rst", ".html", ".htm", ".pdf"], min_length=1
     )
+
+    @field_validator("extensions")
+    @classmethod
+    def _normalise_extensions(cls, value: list[str]) -> list[str]:
+        out = []
+        for ext in value:
+            norm = ext.strip().lower()
+            norm = norm if norm.startswith(".") else f".{norm}"
+            if not _EXTENSION_RE.fullmatch(norm):
+                raise ValueError(f"extension {ext!r} is not a file extension (write e.g. '.txt')")
+            out.append(norm)
+        return out
 
 
 class ChunkSpec(Strict):
     """Token-based chunking: ``size`` tokens per chunk with ``overlap`` tokens shared."""
 
-    size: int = Field(gt=0)
-    overlap: int = Field(ge=0)
+    size: StrictInt = Field(gt=0)
+    overlap: StrictInt = Field(ge=0)
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkSpec:
@@ -59,8 +99,8 @@ class ChunkSpec(Strict):
 class EmbedderSpec(Strict):
     """An embedder: ``model`` is a key of configs/models.yaml ``embedders``."""
 
-    model: str
-    batch_size: int = Field(default=32, gt=0)
+    model: NonEmptyStr
+    batch_size: StrictInt = Field(default=32, gt=0, le=100_000)
 
 
 class RelevanceRule(Strict):
@@ -73,17 +113,21 @@ class RelevanceRule(Strict):
 
 class BM25Params(Strict):
     method: Literal["robertson", "lucene", "bm25l", "bm25+", "atire"] = "lucene"
-    k1: float = 1.5
-    b: float = 0.75
+    k1: float = Field(default=1.5, ge=0, le=100)
+    b: float = Field(default=0.75, ge=0, le=1)
     stopwords: str | None = "en"  # bm25s stopword list ("en") or null
     stemmer: str | None = "english"  # PyStemmer language, or null for no stemming
 
 
 class RetrievalParams(Strict):
-    retrievers: list[RetrieverKind] = Field(default_factory=lambda: list(RETRIEVER_KINDS))
-    rrf_k: int = Field(default=60, gt=0)
-    depth: int = Field(default=10, gt=0)
-    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10])
+    retrievers: list[RetrieverKind] = Field(
+        default_factory=lambda: list(RETRIEVER_KINDS), min_length=1
+    )
+    rrf_k: StrictInt = Field(default=60, gt=0)
+    depth: StrictInt = Field(default=10, gt=0)
+    ks: list[Annotated[StrictInt, Field(ge=1, le=100_000)]] = Field(
+        default_factory=lambda: [1, 3, 5, 10], min_length=1
+    )
     relevance: RelevanceRule = Field(default_factory=RelevanceRule)
     bm25: BM25Params = Field(default_factory=BM25Params)
 
@@ -91,21 +135,25 @@ class RetrievalParams(Strict):
 class LLMParams(Strict):
     """Gateway settings shared by every stage that calls a model."""
 
-    model: str = "local/smollm2-135m"
-    models_file: str = DEFAULT_MODELS_FILE
-    cache_dir: str = ".ragcourt/cache"
-    cache: bool = True
-    concurrency: int = Field(default=8, gt=0)
-    concurrency_per_model: dict[str, int] = Field(default_factory=lambda: {"local/": 1})
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=3, ge=0)
-    parse_retries: int = Field(default=2, ge=0)
-    retry_backoff_s: float = Field(default=1.0, ge=0)  # delay before retry n: base * 2**(n-1)
-    retry_backoff_max_s: float = Field(default=30.0, ge=0)
-    next_token_top_logprobs: int = Field(default=20, ge=1, le=20)  # hosted next_token_probs
-    temperature: float = Field(default=0.0, ge=0)
-    seed: int = 0
-    metrics_dir: str = DEFAULT_METRICS_DIR
+    model: NonEmptyStr = "local/smollm2-135m"
+    models_file: NonEmptyStr = DEFAULT_MODELS_FILE
+    cache_dir: NonEmptyStr = ".ragcourt/cache"
+    cache: StrictBool = True
+    concurrency: StrictInt = Field(default=8, gt=0, le=10_000)
+    concurrency_per_model: dict[str, Annotated[StrictInt, Field(ge=1, le=10_000)]] = Field(
+        default_factory=lambda: {"local/": 1}
+    )
+    timeout_s: float = Field(default=120.0, gt=0, le=86_400)
+    max_retries: StrictInt = Field(default=3, ge=0, le=100)
+    parse_retries: StrictInt = Field(default=2, ge=0, le=100)
+    retry_backoff_s: float = Field(
+        default=1.0, ge=0, le=3600
+    )  # delay before retry n: base * 2**(n-1)
+    retry_backoff_max_s: float = Field(default=30.0, ge=0, le=86_400)
+    next_token_top_logprobs: StrictInt = Field(default=20, ge=1, le=20)  # hosted next_token_probs
+    temperature: float = Field(default=0.0, ge=0, le=10)
+    seed: StrictInt = 0
+    metrics_dir: NonEmptyStr = DEFAULT_METRICS_DIR
 
     def resolve(self, role_model: str | None) -> str:
         """The model for a role: the role's own string, else the global ``model``."""
@@ -118,11 +166,11 @@ class QAGenThresholds(Strict):
 
 
 class QAGenParams(Strict):
-    reference_chunking: str = "c512"
-    n_items: int = Field(default=20, gt=0)
-    max_attempts: int = Field(default=60, gt=0)
-    stratify_by_document: bool = True
-    seed: int = 13
+    reference_chunking: NonEmptyStr = "c512"
+    n_items: StrictInt = Field(default=20, gt=0, le=1_000_000)
+    max_attempts: StrictInt = Field(default=60, gt=0, le=10_000_000)
+    stratify_by_document: StrictBool = True
+    seed: StrictInt = 13
     question_model: str | None = None
     answer_model: str | None = None
     filter_model: str | None = None
@@ -132,13 +180,13 @@ class QAGenParams(Strict):
     near_duplicate_embedder: str | None = None  # key of `embedders`; None: the first one
     prompt_version: str = "v1"
     qa_file: str | None = None  # bring-your-own QA set: validated and used instead
-    batch_size: int = Field(default=8, gt=0)  # candidates per generation round (concurrency)
-    min_context_tokens: int = Field(default=40, ge=1)  # shorter chunks are not sampled
-    few_shot_k: int = Field(default=3, ge=0)  # example questions shown per candidate
-    question_max_tokens: int = Field(default=64, gt=0)
-    answer_max_tokens: int = Field(default=128, gt=0)
-    judge_max_tokens: int = Field(default=160, gt=0)
-    short_circuit: bool = True  # a judge runs only on candidates the earlier judges passed
+    batch_size: StrictInt = Field(default=8, gt=0)  # candidates per generation round (concurrency)
+    min_context_tokens: StrictInt = Field(default=40, ge=1)  # shorter chunks are not sampled
+    few_shot_k: StrictInt = Field(default=3, ge=0)  # example questions shown per candidate
+    question_max_tokens: StrictInt = Field(default=64, gt=0)
+    answer_max_tokens: StrictInt = Field(default=128, gt=0)
+    judge_max_tokens: StrictInt = Field(default=160, gt=0)
+    short_circuit: StrictBool = True  # a judge runs only on candidates the earlier judges passed
 
 
 class JudgeSpec(Strict):
@@ -168,10 +216,10 @@ class UDCGParams(Strict):
 
     model: str | None = None
     gamma: float = Field(default=1.0 / 3.0, ge=0, le=1)
-    k: int = Field(default=5, gt=0)
-    relevance_threshold: int = Field(default=1, ge=1, le=2)
-    fit_theta: bool = True
-    theta_min_pairs: int = Field(default=50, ge=1)
+    k: StrictInt = Field(default=5, gt=0)
+    relevance_threshold: StrictInt = Field(default=1, ge=1, le=2)
+    fit_theta: StrictBool = True
+    theta_min_pairs: StrictInt = Field(default=50, ge=1)
 
 
 class JudgeParams(Strict):
@@ -217,19 +265,21 @@ class TournamentParams(Strict):
 
     judge: str = "correctness_margin"
     model: str | None = None
-    rounds: int | None = Field(default=None, gt=0)  # None: ceil(log2 N) + 1
-    until_stable: int = Field(default=0, ge=0)  # >0: stop once ranking unchanged this many rounds
+    rounds: StrictInt | None = Field(default=None, gt=0, le=10_000)  # None: ceil(log2 N) + 1
+    until_stable: StrictInt = Field(
+        default=0, ge=0
+    )  # >0: stop once ranking unchanged this many rounds
     margin: float = Field(default=0.1, ge=0, le=1)
-    k_factor: float = Field(default=32.0, gt=0)
-    upset_weighting: bool = True
-    initial_elo: float = 1500.0
-    bootstrap: int = Field(default=200, ge=0)
-    seed: int = 0
-    round_robin: bool = True
+    k_factor: float = Field(default=32.0, gt=0, le=10_000)
+    upset_weighting: StrictBool = True
+    initial_elo: float = Field(default=1500.0, ge=-1_000_000, le=1_000_000)
+    bootstrap: StrictInt = Field(default=200, ge=0, le=1_000_000)
+    seed: StrictInt = 0
+    round_robin: StrictBool = True
     prompt_version: str = "v1"
-    evidence_passages: int = Field(default=3, ge=0)  # retrieved passages shown per system
-    evidence_chars: int = Field(default=600, gt=0)  # characters kept per passage
-    analysis_max_tokens: int = Field(default=256, gt=0)
+    evidence_passages: StrictInt = Field(default=3, ge=0)  # retrieved passages shown per system
+    evidence_chars: StrictInt = Field(default=600, gt=0)  # characters kept per passage
+    analysis_max_tokens: StrictInt = Field(default=256, gt=0)
     correctness_scale: float = Field(default=0.1, gt=0)  # ordered-logit scale s
     correctness_tie_band: float = Field(default=0.1, ge=0)  # ordered-logit cut point tau
 
@@ -238,13 +288,13 @@ class CalibrationParams(Strict):
     """Human labels vs the judges (``calibrate`` stage, PPI; spec §7): label files are read
     from ``labels_dir``; intervals are (1 − alpha); PPI needs ``min_labels`` labelled items."""
 
-    labels_dir: str = DEFAULT_LABELS_DIR
+    labels_dir: NonEmptyStr = DEFAULT_LABELS_DIR
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
-    min_labels: int = Field(default=10, ge=2)
+    min_labels: StrictInt = Field(default=10, ge=2)
     kappa_warning: float = Field(default=0.4, ge=-1.0, le=1.0)  # warn below this kappa
-    bootstrap_resamples: int = Field(default=1000, ge=100, le=100_000)
-    seed: int = 0
-    power_tuning: bool = False  # PPI++ λ from the data (under-covers with few labels)
+    bootstrap_resamples: StrictInt = Field(default=1000, ge=100, le=100_000)
+    seed: StrictInt = 0
+    power_tuning: StrictBool = False  # PPI++ λ from the data (under-covers with few labels)
     # an answer with correctness >= this counts as correct (agreement of the correctness judge)
     correctness_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
 
@@ -253,7 +303,7 @@ class Params(Strict):
     """Root of params.yaml."""
 
     corpus: CorpusParams = Field(default_factory=CorpusParams)
-    chunk_tokenizer: str = "cl100k_base"
+    chunk_tokenizer: NonEmptyStr = "cl100k_base"
     chunkings: dict[str, ChunkSpec] = Field(
         default_factory=lambda: {
             "c256": ChunkSpec(size=256, overlap=32),
@@ -266,10 +316,21 @@ class Params(Strict):
     retrieval: RetrievalParams = Field(default_factory=RetrievalParams)
     llm: LLMParams = Field(default_factory=LLMParams)
     qagen: QAGenParams = Field(default_factory=QAGenParams)
-    systems_file: str = DEFAULT_SYSTEMS_FILE
+    systems_file: NonEmptyStr = DEFAULT_SYSTEMS_FILE
     judge: JudgeParams = Field(default_factory=JudgeParams)
     tournament: TournamentParams = Field(default_factory=TournamentParams)
     calibration: CalibrationParams = Field(default_factory=CalibrationParams)
+
+    @field_validator("chunkings", "embedders")
+    @classmethod
+    def _safe_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Keys name files (data/chunks/<key>.parquet) and DVC foreach arguments: safe names."""
+        for key in value:
+            check_safe_name(key, "key")
+        pair = case_collision(value)
+        if pair is not None:
+            raise ValueError(f"keys {pair[0]!r} and {pair[1]!r} differ only in case")
+        return value
 
     @model_validator(mode="after")
     def _cross_refs(self) -> Params:
@@ -285,12 +346,22 @@ class Params(Strict):
         return self
 
 
+def _loc_part(part: Any) -> str:
+    """One part of a key path, printable on one line (an empty key shows as ``<empty>``)."""
+    text = str(part)
+    if not text:
+        return "<empty>"
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
 def _format_validation_error(path: Path, err: ValidationError) -> str:
+    """``<file>: key '<dotted.key>': <message>`` on one line."""
     first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "<root>"
-    msg = first["msg"]
+    loc = ".".join(_loc_part(p) for p in first["loc"]) or "<root>"
+    msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         msg = "unknown key"
+    msg = " ".join(msg.split())
     more = f" (+{err.error_count() - 1} more)" if err.error_count() > 1 else ""
     return f"{path}: key '{loc}': {msg}{more}"
 

@@ -18,6 +18,12 @@ Rules a reviewer should know:
 * Title: HTML <title> or first <h1>; Markdown first ``#`` heading; reStructuredText first
   underlined line; PDF metadata title; otherwise the first line if it is short (<= 120 chars)
   and not the whole text, else the file name stem.
+* Symlinks are never followed out of the corpus folder, and directory symlinks are never
+  descended into: a link whose resolved target lies outside ``corpus.dir`` ("symlink outside
+  the corpus folder"), a dangling or looping link ("dangling symlink"), a link to a directory
+  ("symlink to a directory") or to anything but a regular file ("symlink to a non-regular
+  file") is a rejected row. A link to a regular file inside the corpus folder is read like that
+  file (if the target is in the corpus too, the later path is an exact duplicate, not chunked).
 * Every rejected file is logged as a warning; zero usable documents is a RagcourtError.
 """
 
@@ -26,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -221,14 +228,36 @@ def doc_hash(text: str) -> str:
 
 
 def list_files(root: Path) -> list[Path]:
-    """Files under ``root`` in sorted relative-path order, hidden files/folders skipped."""
+    """Regular files and symlinks (to anything) under ``root`` in sorted relative-path order;
+    hidden files/folders skipped; directory symlinks are listed, never descended into."""
     out = []
-    for p in sorted(root.rglob("*"), key=lambda q: q.relative_to(root).as_posix()):
-        rel = p.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts) or not p.is_file():
-            continue
-        out.append(p)
-    return out
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in [*filenames, *dirnames]:
+            p = here / name
+            if name.startswith(".") or not (p.is_symlink() or p.is_file()):
+                continue
+            out.append(p)
+    return sorted(out, key=lambda q: q.relative_to(root).as_posix())
+
+
+def symlink_problem(path: Path, root: Path) -> str | None:
+    """Why the symlink ``path`` may not be read (``None``: not a link, or a link to a regular
+    file inside ``root``, which must be resolved)."""
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):  # missing target, or a symlink loop
+        return "dangling symlink"
+    if not target.is_relative_to(root):
+        return "symlink outside the corpus folder"
+    if target.is_dir():
+        return "symlink to a directory"
+    if not target.is_file():
+        return "symlink to a non-regular file"
+    return None
 
 
 def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -237,6 +266,7 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
     if not root.is_dir():
         raise RagcourtError(f"corpus.dir '{root}': folder not found")
     allowed = {e.lower() for e in corpus.extensions}
+    real_root = root.resolve()
     docs: list[dict[str, object]] = []
     rejected: list[dict[str, str]] = []
     first_by_hash: dict[str, str] = {}
@@ -245,6 +275,9 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
         ext = path.suffix.lower()
         shown = path.as_posix()
         try:
+            link_problem = symlink_problem(path, real_root)
+            if link_problem is not None:
+                raise Rejected(link_problem)
             if ext not in allowed or ext not in FORMATS:
                 raise Rejected(f"unsupported extension '{ext or '(none)'}'")
             fmt = FORMATS[ext]

@@ -7,7 +7,8 @@ A stage partitioned by chunking is a ``foreach`` over ``${chunkings}``, by chunk
 embedder a ``matrix``, so ``dvc exp run -S`` sweeps work without regenerating; a per-system
 stage runs all systems in one DVC stage whose output folder persists between runs. Inputs
 bound to every partition (``*``) become the artifact's folder; params-valued paths are
-``${key}`` interpolations. Every interpolated argument is quoted in ``cmd``.
+``${key}`` interpolations. Every interpolated argument is single-quoted in ``cmd`` (no shell
+expansion).
 
 tests/unit/orchestration/test_dvc_yaml.py fails when the committed file differs from
 :func:`render`.
@@ -107,7 +108,9 @@ def _outs(sd: StageDef, names: tuple[str, ...]) -> list[str]:
 
 def _stage_body(sd: StageDef, root: Path) -> dict[str, Any]:
     fields = _dvc_fields(sd)
-    cmd = " ".join([f"python -m {sd.entry}", *(f'--{f} "{_var(sd, f)}"' for f in fields)])
+    # single quotes: the shell expands nothing in an interpolated key ($(...), `...`, ;), and
+    # every key is a safe name (ragcourt.core.names) once params load
+    cmd = " ".join([f"python -m {sd.entry}", *(f"--{f} '{_var(sd, f)}'" for f in fields)])
     deps = [*code_paths(sd.name, root)]
     for d in sd.deps:
         path = _dep(sd, d)

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from ragcourt.answering.external.specs import ANSWERS_FILE_SUFFIXES
-from ragcourt.answering.names import NAME_RE
+from ragcourt.answering.names import check_system_name
 from ragcourt.answering.systems import load_yaml_text, parse_systems
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
@@ -37,8 +37,10 @@ def external_answers_dir() -> Path:
 
 def imported_path(system: str, source: Path) -> Path:
     """Where the answers file ``source`` of ``system`` is kept (name checked first)."""
-    if not NAME_RE.match(system):
-        raise ConfigError(f"system name '{system}' must match {NAME_RE.pattern}")
+    try:
+        check_system_name(system)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     suffix = source.suffix.lower()
     if suffix not in ANSWERS_FILE_SUFFIXES:
         raise ConfigError(f"{source}: answers file must end in {', '.join(ANSWERS_FILE_SUFFIXES)}")

@@ -26,7 +26,7 @@ def test_one_name_per_stage_and_quoted_interpolations() -> None:
         assert cmd.startswith(f"python -m stages.{name}"), name
         for word in cmd.split()[3:]:
             if "${" in word:
-                assert word.startswith('"') and word.endswith('"'), (name, word)
+                assert word.startswith("'") and word.endswith("'"), (name, word)
 
 
 def test_code_deps_are_package_folders_and_the_entry() -> None:

@@ -185,7 +185,7 @@ def test_dvc_yaml_deps_cover_each_stages_code_and_model_sections() -> None:
             assert params.llm.models_file in call.inputs, call.id
     problems: list[str] = []
     for name, cmd, deps, registry in _dvc_stage_deps():
-        m = re.fullmatch(r'python -m stages\.(\w+)(?: --\S+ "\S+")*', cmd)
+        m = re.fullmatch(r"python -m stages\.(\w+)(?: --\S+ '\S+')*", cmd)
         assert m, f"{name}: unexpected cmd {cmd!r}"
         module = m.group(1)
         for f in code_files(module, ROOT):
