@@ -1,4 +1,9 @@
-"""``ragcourt cache stats|clear``: inspect or empty the LLM reply cache (``llm.cache_dir``)."""
+"""``ragcourt cache stats|clear|verify|migrate``: the LLM reply cache (``llm.cache_dir``).
+
+None of them prints a traceback for a damaged cache: ``stats`` reports the damage, ``clear``
+moves a damaged file aside and starts empty, ``verify`` exits 1 while damage is left
+(``--repair`` fixes it), ``migrate`` imports an old pickled diskcache without running code.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ console = Console()
 
 ParamsOpt = typer.Option(Path(DEFAULT_PARAMS_FILE), "--params", help="params file (llm.cache_dir)")
 DirOpt = typer.Option(None, "--cache-dir", help="cache folder; overrides llm.cache_dir")
+RepairOpt = typer.Option(False, "--repair", help="move a bad file aside, delete bad entries")
+FromOpt = typer.Option(None, "--from", help="old diskcache file (default: <cache dir>/cache.db)")
 
 
 def _cache_dir(params: Path, cache_dir: Path | None) -> Path:
@@ -49,6 +56,15 @@ def stats(params: Path = ParamsOpt, cache_dir: Path | None = DirOpt) -> None:
     console.print(f"cache: {s['directory']}")
     console.print(f"entries: {s['entries']}")
     console.print(f"size: {_human(s['size_bytes'])}")
+    if s["file_damage"]:
+        console.print(
+            f"[yellow]damaged:[/yellow] {cache.path}: {s['file_damage']} "
+            "(`ragcourt cache verify --repair` moves it aside)",
+            markup=True,
+            highlight=False,
+        )
+    if s["legacy_diskcache"]:
+        console.print("old pickled diskcache present (not read): run `ragcourt cache migrate`")
 
 
 @app.command()
@@ -65,4 +81,65 @@ def clear(
         raise typer.Exit(1)
     removed = cache.clear()
     cache.close()
+    for path in cache.moved_aside:
+        console.print(f"damaged cache file moved to {path}", markup=False, highlight=False)
     console.print(f"removed {removed} cached replies from {cache.directory}")
+
+
+@app.command()
+def verify(
+    params: Path = ParamsOpt,
+    cache_dir: Path | None = DirOpt,
+    repair: bool = RepairOpt,
+) -> None:
+    """Check the cache file and every entry; exit 1 when damage is found and not repaired."""
+    from ragcourt.llm.cache import ReplyCache
+
+    cache = ReplyCache(_cache_dir(params, cache_dir))
+    report = cache.verify(repair=repair)
+    cache.close()
+    console.print(f"cache: {report.path}", markup=False, highlight=False)
+    if report.file_damage is not None:
+        console.print(f"damaged file: {report.file_damage}", markup=False, highlight=False)
+        if report.moved_to is not None:
+            console.print(f"moved to {report.moved_to}", markup=False, highlight=False)
+    else:
+        console.print(f"entries ok: {report.entries_ok}")
+        console.print(f"entries damaged: {report.entries_damaged}")
+        for example in report.examples:
+            console.print(f"  {example}", markup=False, highlight=False)
+        if repair:
+            console.print(f"entries removed: {report.entries_removed}")
+    if report.damage_left:
+        console.print("damage left: run `ragcourt cache verify --repair`")
+        raise typer.Exit(1)
+
+
+@app.command()
+def migrate(
+    params: Path = ParamsOpt,
+    cache_dir: Path | None = DirOpt,
+    source: Path | None = FromOpt,
+) -> None:
+    """Import an old pickled diskcache (cache.db) as JSON entries, then move it aside.
+
+    Only plain data is unpickled (no classes, no functions: those rows are refused and
+    counted); every value must be a valid reply.
+    """
+    from ragcourt.core.errors import RagcourtError
+    from ragcourt.llm.cache_migrate import migrate_diskcache
+
+    try:
+        report = migrate_diskcache(_cache_dir(params, cache_dir), source)
+    except RagcourtError as err:
+        console.print(f"[red]error:[/red] {err}", highlight=False)
+        raise typer.Exit(2) from None
+    console.print(f"migrated {report.source}", markup=False, highlight=False)
+    console.print(f"rows: {report.rows}")
+    console.print(f"imported: {report.imported}")
+    console.print(f"already present: {report.already_present}")
+    console.print(f"refused (needs a global): {report.refused_globals}")
+    console.print(f"invalid: {report.invalid}")
+    for example in report.examples:
+        console.print(f"  {example}", markup=False, highlight=False)
+    console.print(f"old file moved to {report.moved_to}", markup=False, highlight=False)

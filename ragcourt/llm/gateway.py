@@ -338,12 +338,15 @@ class Gateway:
             return _Reply(ChatResult(ok=False, model=req.model, error=_describe(exc), attempts=0))
         t0 = time.perf_counter()
         hit = self.cache.get(key)
-        if hit is not None:
-            res = _from_cache(hit, req.model, time.perf_counter() - t0)
-            self.account.record(req.model, cached=True, ok=True)
-            return _Reply(res, _cand(hit))
-        async with limits.hold(req.model):
-            return await self._call_uncached(req, key, response_format, candidates)
+        if hit is None:
+            async with self.cache.claim(key):  # the same request elsewhere in flight: wait for it
+                hit = self.cache.get(key)
+                if hit is None:
+                    async with limits.hold(req.model):
+                        return await self._call_uncached(req, key, response_format, candidates)
+        res = _from_cache(hit, req.model, time.perf_counter() - t0)
+        self.account.record(req.model, cached=True, ok=True)
+        return _Reply(res, _cand(hit))
 
     async def _call_uncached(
         self,

@@ -55,7 +55,8 @@ def test_reply_cache_roundtrip_stats_and_cli(tmp_path: Path) -> None:
     cache = ReplyCache(tmp_path / "c")
     assert cache.get("k") is None
     cache.set("k", {"text": "hi"})
-    assert cache.get("k") == {"text": "hi"}
+    hit = cache.get("k")
+    assert hit is not None and hit["text"] == "hi" and hit["prompt_tokens"] == 0
     assert cache.stats()["entries"] == 1
     cache.close()
     runner = CliRunner()
