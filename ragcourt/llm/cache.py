@@ -338,7 +338,7 @@ class ReplyCache:
         """
         fd = None
         path = self.directory / _INFLIGHT_DIR / f"{key}.lock"
-        if self.enabled and _KEY.fullmatch(key):
+        if self.enabled and self._off_reason is None and _KEY.fullmatch(key):
             fd = await self._acquire(path)
         try:
             yield
