@@ -43,7 +43,7 @@ from prefect.states import State
 
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.io import write_json
+from ragcourt.core.io import output_set, write_json
 from ragcourt.core.params import Params, load_params
 from ragcourt.llm.accounting import fresh_accounts, merge_account_dicts
 from ragcourt.orchestration import progress
@@ -108,7 +108,7 @@ def run_stage(call: StageCall, workdir: str, params_path: str) -> dict[str, Any]
     key = call_key(call, root, params)
     stage_fn = STAGES[call.stage].load()
     start = time.perf_counter()
-    with fresh_accounts() as accounts:
+    with fresh_accounts() as accounts, output_set():
         stage_fn(params, **call.call_kwargs)
     seconds = time.perf_counter() - start
     _record_accounts(call, root, params, accounts)

@@ -309,6 +309,8 @@ def write_artifacts(root: Path, skip: set[str] = frozenset()) -> None:  # type: 
                 "data/tournament/summary.json",
                 {
                     "judge": "correctness_margin",
+                    "outcome": "ranked",
+                    "best_system": "dense-k5",
                     "n_systems": 3,
                     "n_questions": 3,
                     "judge_call_unit": "one presentation order of one question of one pair",

@@ -120,7 +120,9 @@ def write_partition(df: pl.DataFrame, name: str, cfg_hash: str, q_hash: str) -> 
     path = partition_path(name)
     check(df, "answers", path)
     meta = {META_CONFIG: cfg_hash, META_QA: q_hash}
-    return write_with(path, lambda tmp: df.write_parquet(tmp, compression="zstd", metadata=meta))
+    return write_with(
+        path, lambda tmp: df.write_parquet(tmp, compression="zstd", metadata=meta), durable=True
+    )
 
 
 def partition_state(name: str, cfg_hash: str, q_hash: str) -> str:

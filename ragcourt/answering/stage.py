@@ -54,6 +54,7 @@ from ragcourt.answering.systems import (
 )
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_with
 from ragcourt.core.params import Params
 
@@ -245,3 +246,6 @@ def run(
         combine(configured, prune=systems is None)
     if own_gateway is not None:
         own_gateway.write_metrics()
+    done = [df for s in chosen if (df := read_partition(s.name)) is not None]
+    if done:
+        enforce("answer", [assess("answers", pl.concat(done, how="vertical"))], params.failure)

@@ -17,3 +17,8 @@ class SchemaError(RagcourtError):
 
 class ConfigError(RagcourtError):
     """A config (systems, models, prompts) refers to something unknown or is malformed."""
+
+
+class StageFailed(RagcourtError):
+    """A stage finished and wrote its outputs (error rows included), but too many of its model
+    calls failed to trust them: the stage exits non-zero with this one-line summary."""

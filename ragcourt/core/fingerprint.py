@@ -94,7 +94,7 @@ def remember(path: Path, digest: str, *, persist: bool = False) -> None:
         with _disk_lock:
             memo = _read_disk_memo()
             memo[_disk_key(key)] = digest
-            write_json(memo, _disk_memo_path())
+            write_json(memo, _disk_memo_path(), durable=True)
 
 
 def path_sha256(path: Path) -> str:

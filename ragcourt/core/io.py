@@ -1,5 +1,12 @@
 """Atomic artifact I/O: write to a temp file in the target folder, then rename.
 
+Inside ``with output_set():`` (every stage run, both engines) the renames wait until the
+block ends: on success, or on :class:`~ragcourt.core.errors.StageFailed` (the outputs are
+complete and hold the error rows), every output is renamed into place in write order; on any
+other exception the temp files are removed and the previous outputs stay as they were. A
+write marked ``durable=True`` (resume state: answer partitions, digest memos) is renamed at
+once, because a killed run must find it.
+
 ``read_table`` checks the schema of what it reads, so a stage fails with a one-line
 SchemaError naming the file and column instead of a KeyError deep inside.
 """
@@ -11,18 +18,62 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from ragcourt.core.errors import RagcourtError
+from ragcourt.core.errors import RagcourtError, StageFailed
 from ragcourt.core.schemas import check
+
+# (temp, target) pairs written inside the innermost active output_set, in write order
+_PENDING: ContextVar[list[tuple[Path, Path]] | None] = ContextVar(
+    "ragcourt_output_set", default=None
+)
 
 
 @contextmanager
-def atomic_path(path: Path | str, suffix: str = ".tmp") -> Iterator[Path]:
-    """Yield a temp path next to ``path``; rename onto ``path`` only if the block succeeds.
+def output_set() -> Iterator[list[tuple[Path, Path]]]:
+    """Commit every non-durable write of the block together (see the module docstring).
+
+    Nested sets join the outermost one. Yields the pending ``(temp, target)`` list. Writes
+    from threads the block starts (which do not inherit the context) are not deferred.
+    """
+    if _PENDING.get() is not None:
+        yield _PENDING.get() or []
+        return
+    pending: list[tuple[Path, Path]] = []
+    token = _PENDING.set(pending)
+    try:
+        yield pending
+    except StageFailed:
+        _commit(pending)
+        raise
+    except BaseException:
+        for tmp, _ in pending:
+            tmp.unlink(missing_ok=True)
+        raise
+    else:
+        _commit(pending)
+    finally:
+        _PENDING.reset(token)
+
+
+def _commit(pending: list[tuple[Path, Path]]) -> None:
+    """Rename each temp onto its target; a target written twice keeps the last write."""
+    last = {target: tmp for tmp, target in pending}
+    for tmp, target in pending:
+        if last[target] is tmp:
+            os.replace(tmp, target)
+        else:
+            tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_path(path: Path | str, suffix: str = ".tmp", durable: bool = False) -> Iterator[Path]:
+    """Yield a temp path next to ``path``; rename onto ``path`` only if the block succeeds
+    (inside an :func:`output_set` and not ``durable``: when the set commits).
 
     The temp file is created (uniquely, ``O_EXCL``) with mode 0o666 so the kernel applies the
     umask, giving the mode an ordinary ``open(path, "w")`` would (not mkstemp's 0600);
@@ -32,11 +83,17 @@ def atomic_path(path: Path | str, suffix: str = ".tmp") -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp_path = path.parent / f".{path.name}.{uuid.uuid4().hex}{suffix}"
     os.close(os.open(tmp_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    pending = None if durable else _PENDING.get()
+    deferred = False
     try:
         yield tmp_path
-        os.replace(tmp_path, path)
+        if pending is not None:
+            pending.append((tmp_path, path))
+            deferred = True
+        else:
+            os.replace(tmp_path, path)
     finally:
-        if tmp_path.exists():
+        if not deferred and tmp_path.exists():
             tmp_path.unlink()
 
 
@@ -75,10 +132,10 @@ def read_table(
     return df
 
 
-def write_json(obj: Any, path: Path | str) -> Path:
+def write_json(obj: Any, path: Path | str, durable: bool = False) -> Path:
     """Atomically write JSON (sorted keys, indent 2) - used for DVC metrics files."""
     path = Path(path)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, durable=durable) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
     return path
 
@@ -91,9 +148,9 @@ def write_text(text: str, path: Path | str) -> Path:
     return path
 
 
-def write_with(path: Path | str, writer: Callable[[Path], None]) -> Path:
+def write_with(path: Path | str, writer: Callable[[Path], None], durable: bool = False) -> Path:
     """Atomically produce ``path`` with ``writer(tmp_path)`` (FAISS index, PNG plot, ...)."""
     path = Path(path)
-    with atomic_path(path, suffix=path.suffix or ".tmp") as tmp:
+    with atomic_path(path, suffix=path.suffix or ".tmp", durable=durable) as tmp:
         writer(tmp)
     return path

@@ -299,6 +299,15 @@ class CalibrationParams(Strict):
     correctness_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
 
 
+class FailureParams(Strict):
+    """When a stage's failed rows (call errors, unparsable replies) make it fail loudly, after
+    writing its outputs (:mod:`ragcourt.core.failures`): more than ``max_error_rate`` of a
+    table's rows failed, or (``fail_on_system``) every row of one system failed."""
+
+    max_error_rate: float = Field(default=0.5, ge=0.0, le=1.0)
+    fail_on_system: StrictBool = True
+
+
 class Params(Strict):
     """Root of params.yaml."""
 
@@ -320,6 +329,7 @@ class Params(Strict):
     judge: JudgeParams = Field(default_factory=JudgeParams)
     tournament: TournamentParams = Field(default_factory=TournamentParams)
     calibration: CalibrationParams = Field(default_factory=CalibrationParams)
+    failure: FailureParams = Field(default_factory=FailureParams)
 
     @field_validator("chunkings", "embedders")
     @classmethod

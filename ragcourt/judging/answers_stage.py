@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 import polars as pl
 
 from ragcourt.core import catalog
+from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import Params
 from ragcourt.core.schemas import TABLES
@@ -158,3 +159,8 @@ def run(params: Params) -> None:
     write_parquet(correctness, catalog.path("correctness"), "correctness")
     ctx.gateway.write_metrics()
     log.info("judge: step %s done", "answers")
+    enforce(
+        "judge",
+        [assess("verdicts", verdicts), assess("correctness", correctness)],
+        params.failure,
+    )

@@ -14,6 +14,7 @@ import polars as pl
 
 from ragcourt.answering.provenance import NO_RETRIEVED_PASSAGES, retrieval_gap
 from ragcourt.core import catalog
+from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import Params
 from ragcourt.judging.relevance import grade_passage_relevance, retrieved_passages, unique_passages
@@ -79,3 +80,12 @@ def run(params: Params) -> None:
     write_parquet(udcg, catalog.path("udcg"), "udcg")
     ctx.gateway.write_metrics()
     log.info("judge: step %s done", "retrieval")
+    enforce(
+        "judge_retrieval",
+        [
+            assess("relevance", relevance, group=None),
+            assess("passage_utility", utility, group=None),
+            assess("udcg", udcg),
+        ],
+        params.failure,
+    )

@@ -25,6 +25,7 @@ import polars as pl
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_parquet
 from ragcourt.core.params import Params
 from ragcourt.core.schemas import frame_schema
@@ -119,6 +120,19 @@ def rejected_frame(rejected: Sequence[Candidate], g: Generator) -> pl.DataFrame:
         for c in rejected
     ]
     return pl.DataFrame(rows, schema=frame_schema("qa_rejected"))
+
+
+def failed_calls(result: QAGenResult) -> pl.DataFrame:
+    """One row per tried candidate with ``error`` set when a model call or its parse failed
+    (``failed_filter`` ending in ``_error``); filter rejections are not failures."""
+    rejected = result.rejected.select(
+        pl.when(pl.col("failed_filter").str.ends_with("_error"))
+        .then(pl.col("failed_filter") + ": " + pl.col("reason").fill_null(""))
+        .otherwise(None)
+        .alias("error")
+    )
+    accepted = pl.DataFrame({"error": [None] * result.qa.height}, schema={"error": pl.String})
+    return pl.concat([rejected, accepted], how="vertical")
 
 
 def empty_rejected() -> pl.DataFrame:
@@ -222,6 +236,7 @@ def run(params: Params) -> None:
     write_parquet(result.rejected, REJECTED_PATH, "qa_rejected")
     write_json(result.summary.model_dump(mode="json"), SUMMARY_PATH)
     gw.write_metrics()
+    enforce("qagen", [assess("candidates", failed_calls(result))], params.failure)
     s = result.summary
     log.info(
         "qagen: %d/%d accepted after %d attempts (%s), %.2f accepted items/min",

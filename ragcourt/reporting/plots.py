@@ -20,6 +20,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import MaxNLocator
 
 from ragcourt.reporting.model import Figure
+from ragcourt.tournament.runner import rank_labels
 
 RETRIEVER_STYLE = {"dense": "-", "bm25": "--", "hybrid": ":"}
 METRIC_TITLES = {"R": "Recall", "RR": "MRR", "nDCG": "nDCG", "P": "Precision", "Success": "Hits"}
@@ -54,7 +55,7 @@ def leaderboard(board: pl.DataFrame) -> Figure:
             ax.axvline(1500.0, color="grey", lw=0.6, ls=":")
         ax.set_title(f"{title} with 95% bootstrap CI", fontsize=10)
         ax.grid(axis="x", alpha=0.3)
-    axes[0].set_yticks(y, [f"{r}. {s}" for r, s in b.select("rank", "system").iter_rows()])
+    axes[0].set_yticks(y, rank_labels(b))
     fig.tight_layout()
     return to_figure(fig, "Leaderboard: Elo and Bradley-Terry with confidence intervals")
 

@@ -62,7 +62,7 @@ def leaderboard(art: Artifacts) -> Section:
         a, c = acc.get(r["system"], (None, None))
         rows.append(
             [
-                str(r["rank"]),
+                str(r["rank"]) if r["rank"] is not None else "–",
                 r["system"] + (" (external)" if r["system"] in external else ""),
                 _ci(r["elo"], r["elo_lo"], r["elo_hi"]),
                 _ci(r["bt"], r["bt_lo"], r["bt_hi"]),
@@ -90,6 +90,8 @@ def leaderboard(art: Artifacts) -> Section:
         )
     )
     sec.figures.append(plots.leaderboard(board))
+    if unranked(board):
+        sec.notes.insert(0, NO_VALID_JUDGEMENTS_NOTE)
     if no_contexts:
         sec.notes.append(
             f"{', '.join(no_contexts)}: {NO_CONTEXTS_SUPPLIED} - their passage relevance, UDCG "
@@ -556,11 +558,24 @@ def overview(art: Artifacts, params: Params) -> Section:
         ("embedders", ", ".join(f"{k} ({e.model})" for k, e in params.embedders.items())),
     ]
     board = art.table("leaderboard")
-    if board is not None and board.height:
+    if board is not None and board.height and unranked(board):
+        sec.facts.insert(0, ("best system", "none: no valid judgements"))
+    elif board is not None and board.height:
         top = board.sort("rank").row(0, named=True)
         elo = _ci(top["elo"], top["elo_lo"], top["elo_hi"])
         sec.facts.insert(0, ("best system", f"{top['system']} (Swiss Elo {elo})"))
     return sec
+
+
+NO_VALID_JUDGEMENTS_NOTE = (
+    "No valid judgements: every pairwise judgement failed (see the tournament's error rows), "
+    "so no system is ranked and none is the best."
+)
+
+
+def unranked(board: pl.DataFrame) -> bool:
+    """A leaderboard without ranks: the tournament had no valid judgement."""
+    return bool(board["rank"].is_null().all())
 
 
 def _external_systems(art: Artifacts) -> tuple[set[str], list[str]]:

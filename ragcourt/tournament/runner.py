@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 import polars as pl
@@ -78,6 +78,22 @@ def order_agreement(pairwise: pl.DataFrame) -> float | None:
     ab = ok.select("p_ab_a", "p_ab_b", "p_ab_tie").to_numpy().argmax(axis=1)
     ba = ok.select("p_ba_b", "p_ba_a", "p_ba_tie").to_numpy().argmax(axis=1)
     return float((ab == ba).mean())
+
+
+NO_VALID_JUDGEMENTS: Literal["no valid judgements"] = "no valid judgements"
+
+
+def rank_labels(board: pl.DataFrame) -> list[str]:
+    """ "<rank>. <system>" per leaderboard row ("–" for a missing rank)."""
+    return [
+        f"{r if r is not None else '–'}. {s}" for r, s in board.select("rank", "system").iter_rows()
+    ]
+
+
+def judged_anything(pairwise: pl.DataFrame) -> bool:
+    """Whether at least one (pair, question) judgement succeeded; without one the tournament
+    names no best system and its leaderboard has no ranks."""
+    return pairwise.height > 0 and bool(pairwise["error"].is_null().any())
 
 
 def _tau(x: list[float | None], y: list[float | None]) -> KendallTau:
@@ -154,6 +170,8 @@ def run_tournament(
         .with_row_index("rank", offset=1)
         .with_columns(pl.col("rank").cast(pl.Int64))
     )
+    if not judged_anything(pairwise):  # every Elo is still the initial rating: no order
+        board = board.with_columns(pl.lit(None, dtype=pl.Int64).alias("rank"))
     matches = pl.concat(
         [_matches_frame(sw, "swiss"), *([_matches_frame(rr, "round_robin")] if rr else [])]
     )
@@ -199,8 +217,11 @@ def _summary(
         # both presentation orders of every question of every match (valid + failed)
         return 2 * sum(m.n_questions + m.n_errors for m in ms)
 
+    ranked = judged_anything(pairwise)
     return TournamentSummary(
         judge=judge,
+        outcome="ranked" if ranked else NO_VALID_JUDGEMENTS,
+        best_system=board.sort("rank")["system"][0] if ranked else None,
         n_systems=n,
         n_questions=q,
         margin_threshold=tp.margin,

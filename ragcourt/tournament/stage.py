@@ -35,6 +35,7 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.entry import log
 from ragcourt.core.errors import RagcourtError, SchemaError
+from ragcourt.core.failures import TableFailures, assess, enforce
 from ragcourt.core.io import read_table, write_json, write_parquet, write_with
 from ragcourt.core.params import Params
 from ragcourt.judging.vocabulary import JudgeContext
@@ -43,7 +44,7 @@ from ragcourt.tournament import single_system
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.memo import JudgementMemo
 from ragcourt.tournament.pairwise import PairwiseJudge
-from ragcourt.tournament.runner import run_tournament
+from ragcourt.tournament.runner import rank_labels, run_tournament
 
 ANSWERS = catalog.path("answers")
 QA = catalog.path("qa")
@@ -90,7 +91,7 @@ def plot_leaderboard(board: pl.DataFrame, path: Path) -> None:
         ax.set_title(f"{title} (95% bootstrap CI)")
         ax.set_xlabel("rating (Elo scale)")
         ax.grid(axis="x", alpha=0.3)
-    axes[0].set_yticks(y, [f"{r}. {s}" for r, s in b.select("rank", "system").iter_rows()])
+    axes[0].set_yticks(y, rank_labels(b))
     fig.tight_layout()
     write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=120))
     plt.close(fig)
@@ -143,8 +144,27 @@ def run(
         s.swiss.matches,
         rr.matches if rr.enabled else f"off ({rr.matches_computed} computed)",
         s.error_rows,
-        out.leaderboard["system"][0],
+        s.best_system or s.outcome,
     )
+    enforce("tournament", pairwise_failures(out.pairwise), params.failure)
+
+
+def pairwise_failures(pairwise: pl.DataFrame) -> list[TableFailures]:
+    """Failed judgements overall, and per system (a row counts for both of its systems)."""
+    per_system = pl.concat(
+        [
+            pairwise.select(pl.col(side).alias("system"), "error")
+            for side in ("system_a", "system_b")
+        ],
+        how="vertical",
+    )
+    overall = assess("pairwise", pairwise, group=None)
+    by_system = assess("pairwise", per_system)
+    return [
+        TableFailures(
+            overall.table, overall.rows, overall.failed, by_system.groups, overall.reasons
+        )
+    ]
 
 
 def _run_single(

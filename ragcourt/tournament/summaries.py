@@ -10,6 +10,8 @@ the bootstrap settings (spec §6). Round-robin's measured fields are null when
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -67,6 +69,8 @@ class TournamentSummary(_Fixed):
     """``data/tournament/summary.json``."""
 
     judge: str
+    outcome: Literal["ranked", "no valid judgements"]  # no winner without a valid judgement
+    best_system: str | None  # rank 1 of the Swiss Elo; None when outcome is not "ranked"
     n_systems: int
     n_questions: int
     margin_threshold: float

@@ -11,6 +11,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import litellm
 import polars as pl
 import pytest
 import yaml
@@ -19,7 +20,7 @@ from ragcourt.answering import stage as answer
 from ragcourt.answering.generation import is_abstention
 from ragcourt.answering.partitions import config_hash, model_identity
 from ragcourt.core import prompts as prompt_files
-from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.errors import ConfigError, RagcourtError, StageFailed
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params, load_params
 from ragcourt.core.schemas import TABLES
@@ -435,3 +436,29 @@ def test_bad_or_empty_question_sets_scripted_model(project: Params) -> None:
     assert m.calls == []
     assert read_table("data/answers/answers.parquet", "answers").height == 0
     assert read_table("data/answers/systems/bm25-k1.parquet", "answers").height == 0
+
+
+def test_a_system_whose_every_call_fails_stops_the_stage_loudly_scripted_model(
+    project: Params,
+) -> None:
+    """A 401 for one system's model: its error rows are written, then the stage fails in one
+    line naming the system (exit 3 under run_entry); the other system is unaffected."""
+    _systems(
+        {"name": "good", "retriever": "bm25", "top_k": 1},
+        {"name": "revoked", "retriever": "bm25", "top_k": 1, "generator": "scripted/revoked"},
+    )
+
+    def unauthorised(messages: list[dict[str, str]]) -> str:
+        raise litellm.AuthenticationError("401 invalid api key", "scripted", "revoked")
+
+    with scripted_model("gen", generator) as m, scripted_model("revoked", unauthorised):
+        project.llm.model = m.model
+        with pytest.raises(StageFailed, match=r"answer: answers: every row failed for 'revoked'"):
+            answer.run(project)
+    out = read_table("data/answers/answers.parquet", "answers")  # written before failing
+    assert out.filter(pl.col("system") == "revoked")["error"].null_count() == 0
+    assert out.filter(pl.col("system") == "good")["error"].null_count() == 3
+    # the policy is a param: accepting total failure of a system lets the stage pass
+    project.failure.fail_on_system = False
+    with scripted_model("gen", generator), scripted_model("revoked", unauthorised):
+        answer.run(project)

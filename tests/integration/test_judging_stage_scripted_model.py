@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from ragcourt.core.errors import StageFailed
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import JudgeParams, JudgeSpec, Params, UDCGParams, load_params
 from ragcourt.core.schemas import RETRIEVED, TABLES
@@ -384,3 +385,22 @@ def test_similarity_correctness_reuses_the_dafe_primary_scores_scripted_model(
         assert r["correctness"] == pytest.approx(min(1.0, max(0.0, r["primary2_score"])))
     failed = c.filter(pl.col("error").is_not_null())
     assert failed["correctness"].null_count() == failed.height
+
+
+def test_unreachable_judge_model_fails_each_stage_loudly_scripted_model(project: Params) -> None:
+    """Every judge call fails (provider unreachable): each stage writes its error rows, then
+    raises StageFailed naming the table (exit 3 under run_entry); nothing is silently 0."""
+
+    def unreachable(messages: list[dict[str, str]]) -> str:
+        raise ConnectionError("connection refused")
+
+    with scripted_model("down", unreachable) as m:
+        project.llm.model = m.model
+        with pytest.raises(StageFailed, match=r"judge: correctness: 6/6 rows failed"):
+            answers_stage.run(project)
+        with pytest.raises(StageFailed, match=r"judge_retrieval: relevance: \d+/\d+ rows failed"):
+            retrieval_stage.run(project)
+    correctness = read_table("data/judge/correctness.parquet", "correctness")
+    assert correctness["error"].null_count() == 0  # the error rows were written first
+    relevance = read_table("data/judge/relevance.parquet", "relevance")
+    assert relevance.height > 0 and relevance["error"].null_count() == 0

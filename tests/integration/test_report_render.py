@@ -210,3 +210,13 @@ def test_summary_that_does_not_match_its_writers_model_is_a_note(
     _, _, sections = build(params, tmp_path)
     notes = [n for s in sections for n in s.notes]
     assert any("does not match the summary its stage writes (swiss.rounds" in n for n in notes)
+
+
+def test_unranked_leaderboard_names_no_best_system(tmp_path: Path, params: Params) -> None:
+    write_artifacts(tmp_path)
+    path = tmp_path / "data/tournament/leaderboard.parquet"
+    board = pl.read_parquet(path).with_columns(pl.lit(None, dtype=pl.Int64).alias("rank"))
+    board.write_parquet(path)
+    _, md, _ = build(params, tmp_path)
+    assert "none: no valid judgements" in md and "No valid judgements: every pairwise" in md
+    assert "dense-k5 (Swiss Elo" not in md

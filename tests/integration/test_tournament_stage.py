@@ -1,6 +1,7 @@
 """The tournament stage end to end on synthetic answers + correctness (real parquet, real plot)."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import polars as pl
 import pytest
 from _tournament_data import answers_frame, correctness_frame, qa_frame
 
-from ragcourt.core.errors import RagcourtError
+from ragcourt.core.errors import RagcourtError, StageFailed
 from ragcourt.core.io import read_table
 from ragcourt.core.params import load_params
 from ragcourt.tournament import stage as tournament
@@ -107,7 +108,9 @@ def test_matches_where_every_judgement_failed_are_counted_as_failed(tmp_path, mo
     )  # fmt: skip
     corr.write_parquet(ws / "data/judge/correctness.parquet")
     monkeypatch.chdir(ws)
-    tournament.run(load_params("params.yaml"))
+    # every judgement of one system failed: loud failure, after the outputs are written
+    with pytest.raises(StageFailed, match="pairwise: every row failed for 'echo'"):
+        tournament.run(load_params("params.yaml"))
     out = tmp_path / "data/tournament"
     board = read_table(out / "leaderboard.parquet", "leaderboard")
     matches = read_table(out / "matches.parquet", "matches")
@@ -184,3 +187,44 @@ def test_missing_correctness_table_is_named(tmp_path, monkeypatch) -> None:
     (tmp_path / "data/judge/correctness.parquet").unlink()
     with pytest.raises(RagcourtError, match=r"correctness\.parquet: input artifact not found"):
         tournament.run(load_params("params.yaml"))
+
+
+def _all_judgements_failed(tmp: Path) -> Path:
+    ws = _workspace(tmp, STRENGTHS)
+    corr = pl.read_parquet(ws / "data/judge/correctness.parquet")
+    corr.with_columns(pl.lit("401 unauthorised").alias("error")).write_parquet(
+        ws / "data/judge/correctness.parquet"
+    )
+    return ws
+
+
+def test_no_valid_judgement_names_no_winner_and_exits_3(tmp_path: Path) -> None:
+    """Every judgement failed: the stage (run as DVC runs it) writes its outputs with error
+    rows, names no best system, leaves the leaderboard unranked, and exits 3 in one line."""
+    ws = _all_judgements_failed(tmp_path)
+    old_summary = ws / "data/tournament/summary.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "stages.tournament"], cwd=ws, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ragcourt: stage failed: tournament: pairwise: ")
+    assert "rows failed" in last and "Traceback" not in proc.stderr
+    summary = json.loads(old_summary.read_text())
+    assert summary["outcome"] == "no valid judgements" and summary["best_system"] is None
+    board = read_table(ws / "data/tournament/leaderboard.parquet", "leaderboard")
+    assert board["rank"].null_count() == board.height  # no order, so no ranks
+    assert (board["elo"] == load_params(ws / "params.yaml").tournament.initial_elo).all()
+
+
+def test_no_valid_judgement_is_no_winner_even_when_failures_are_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(_all_judgements_failed(tmp_path))
+    params = load_params("params.yaml")
+    params.failure.max_error_rate = 1.0
+    params.failure.fail_on_system = False
+    tournament.run(params)  # accepted by policy, but still no winner
+    summary = json.loads((tmp_path / "data/tournament/summary.json").read_text())
+    assert (summary["outcome"], summary["best_system"]) == ("no valid judgements", None)

@@ -28,7 +28,8 @@ CORRECTNESS = pl.DataFrame(
     }
 )
 TOP_KEYS = {
-    "judge", "n_systems", "n_questions", "margin_threshold", "margin_note", "judge_call_unit",
+    "judge", "outcome", "best_system", "n_systems", "n_questions", "margin_threshold",
+    "margin_note", "judge_call_unit",
     "judge_calls_note", "swiss", "round_robin", "judge_calls_executed", "swiss_saving",
     "pairwise_rows", "error_rows", "error_reasons", "schemes", "order_agreement",
     "kendall_swiss_vs_rr", "kendall_swiss_vs_rr_elo", "bootstrap", "bt_basis",
