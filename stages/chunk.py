@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from ragcourt.core.entry import run_entry, stage_parser
+from ragcourt.core.entry import dvc_partition, run_entry, stage_parser
 
 
 def main() -> None:
     ap = stage_parser(__doc__)
-    ap.add_argument("--chunking", required=True, help="a key of params chunkings")
+    ap.add_argument("--chunking", help="a key of params chunkings (default: from $DVC_STAGE)")
     args = ap.parse_args()
     from ragcourt.core.params import load_params
     from ragcourt.corpus.chunking import run
 
-    path = run(load_params(args.params), args.chunking)
+    params = load_params(args.params)
+    chunking = args.chunking or dvc_partition("chunk", {"chunking": params.chunkings})["chunking"]
+    path = run(params, chunking)
     print(f"chunk: wrote {path}")
 
 

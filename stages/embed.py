@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-from ragcourt.core.entry import run_entry, stage_parser
+from ragcourt.core.entry import dvc_partition, run_entry, stage_parser
 
 
 def main() -> None:
     ap = stage_parser(__doc__)
-    ap.add_argument("--chunking", required=True, help="a key of params chunkings")
-    ap.add_argument("--embedder", required=True, help="a key of params embedders")
+    ap.add_argument("--chunking", help="a key of params chunkings (default: from $DVC_STAGE)")
+    ap.add_argument("--embedder", help="a key of params embedders (default: from $DVC_STAGE)")
     args = ap.parse_args()
     from ragcourt.core.params import load_params
     from ragcourt.retrieval.indexing import run
 
-    run(load_params(args.params), args.chunking, args.embedder)
+    params = load_params(args.params)
+    if args.chunking and args.embedder:
+        chunking, embedder = args.chunking, args.embedder
+    else:
+        axes = {"chunking": params.chunkings, "embedder": params.embedders}
+        part = dvc_partition("embed", axes)
+        chunking, embedder = part["chunking"], part["embedder"]
+    run(params, chunking, embedder)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,11 @@ included, but too many model calls failed: see :mod:`ragcourt.core.failures`) ex
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from ragcourt.core.errors import RagcourtError, StageFailed
 from ragcourt.core.io import output_set
@@ -34,6 +36,37 @@ def stage_parser(doc: str | None) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0] if doc else None)
     ap.add_argument("--params", default=str(DEFAULT_PARAMS_PATH), help="params file")
     return ap
+
+
+DVC_STAGE = "DVC_STAGE"  # set by DVC for every stage command: its address, e.g. "embed@c256-minilm"
+
+
+def dvc_partition(stage: str, axes: dict[str, Collection[str]]) -> dict[str, str]:
+    """The partition of a DVC foreach/matrix stage, read from ``$DVC_STAGE`` so no params key
+    ever reaches a shell command line.
+
+    ``axes`` maps each partition field to its configured keys (``{"chunking": chunkings}``);
+    the address is ``<stage>@<key>`` for one field and ``<stage>@<k1>-<k2>`` for a matrix
+    (DVC joins the values with "-"): the one combination of configured keys that spells it.
+    """
+    address = os.environ.get(DVC_STAGE, "")
+    name, _, suffix = address.partition("@")
+    if name != stage or not suffix:
+        fields = " ".join(f"--{f}" for f in axes)
+        raise RagcourtError(
+            f"stage {stage}: give {fields} (or run it through dvc repro, which sets {DVC_STAGE})"
+        )
+    combos = [dict(zip(axes, keys, strict=True)) for keys in itertools.product(*axes.values())]
+    found = [c for c in combos if "-".join(c.values()) == suffix]
+    if len(found) != 1:
+        what = "no" if not found else "more than one"
+        raise RagcourtError(
+            f"{DVC_STAGE}={address!r}: {what} configured combination of "
+            f"{'/'.join(axes)} spells {suffix!r} (keys in params: "
+            + "; ".join(f"{f}: {sorted(v)}" for f, v in axes.items())
+            + ")"
+        )
+    return found[0]
 
 
 def run_entry(main: Callable[[], object]) -> None:

@@ -7,8 +7,9 @@ A stage partitioned by chunking is a ``foreach`` over ``${chunkings}``, by chunk
 embedder a ``matrix``, so ``dvc exp run -S`` sweeps work without regenerating; a per-system
 stage runs all systems in one DVC stage whose output folder persists between runs. Inputs
 bound to every partition (``*``) become the artifact's folder; params-valued paths are
-``${key}`` interpolations. Every interpolated argument is single-quoted in ``cmd`` (no shell
-expansion).
+``${key}`` interpolations. No params value is interpolated into ``cmd``: a partitioned stage
+reads its partition from ``$DVC_STAGE`` (``chunk@<chunking>``, ``embed@<chunking>-<embedder>``),
+so a key can never be shell syntax.
 
 tests/unit/orchestration/test_dvc_yaml.py fails when the committed file differs from
 :func:`render`.
@@ -108,9 +109,9 @@ def _outs(sd: StageDef, names: tuple[str, ...]) -> list[str]:
 
 def _stage_body(sd: StageDef, root: Path) -> dict[str, Any]:
     fields = _dvc_fields(sd)
-    # single quotes: the shell expands nothing in an interpolated key ($(...), `...`, ;), and
-    # every key is a safe name (ragcourt.core.names) once params load
-    cmd = " ".join([f"python -m {sd.entry}", *(f"--{f} '{_var(sd, f)}'" for f in fields)])
+    # no params key in the command line: a foreach/matrix stage reads its partition from
+    # $DVC_STAGE (ragcourt.core.entry.dvc_partition), so a hostile key never reaches the shell
+    cmd = f"python -m {sd.entry}"
     deps = [*code_paths(sd.name, root)]
     for d in sd.deps:
         path = _dep(sd, d)

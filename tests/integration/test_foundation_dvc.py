@@ -125,3 +125,38 @@ def test_full_graph_repro_twice_and_targeted_reruns(tmp_path: Path) -> None:
     exp = sh(repo, "dvc", "exp", "run", "-S", "chunkings.c256.size=128")
     assert ran_stages(exp) == {"chunk@c256", "embed@c256-minilm"}, exp
     assert max_tokens(repo, "c256") <= 130
+
+
+def test_plain_dvc_repro_never_puts_a_params_key_in_a_shell_command(tmp_path: Path) -> None:
+    """A chunking key holding a quote and shell syntax, run with plain ``dvc repro`` (not
+    ``ragcourt run``, which validates params first): the generated ``cmd`` has no key in it,
+    so the shell runs nothing; the stage refuses the key in one line."""
+    repo = make_repo(tmp_path, ("ingest", "chunk"))
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    hostile = "c1'; touch pwned; echo '"
+    params["chunkings"][hostile] = {"size": 64, "overlap": 0}
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(["dvc", "repro"], cwd=repo, capture_output=True, text=True, env=env)
+    assert proc.returncode != 0
+    assert not (repo / "pwned").exists()
+    assert "not a safe name" in proc.stdout + proc.stderr
+
+
+def test_partition_comes_from_dvc_stage_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragcourt.core.entry import dvc_partition
+    from ragcourt.core.errors import RagcourtError
+
+    axes = {"chunking": ["c256", "c-1"], "embedder": ["minilm", "1-x"]}
+    monkeypatch.setenv("DVC_STAGE", "embed@c256-minilm")
+    assert dvc_partition("embed", axes) == {"chunking": "c256", "embedder": "minilm"}
+    monkeypatch.setenv("DVC_STAGE", "embed@c-1-x")  # neither c256+1-x nor c-1+x: unknown
+    with pytest.raises(RagcourtError, match="no configured combination"):
+        dvc_partition("embed", axes)
+    monkeypatch.setenv("DVC_STAGE", "embed@c-1-minilm")
+    assert dvc_partition("embed", axes) == {"chunking": "c-1", "embedder": "minilm"}
+    monkeypatch.delenv("DVC_STAGE")
+    with pytest.raises(RagcourtError, match="give --chunking --embedder"):
+        dvc_partition("embed", axes)
