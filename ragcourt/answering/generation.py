@@ -94,8 +94,9 @@ def answer_system(
         for (qid,), sub in top.group_by("query_id", maintain_order=True)
     }
     var = group.variants
+    failed = {**(var.errors if var else {}), **group.errors}  # no passages to answer with
     qids, questions = qa["question_id"].to_list(), qa["question"].to_list()
-    to_ask = [i for i, q in enumerate(qids) if var is None or q not in var.errors]
+    to_ask = [i for i, q in enumerate(qids) if q not in failed]
     reqs = [
         build_request(
             system,
@@ -121,12 +122,11 @@ def answer_system(
             "model": system.generator_model,
         }
         res = results.get(i)
-        if res is None:  # the RAG-Fusion variant call failed: nothing to retrieve with
-            assert var is not None
+        if res is None:  # variant call failed / control retrieval had no passage: no answer
             row |= {
                 "answer": None,
                 "abstained": None,
-                "error": var.errors[qid],
+                "error": failed[qid],
                 "latency_s": v_lat,
                 "prompt_tokens": v_pt,
                 "completion_tokens": v_ct,

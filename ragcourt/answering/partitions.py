@@ -13,6 +13,10 @@ An external system's config hash is
 :func:`ragcourt.answering.external.inputs.external_config_hash` (its config as written and the
 sha256 of its answers file / project module / declared inputs; never a secret), with the same
 QA hash and the same metadata keys.
+
+Control systems: an ``oracle`` system's hash also holds the sha256 of the QA table (its
+passages follow the ground-truth spans), ``random`` and ``shuffled`` hold ``controls.seed``;
+a ``shuffled`` system's hash is its config, the seed and the sha256 of its base's partition.
 """
 
 from __future__ import annotations
@@ -23,7 +27,12 @@ from typing import Any
 import polars as pl
 
 from ragcourt.answering.external.inputs import external_config_hash
-from ragcourt.answering.systems import AnySystem, ExternalSystem, effective_config
+from ragcourt.answering.systems import (
+    AnySystem,
+    ExternalSystem,
+    ShuffledSystem,
+    effective_config,
+)
 from ragcourt.core import catalog
 from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256
 from ragcourt.core.io import write_with
@@ -74,6 +83,11 @@ def config_hash(system: AnySystem, params: Params, prompts_dir: Path | None = No
     system: ``external_config_hash``)."""
     if isinstance(system, ExternalSystem):
         return external_config_hash(system.spec)
+    if isinstance(system, ShuffledSystem):
+        base = file_digest(partition_path(system.base))
+        return object_sha256(
+            {"system": system.describe(), "seed": params.controls.seed, "base_partition": base}
+        )
     spec, key = system.spec, system.retrieval
     names = ["answer_system", "answer_user", "passage", "no_passages"]
     texts = {n: prompt("answer", n, spec.prompt_version, prompts_dir) for n in names}
@@ -85,8 +99,14 @@ def config_hash(system: AnySystem, params: Params, prompts_dir: Path | None = No
     inputs = {"chunks": file_digest(chunks_path(key.chunking))}
     if key.embedder is not None:
         inputs |= {p.name: file_digest(p) for p in dense_inputs(key.chunking, key.embedder)}
+    control: dict[str, Any] = {}
+    if system.control == "oracle":
+        inputs |= {"qa": file_digest(catalog.path("qa"))}
+    if system.control == "random":
+        control = {"control_seed": params.controls.seed}
     return object_sha256(
         {
+            **control,
             "system": {"name": system.name, **effective_config(system)},
             "models": {
                 "generator": model_identity(system.generator_model, params),
@@ -96,7 +116,9 @@ def config_hash(system: AnySystem, params: Params, prompts_dir: Path | None = No
             "sampling": {"temperature": params.llm.temperature, "seed": params.llm.seed},
             "retrieval": {
                 "rrf_k": params.retrieval.rrf_k,
-                "bm25": params.retrieval.bm25.model_dump() if key.retriever != "dense" else None,
+                "bm25": params.retrieval.bm25.model_dump()
+                if key.retriever in ("bm25", "hybrid")
+                else None,
             },
             "chunking": params.chunkings[key.chunking].model_dump(),
             "chunk_tokenizer": params.chunk_tokenizer,

@@ -12,7 +12,7 @@ its group. ``seconds_per_query`` = the group's retrieval wall time / #questions.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -36,6 +36,7 @@ class GroupRetrieval:
     hits: pl.DataFrame  # query_id + HIT_COLS, sorted by query_id, rank
     variants: Variants | None
     seconds_per_query: float
+    errors: dict[str, str] = field(default_factory=dict)  # question -> why it has no passages
 
 
 def _questions(qa: pl.DataFrame) -> pl.DataFrame:

@@ -15,6 +15,10 @@ reviewer should know live with the code that applies them:
   or HTTP system whose partition has error rows is asked again only the failed questions, and
   an answers-file partition with error rows (questions the file does not answer) is kept as
   long as the file and the QA set are unchanged (re-reading it would give the same rows).
+* control systems (issue 13): control retrievers ``oracle`` / ``random`` / ``none``
+  (:mod:`ragcourt.answering.control_retrieval`) rank without an index; ``shuffled`` systems
+  (:mod:`ragcourt.answering.shuffled`) are written last, from their base's partition.
+  ``answers.parquet`` has a ``control`` column: the control kind, null for a real system.
 
 ``data/answers/answers.parquet`` is the concatenation of the partitions in config order
 (partitions of systems no longer configured are removed on a full run), and
@@ -26,10 +30,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
+from ragcourt.answering.control_kinds import CONTROL_COLUMN
 from ragcourt.answering.generation import ANSWER_SCHEMA, answer_system
 from ragcourt.answering.partitions import (
     config_hash,
@@ -44,13 +49,16 @@ from ragcourt.answering.protocols import Chatter, Retriever, RetrieverFactory
 from ragcourt.answering.retrieval_groups import default_retriever_factory, retrieve_group
 from ragcourt.answering.summaries import summarise
 from ragcourt.answering.systems import (
+    CONTROL_RETRIEVERS,
     AnySystem,
     ExternalSystem,
+    ShuffledSystem,
     System,
     builtin_systems,
     external_systems,
     group_by_retrieval,
     load_systems,
+    shuffled_systems,
 )
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
@@ -59,6 +67,7 @@ from ragcourt.core.io import read_table, write_json, write_with
 from ragcourt.core.params import Params
 
 if TYPE_CHECKING:
+    from ragcourt.answering.systems import SearchKind
     from ragcourt.llm import Gateway
 
 log = logging.getLogger("ragcourt.answer")
@@ -66,6 +75,12 @@ log = logging.getLogger("ragcourt.answer")
 QA_PATH = catalog.path("qa")
 ANSWERS_PATH = catalog.path("answers")
 SUMMARY_PATH = catalog.path("answers_summary")
+
+
+def mark_control(df: pl.DataFrame, system: AnySystem) -> pl.DataFrame:
+    """The answers columns plus ``control`` = the system's control kind (null: real system)."""
+    control = pl.lit(system.control, dtype=pl.String).alias(CONTROL_COLUMN)
+    return df.select(list(ANSWER_SCHEMA)).with_columns(control)
 
 
 def _reusable(system: AnySystem, state: str) -> bool:
@@ -109,7 +124,31 @@ def answer_systems(
     for s in external_systems(pending):
         retry_failed = reuse_fresh and states[s.name] == "errors"
         _answer_one_external(s, qa, hashes[s.name], q_hash, retry_failed)
+    for sh in shuffled_systems(pending):  # after their bases: the hash reads the base partition
+        _answer_one_shuffled(sh, qa, params, prompts_dir, q_hash)
     return status
+
+
+def _answer_one_shuffled(
+    system: ShuffledSystem,
+    qa: pl.DataFrame,
+    params: Params,
+    prompts_dir: Path | None,
+    q_hash: str,
+) -> None:
+    from ragcourt.answering.shuffled import shuffled_answers
+
+    base_path = partition_path(system.base)
+    if not base_path.is_file():
+        raise RagcourtError(
+            f"{base_path}: system '{system.name}' needs the answers of its base "
+            f"'{system.base}'; answer the base first"
+        )
+    base_rows = read_table(base_path, "answers")
+    df = shuffled_answers(system.name, system.base, base_rows, qa, params.controls.seed)
+    df = mark_control(df, system)
+    write_partition(df, system.name, config_hash(system, params, prompts_dir), q_hash)
+    _log_written(system.name, df)
 
 
 def _log_written(name: str, df: pl.DataFrame) -> None:
@@ -139,9 +178,15 @@ def _answer_builtin(
     retrievers: dict[tuple[str, str, str | None], Retriever] = {}
     for key, members in group_by_retrieval(systems).items():
         rkey = (key.retriever, key.chunking, key.embedder)
-        if rkey not in retrievers:
-            retrievers[rkey] = factory(key.retriever, key.chunking, key.embedder, params)
-        group = retrieve_group(key, qa, params, retrievers[rkey], gateway, prompts_dir)
+        if key.retriever in CONTROL_RETRIEVERS:
+            from ragcourt.answering.control_retrieval import control_group
+
+            group = control_group(key, qa, params)
+        else:
+            if rkey not in retrievers:
+                kind = cast("SearchKind", key.retriever)
+                retrievers[rkey] = factory(kind, key.chunking, key.embedder, params)
+            group = retrieve_group(key, qa, params, retrievers[rkey], gateway, prompts_dir)
         log.info(
             "retrieval %s: %d questions, shared by %s",
             key.label,
@@ -150,7 +195,7 @@ def _answer_builtin(
         )
         for s in members:
             df = answer_system(s, qa, group, params, gateway, prompts_dir)
-            write_partition(df, s.name, hashes[s.name], q_hash)
+            write_partition(mark_control(df, s), s.name, hashes[s.name], q_hash)
             _log_written(s.name, df)
 
 
@@ -167,7 +212,7 @@ def _answer_one_external(
         ", retrying its failed questions" if previous is not None else "",
     )
     df = answer_external(system, qa, previous)
-    write_partition(df, system.name, cfg_hash, q_hash)
+    write_partition(mark_control(df, system), system.name, cfg_hash, q_hash)
     _log_written(system.name, df)
 
 
@@ -181,8 +226,9 @@ def combine(systems: Sequence[AnySystem], *, prune: bool) -> pl.DataFrame:
             if stale.name not in keep:
                 stale.unlink()
                 log.info("removed partition of unconfigured system: %s", stale)
-    frames = [read_table(partition_path(s.name), "answers") for s in systems]
-    answers = pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=ANSWER_SCHEMA)
+    frames = [mark_control(read_table(partition_path(s.name), "answers"), s) for s in systems]
+    empty = pl.DataFrame(schema={**ANSWER_SCHEMA, CONTROL_COLUMN: pl.String})
+    answers = pl.concat(frames, how="vertical") if frames else empty
     write_with(ANSWERS_PATH, lambda tmp: answers.write_parquet(tmp, compression="zstd"))
     write_json(summarise(answers).model_dump(mode="json"), SUMMARY_PATH)
     return answers

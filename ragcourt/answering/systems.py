@@ -36,6 +36,15 @@ their config hashes) are unchanged. ``defaults`` apply to built-in systems only 
 ``kind``; grids expand built-in systems only. :func:`load_systems` returns both kinds in config
 order (:data:`AnySystem`); :meth:`System.plan_entry` / :meth:`ExternalSystem.plan_entry` give
 the stage graph what it needs of either.
+
+Control systems (issue 13; their rules: :mod:`ragcourt.answering.control_retrieval` and
+:mod:`ragcourt.answering.shuffled`): a built-in system with ``retriever: oracle`` (the chunks
+holding the ground-truth span), ``random`` (k random chunks, seeded per question) or ``none``
+(closed book) - control retrievers use no embedder and no RAG-Fusion; and an entry
+``{name: ..., answers: shuffled, base: <system>}`` (:class:`ShuffledSystem`: the base system's
+answer to another question; the base must be declared before it). ``params.controls.kinds``
+adds ``control-<kind>`` systems built on ``controls.base`` (null: the first built-in system).
+Every system's ``control`` is its control kind, None for a real system.
 """
 
 from __future__ import annotations
@@ -64,7 +73,10 @@ from ragcourt.core.errors import ConfigError
 from ragcourt.core.names import case_collision
 from ragcourt.core.params import Params
 
-RetrieverKind = Literal["dense", "bm25", "hybrid"]
+SearchKind = Literal["dense", "bm25", "hybrid"]  # retrievers with an index
+RetrieverKind = Literal["dense", "bm25", "hybrid", "oracle", "random", "none"]
+CONTROL_RETRIEVERS = ("oracle", "random", "none")
+CONTROL_PREFIX = "control-"
 _LABEL_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 BUILTIN = "builtin"
 KINDS = (BUILTIN, *KINDS_EXTERNAL)
@@ -121,7 +133,22 @@ class SystemSpec(_Strict):
     def _embedder_needed(self) -> SystemSpec:
         if self.retriever in ("dense", "hybrid") and self.embedder is None:
             raise ValueError(f"retriever '{self.retriever}' needs an embedder")
+        if self.retriever in CONTROL_RETRIEVERS and self.fusion is not None:
+            raise ValueError(f"control retriever '{self.retriever}' takes no fusion")
         return self
+
+
+class ShuffledSpec(_Strict):
+    """A shuffled-answers control: ``base``'s answer to a different question (a derangement)."""
+
+    name: str
+    answers: Literal["shuffled"]
+    base: str
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_file_safe(cls, value: str) -> str:
+        return check_system_name(value)
 
 
 class GridSpec(_Strict):
@@ -201,6 +228,12 @@ class System:
         fusion = self.retrieval.fusion_model
         return (self.generator_model, *([fusion] if fusion is not None else []))
 
+    @property
+    def control(self) -> str | None:
+        """``oracle`` / ``random`` / ``none`` for a control retriever, else None."""
+        r = self.spec.retriever
+        return r if r in CONTROL_RETRIEVERS else None
+
     def plan_entry(self) -> PlanEntry:
         return PlanEntry(self.name, self.spec.chunking, self.spec.embedder)
 
@@ -268,11 +301,64 @@ class ExternalSystem:
     def llm_models(self) -> tuple[str, ...]:
         return ()
 
+    @property
+    def control(self) -> None:
+        return None
+
     def plan_entry(self) -> PlanEntry:
         return PlanEntry(self.name, None, None, tuple(p.as_posix() for p in self.inputs()))
 
 
-AnySystem = System | ExternalSystem
+@dataclass(frozen=True)
+class ShuffledSystem:
+    """The ``shuffled`` control: rows of ``base`` re-assigned to other questions. It calls no
+    model; its answer task reads the base system's partition."""
+
+    spec: ShuffledSpec
+    is_external: ClassVar[bool] = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def kind(self) -> str:
+        return "shuffled"
+
+    @property
+    def control(self) -> str:
+        return "shuffled"
+
+    @property
+    def base(self) -> str:
+        return self.spec.base
+
+    @property
+    def chunking(self) -> None:
+        return None
+
+    @property
+    def embedder(self) -> None:
+        return None
+
+    @property
+    def generator_model(self) -> str:
+        return f"answers of {self.base}"
+
+    def describe(self) -> dict[str, Any]:
+        return self.spec.model_dump(mode="json")
+
+    def llm_models(self) -> tuple[str, ...]:
+        return ()
+
+    def plan_entry(self) -> PlanEntry:
+        from ragcourt.core import catalog
+
+        base_partition = catalog.path("answer_partition", system=self.base).as_posix()
+        return PlanEntry(self.name, None, None, (base_partition,))
+
+
+AnySystem = System | ExternalSystem | ShuffledSystem
 """A configured candidate system of any kind."""
 
 LIST_COLUMNS = ("name", "kind", "chunking", "embedder", "retriever", "top_k", "RAG-Fusion",
@@ -284,9 +370,13 @@ def list_row(system: AnySystem) -> dict[str, str]:
     if isinstance(system, ExternalSystem):
         return dict(zip(LIST_COLUMNS, (system.name, system.kind, *["–"] * 5, system.target),
                         strict=True))  # fmt: skip
+    if isinstance(system, ShuffledSystem):
+        return dict(zip(LIST_COLUMNS, (system.name, "control: shuffled", *["–"] * 5,
+                                       system.generator_model), strict=True))  # fmt: skip
     spec = system.spec
     fusion = f"{spec.fusion.n_variants} variants" if spec.fusion else "off"
-    values = (spec.name, BUILTIN, spec.chunking, spec.embedder or "–", spec.retriever,
+    kind = BUILTIN if system.control is None else f"control: {system.control}"
+    values = (spec.name, kind, spec.chunking, spec.embedder or "–", spec.retriever,
               str(spec.top_k), fusion, system.generator_model)  # fmt: skip
     return dict(zip(LIST_COLUMNS, values, strict=True))
 
@@ -424,8 +514,8 @@ def _resolve(spec: SystemSpec, params: Params, where: str) -> System:
             f"{where}: unknown chunking '{spec.chunking}' "
             f"(params chunkings: {sorted(params.chunkings)})"
         )
-    if spec.retriever == "bm25":
-        spec = spec.model_copy(update={"embedder": None})  # BM25 never uses the embedder
+    if spec.retriever == "bm25" or spec.retriever in CONTROL_RETRIEVERS:
+        spec = spec.model_copy(update={"embedder": None})  # BM25 / controls use no embedder
     elif spec.embedder not in params.embedders:
         raise ConfigError(
             f"{where}: unknown embedder '{spec.embedder}' "
@@ -503,7 +593,7 @@ def _kind(raw: Mapping[str, Any], label: str) -> str:
 
 def _config_key(s: AnySystem) -> str:
     """The effective configuration as comparable text (equal texts = identical systems)."""
-    if isinstance(s, ExternalSystem):
+    if isinstance(s, ExternalSystem | ShuffledSystem):
         cfg = {k: v for k, v in s.describe().items() if k != "name"}
     else:
         cfg = effective_config(s)
@@ -535,7 +625,7 @@ def parse_systems(
     raws: list[tuple[str, dict[str, Any]]] = []
     for i, raw in enumerate(doc.systems):
         label = f"system '{raw['name']}'" if isinstance(raw.get("name"), str) else f"systems[{i}]"
-        external = _kind(raw, f"{source}: {label}") != BUILTIN
+        external = "answers" in raw or _kind(raw, f"{source}: {label}") != BUILTIN
         raws.append((label, dict(raw) if external else {**doc.defaults, **raw}))
     for i, grid in enumerate(doc.grids):
         where = f"{source}: grids[{i}]" + (f" ('{grid.prefix}')" if grid.prefix else "")
@@ -548,6 +638,9 @@ def parse_systems(
 
     systems: list[AnySystem] = []
     for label, raw in raws:
+        if "answers" in raw:  # a shuffled-answers control: defaults do not apply
+            systems.append(_shuffled(raw, label, source, systems))
+            continue
         kind = _kind(raw, f"{source}: {label}")
         fields = {k: v for k, v in raw.items() if k != "kind"}
         try:
@@ -558,6 +651,7 @@ def parse_systems(
                 systems.append(ExternalSystem(_EXTERNAL_SPECS[kind].model_validate(raw)))
         except ValidationError as err:
             raise ConfigError(f"{source}: {label}: {_first_error(err)}") from None
+    systems.extend(param_controls(systems, params, source))
 
     by_name: dict[str, AnySystem] = {}
     by_config: dict[str, str] = {}
@@ -586,6 +680,67 @@ def parse_systems(
     return systems
 
 
+def _shuffled(
+    raw: Mapping[str, Any], label: str, source: Path, earlier: Sequence[AnySystem]
+) -> ShuffledSystem:
+    """A ``{name, answers: shuffled, base}`` entry; the base must be an earlier system that is
+    not itself shuffled (its partition is this system's input)."""
+    try:
+        spec = ShuffledSpec.model_validate(dict(raw))
+    except ValidationError as err:
+        raise ConfigError(f"{source}: {label}: {_first_error(err)}") from None
+    bases = {s.name: s for s in earlier}
+    if spec.base not in bases:
+        raise ConfigError(
+            f"{source}: {label}: key 'base': '{spec.base}' is not a system declared before it "
+            f"(earlier systems: {sorted(bases)})"
+        )
+    if isinstance(bases[spec.base], ShuffledSystem):
+        raise ConfigError(f"{source}: {label}: key 'base': '{spec.base}' is itself shuffled")
+    return ShuffledSystem(spec)
+
+
+def param_controls(
+    systems: Sequence[AnySystem], params: Params, source: Path | str = "params"
+) -> list[AnySystem]:
+    """The ``control-<kind>`` systems of ``params.controls.kinds``, built on ``controls.base``
+    (null: the first built-in system): same chunking, top-k, generator, prompt and max_tokens;
+    ``shuffled`` takes the base system's answers."""
+    cp = params.controls
+    if not cp.kinds:
+        return []
+    builtin = [s for s in builtin_systems(systems) if s.control is None]
+    if cp.base is None:
+        if not builtin:
+            raise ConfigError(
+                f"{source}: key 'controls.base': no built-in system to build controls on"
+            )
+        base = builtin[0]
+    else:
+        named = {s.name: s for s in builtin}
+        if cp.base not in named:
+            raise ConfigError(
+                f"params: key 'controls.base': '{cp.base}' is not a built-in real system "
+                f"of {source} (have {sorted(named)})"
+            )
+        base = named[cp.base]
+    out: list[AnySystem] = []
+    for kind in cp.kinds:
+        name = f"{CONTROL_PREFIX}{kind}"
+        if any(s.name == name for s in systems):
+            raise ConfigError(
+                f"params: key 'controls.kinds': system name '{name}' is already used in {source}"
+            )
+        if kind == "shuffled":
+            out.append(ShuffledSystem(ShuffledSpec(name=name, answers="shuffled", base=base.name)))
+            continue
+        spec = base.spec.model_copy(
+            update={"name": name, "retriever": kind, "embedder": None, "fusion": None}
+        )
+        out.append(_resolve(spec, params, f"params: key 'controls.kinds' ({kind})"))
+    return out
+
+
 def load_systems(params: Params, path: Path | str | None = None, **kw: Any) -> list[AnySystem]:
     """Read, expand and validate the systems file (default: ``params.systems_file``)."""
     source = Path(path or params.systems_file)
@@ -600,6 +755,11 @@ def builtin_systems(systems: Sequence[AnySystem]) -> list[System]:
 def external_systems(systems: Sequence[AnySystem]) -> list[ExternalSystem]:
     """The external systems among ``systems``, in order."""
     return [s for s in systems if isinstance(s, ExternalSystem)]
+
+
+def shuffled_systems(systems: Sequence[AnySystem]) -> list[ShuffledSystem]:
+    """The shuffled-answers controls among ``systems``, in order."""
+    return [s for s in systems if isinstance(s, ShuffledSystem)]
 
 
 def group_by_retrieval(systems: Sequence[AnySystem]) -> dict[RetrievalKey, list[System]]:

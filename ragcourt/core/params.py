@@ -284,6 +284,34 @@ class TournamentParams(Strict):
     correctness_tie_band: float = Field(default=0.1, ge=0)  # ordered-logit cut point tau
 
 
+ControlKind = Literal["oracle", "random", "none", "shuffled"]
+CONTROL_KINDS: tuple[ControlKind, ...] = ("oracle", "random", "none", "shuffled")
+
+
+class ControlsParams(Strict):
+    """Control systems added beside the configured ones (issue 13; spec §3): ``oracle`` (the
+    chunks holding the ground-truth span), ``random`` (k random chunks), ``none`` (closed book)
+    and ``shuffled`` (the base system's answer to another question). They are answer-stage
+    systems, so the switch lives here and not under ``tournament``: the answer stage depends
+    on this section only, and judging, the tournament and the report read the ``control``
+    column of the answers. ``base``: the built-in system whose chunking / top-k / generator
+    they copy (null: the first built-in system). ``seed`` seeds ``random`` and ``shuffled``;
+    ``bootstrap`` is the replicates of the DAFE discrimination check (judge summary)."""
+
+    kinds: list[ControlKind] = Field(default_factory=list)
+    base: str | None = None
+    seed: StrictInt = 0
+    bootstrap: StrictInt = Field(default=1000, ge=0, le=1_000_000)
+
+    @field_validator("kinds")
+    @classmethod
+    def _unique(cls, value: list[ControlKind]) -> list[ControlKind]:
+        dup = sorted({k for k in value if value.count(k) > 1})
+        if dup:
+            raise ValueError(f"control kind(s) {dup} listed twice")
+        return value
+
+
 class CalibrationParams(Strict):
     """Human labels vs the judges (``calibrate`` stage, PPI; spec §7): label files are read
     from ``labels_dir``; intervals are (1 − alpha); PPI needs ``min_labels`` labelled items."""
@@ -330,6 +358,7 @@ class Params(Strict):
     tournament: TournamentParams = Field(default_factory=TournamentParams)
     calibration: CalibrationParams = Field(default_factory=CalibrationParams)
     failure: FailureParams = Field(default_factory=FailureParams)
+    controls: ControlsParams = Field(default_factory=ControlsParams)
 
     @field_validator("chunkings", "embedders")
     @classmethod

@@ -2,8 +2,10 @@
 
 :class:`JudgeSummary` has one section per judging step: ``dafe`` (arbitration counts, spec §4),
 ``correctness``, ``relevance`` and ``udcg`` (spec §5), ``accuracy_per_system`` and
-``spearman_with_correctness`` (spec §7). The writer builds the model and writes
-``model_dump(mode="json")``; a reader validates the file with ``JudgeSummary.model_validate``.
+``spearman_with_correctness`` (spec §7), and ``discrimination`` (the DAFE check on the control
+pairs of known order: :mod:`ragcourt.judging.discrimination`). The writer builds the model and
+writes ``model_dump(mode="json")``; a reader validates the file with
+``JudgeSummary.model_validate``.
 Dicts keyed by data (system names, judge names, metric labels, grades) stay ``dict[str, ...]``.
 """
 
@@ -11,7 +13,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragcourt.judging.discrimination import DafeDiscrimination
 
 
 class _Fixed(BaseModel):
@@ -127,3 +131,6 @@ class JudgeSummary(_Fixed):
     relevance: RelevanceSection
     udcg: UdcgSection
     spearman_with_correctness: dict[str, SpearmanWithCorrectness]
+    # DAFE accuracy on the control pairs of known order (issue 13); None in files written
+    # before the check existed
+    discrimination: DafeDiscrimination | None = Field(default=None, exclude_if=lambda v: v is None)

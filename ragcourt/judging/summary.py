@@ -2,7 +2,9 @@
 correlations and ``summary.json`` (:class:`~ragcourt.judging.summaries.JudgeSummary`).
 
 Reads the outputs of stages ``judge`` and ``judge_retrieval`` plus the chunks (for the
-span-rule IR metrics); makes no model call.
+span-rule IR metrics); makes no model call. ``summary.json`` also holds the DAFE
+discrimination check on the control systems (:mod:`ragcourt.judging.discrimination`;
+``controls.bootstrap`` / ``controls.seed``).
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from typing import Any
 
 import polars as pl
 
+from ragcourt.answering.control_kinds import controls_of
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table, write_json, write_parquet
 from ragcourt.core.params import Params
 from ragcourt.judging.builders import build_judges
 from ragcourt.judging.dafe import DafeDecision, dafe_summary
+from ragcourt.judging.discrimination import DafeDiscrimination, dafe_check
 from ragcourt.judging.per_question import metric_correlation, per_question_table, system_summary
 from ragcourt.judging.span_metrics import span_metrics
 from ragcourt.judging.stage_inputs import read_answers_and_qa
@@ -78,6 +82,7 @@ def judge_summary(
     correlation: pl.DataFrame,
     theta: ThetaFitReport | ThetaNotFitted,
     llm_roles: tuple[bool, bool, bool],
+    discrimination: DafeDiscrimination | None = None,
 ) -> JudgeSummary:
     """The run's :class:`JudgeSummary` from the judge tables and the summary tables."""
     jp = params.judge
@@ -134,6 +139,7 @@ def judge_summary(
             )
             for r in corr.iter_rows(named=True)
         },
+        discrimination=discrimination,
     )
 
 
@@ -161,8 +167,12 @@ def run(params: Params) -> None:
     write_parquet(per_q, catalog.path("per_question"), "judge_per_question")
     write_parquet(sys_sum, catalog.path("system_summary"), "system_summary")
     write_parquet(corr, catalog.path("metric_correlation"), "metric_correlation")
+    systems = answers["system"].unique(maintain_order=True).to_list()
+    check = dafe_check(
+        verdicts, systems, controls_of(answers), params.controls.bootstrap, params.controls.seed
+    )
     summary = judge_summary(
-        params, verdicts, correctness, relevance, udcg, sys_sum, corr, theta, roles
+        params, verdicts, correctness, relevance, udcg, sys_sum, corr, theta, roles, check
     )
     write_json(summary.model_dump(mode="json"), catalog.path("judge_summary"))
     log.info("judge: step %s done", "summary")

@@ -183,7 +183,7 @@ STAGES: dict[str, StageDef] = {
                 art("index", chunking="$chunking", embedder="$embedder"),
             ),
             outs=("answer_partition", "answers", "answers_summary"),
-            params=("systems_file", "llm", "retrieval"),
+            params=("systems_file", "llm", "retrieval", "controls"),
             models=(EMBEDDERS, LLMS),
             partition=("system",),
             llm_metrics=True,
@@ -232,7 +232,13 @@ STAGES: dict[str, StageDef] = {
             ),
             outs=("per_question", "system_summary", "metric_correlation"),
             metrics=("judge_summary",),
-            params=("judge", "chunkings", "retrieval.relevance"),
+            params=(
+                "judge",
+                "chunkings",
+                "retrieval.relevance",
+                "controls.bootstrap",
+                "controls.seed",
+            ),
         ),
         StageDef(
             "tournament",

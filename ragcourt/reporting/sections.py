@@ -35,6 +35,110 @@ def _ci(mid: Any, lo: Any, hi: Any) -> str:
     return f"{fmt(mid)} [{fmt(lo)}, {fmt(hi)}]"
 
 
+VALIDITY_INTRO = (
+    "Control systems of known quality check whether the judges can rank at all: the oracle "
+    "(the chunks holding the answer's span) must beat random passages and closed book, and "
+    "every system must beat shuffled answers (another question's answer). A pair is separated "
+    "when the 95% bootstrap interval of its Elo gap (tournament) or accuracy difference (DAFE) "
+    "excludes 0 in the expected direction. If the controls are not separated, the ranking of "
+    "real systems is not evidence of a difference."
+)
+
+
+def _check_facts(name: str, check: dict[str, Any] | None) -> list[tuple[str, str]]:
+    if check is None:
+        return [(name, "not in summary.json (written before the check existed): re-run it")]
+    if check.get("status") != "checked":
+        return [(name, str(check.get("status")))]
+    n = len(check.get("pairs") or [])
+    text = (
+        f"{check.get('separated', 0)} of {n} known pairs separated, "
+        f"{check.get('reversed', 0)} reversed, {check.get('not_separated', 0)} not separated"
+    )
+    return [(name, text)]
+
+
+def _known_pair(p: dict[str, Any]) -> tuple[str, str]:
+    def one(system: str, kind: Any) -> str:
+        return f"{system} (control: {kind})" if kind else system
+
+    return one(p["better"], p.get("better_control")), one(p["worse"], p.get("worse_control"))
+
+
+def validity(art: Artifacts) -> Section:
+    """The discrimination check of the tournament and of DAFE (issue 13), first in the report."""
+    sec = Section("validity", "Validity: do the judges separate known-better systems?")
+    sec.intro = VALIDITY_INTRO
+    ts, js = art.json("tournament_summary"), art.json("judge_summary")
+    if ts is None and js is None:
+        sec.notes += art.note("tournament_summary", "judge_summary")
+        return sec
+    t_check = ts.get("discrimination") if ts is not None else None
+    d_check = js.get("discrimination") if js is not None else None
+    if ts is not None:
+        sec.facts += _check_facts("tournament (Swiss Elo)", t_check)
+    if js is not None:
+        sec.facts += _check_facts("DAFE accuracy", d_check)
+    if t_check and t_check.get("status") == "checked":
+        sec.facts.append(("smallest resolvable Elo gap", fmt(t_check.get("resolvable_elo_gap"))))
+        rows = [
+            [
+                *_known_pair(p),
+                pct(p.get("win_rate")),
+                _ci(p.get("elo_gap"), p.get("elo_gap_lo"), p.get("elo_gap_hi")),
+                str(p.get("verdict")),
+            ]
+            for p in t_check.get("pairs") or []
+        ]
+        sec.tables.append(
+            Table(
+                ["better", "worse", "judged win rate", "Elo gap [95% CI]", "verdict"],
+                rows,
+                "Tournament: pairs of known order (" + str(t_check.get("resolvable_note")) + ")",
+            )
+        )
+    if d_check and d_check.get("status") == "checked":
+        rows = [
+            [
+                *_known_pair(p),
+                fmt(p.get("questions")),
+                pct(p.get("accuracy_better")),
+                pct(p.get("accuracy_worse")),
+                _ci(p.get("difference"), p.get("difference_lo"), p.get("difference_hi")),
+                str(p.get("verdict")),
+            ]
+            for p in d_check.get("pairs") or []
+        ]
+        sec.tables.append(
+            Table(
+                [
+                    "better",
+                    "worse",
+                    "questions",
+                    "accuracy (better)",
+                    "accuracy (worse)",
+                    "difference [95% CI]",
+                    "verdict",
+                ],
+                rows,
+                "DAFE: accuracy on the same questions (" + str(d_check.get("note")) + ")",
+            )
+        )
+    bad = [
+        p
+        for c in (t_check, d_check)
+        if c
+        for p in c.get("pairs") or []
+        if p.get("verdict") != "separated"
+    ]
+    if bad:
+        sec.notes.append(
+            f"{len(bad)} known pair(s) not separated or reversed: treat the ranking of real "
+            "systems with gaps below these as noise."
+        )
+    return sec
+
+
 def leaderboard(art: Artifacts) -> Section:
     sec = Section(
         "leaderboard",
@@ -63,7 +167,9 @@ def leaderboard(art: Artifacts) -> Section:
         rows.append(
             [
                 str(r["rank"]) if r["rank"] is not None else "–",
-                r["system"] + (" (external)" if r["system"] in external else ""),
+                r["system"]
+                + (" (external)" if r["system"] in external else "")
+                + (f" (control: {r['control']})" if r.get("control") else ""),
                 _ci(r["elo"], r["elo_lo"], r["elo_hi"]),
                 _ci(r["bt"], r["bt_lo"], r["bt_hi"]),
                 f"{r['wins']}/{r['ties']}/{r['losses']}",
@@ -590,6 +696,7 @@ def _external_systems(art: Artifacts) -> tuple[set[str], list[str]]:
 
 def build_sections(art: Artifacts, params: Params) -> list[Section]:
     return [
+        validity(art),
         overview(art, params),
         leaderboard(art),
         human_labels(art),

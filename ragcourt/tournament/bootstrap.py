@@ -61,3 +61,20 @@ def intervals(
         warnings.simplefilter("ignore", RuntimeWarning)
         b_lo, b_hi = np.nanpercentile(bts, q, axis=0)
     return Intervals(sm.systems, e_lo, e_hi, np.asarray(b_lo), np.asarray(b_hi), n_boot)
+
+
+def elo_replicates(
+    sm: ScoreMatrix,
+    schedule: list[list[Pair]],
+    n_boot: int = 200,
+    seed: int = 0,
+    k: float = 32.0,
+    upset_weighting: bool = True,
+    initial: float = 1500.0,
+) -> FloatArray:
+    """(n_boot, N) Swiss Elo of every replicate, on the same resamples as :func:`intervals`
+    (same ``seed``); (0, N) when ``n_boot`` is 0 or nothing was judged."""
+    if n_boot <= 0 or not sm.questions:
+        return np.zeros((0, len(sm.systems)))
+    counts = question_counts(len(sm.questions), n_boot, seed)
+    return sm.replay_elo(schedule, counts, k, upset_weighting, initial)

@@ -12,6 +12,7 @@ matches where every judgement failed.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -22,6 +23,7 @@ from scipy.stats import kendalltau
 from ragcourt.core.params import TournamentParams
 from ragcourt.core.schemas import TABLES
 from ragcourt.tournament import bootstrap
+from ragcourt.tournament.discrimination import tournament_check
 from ragcourt.tournament.memo import JudgementMemo
 from ragcourt.tournament.pairwise import PairwiseJudge
 from ragcourt.tournament.score_matrix import ScoreMatrix
@@ -112,9 +114,16 @@ def _tau(x: list[float | None], y: list[float | None]) -> KendallTau:
 
 
 def run_tournament(
-    judge: PairwiseJudge, systems: list[str], questions: list[str], tp: TournamentParams
+    judge: PairwiseJudge,
+    systems: list[str],
+    questions: list[str],
+    tp: TournamentParams,
+    controls: Mapping[str, str] | None = None,
 ) -> TournamentOutputs:
-    """Swiss (+ round-robin), BT and bootstrap CIs on one judge; pure apart from judge calls."""
+    """Swiss (+ round-robin), BT and bootstrap CIs on one judge; pure apart from judge calls.
+    ``controls`` ({system: control kind}) marks the leaderboard's ``control`` column and
+    feeds the discrimination check (:mod:`ragcourt.tournament.discrimination`)."""
+    controls = dict(controls or {})
     memo = JudgementMemo(judge, questions, tp.margin)
     k, upset, initial = tp.k_factor, tp.upset_weighting, tp.initial_elo
     sw = swiss(
@@ -140,10 +149,15 @@ def run_tournament(
     ci = bootstrap.intervals(
         sm, sw.schedule, tp.bootstrap, tp.seed, k=k, upset_weighting=upset, initial=initial
     )
+    replicates = bootstrap.elo_replicates(
+        sm, sw.schedule, tp.bootstrap, tp.seed, k=k, upset_weighting=upset, initial=initial
+    )
+    check = tournament_check(memo, systems, sw.ratings, replicates, controls)
     rec = _records(sw.matches, systems)
     board = pl.DataFrame(
         {
             "system": systems,
+            "control": [controls.get(s) for s in systems],
             "elo": [sw.ratings[s] for s in systems],
             "elo_lo": ci.elo_lo,
             "elo_hi": ci.elo_hi,
@@ -157,6 +171,7 @@ def run_tournament(
             "elo_rr": [rr.ratings[s] if rr else None for s in systems],
         },
         schema_overrides={
+            "control": pl.String,
             "elo_rr": pl.Float64,
             "wins": pl.Int64,
             "ties": pl.Int64,
@@ -176,6 +191,7 @@ def run_tournament(
         [_matches_frame(sw, "swiss"), *([_matches_frame(rr, "round_robin")] if rr else [])]
     )
     summary = _summary(judge.name, systems, questions, sw, rr, memo, pairwise, board, tp)
+    summary = summary.model_copy(update={"discrimination": check})
     return TournamentOutputs(pairwise, matches, board, summary)
 
 

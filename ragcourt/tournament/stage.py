@@ -5,7 +5,8 @@ Inputs: ``data/answers/answers.parquet`` (every system's answers), ``data/qa/qa.
 and ``data/judge/correctness.parquet`` when ``tournament.judge`` is ``correctness_margin``.
 Outputs under ``data/tournament/``: ``pairwise.parquet`` (every (pair, question) judged, both
 orders), ``matches.parquet`` (Swiss and round-robin matches with Elo before/after),
-``leaderboard.parquet`` + ``leaderboard.png`` and ``summary.json``
+``leaderboard.parquet`` (with a ``control`` column: the system's control kind, null for a
+real system) + ``leaderboard.png`` and ``summary.json``
 (:class:`~ragcourt.tournament.summaries.TournamentSummary`: judge calls used by Swiss vs
 round-robin, error counts, Kendall τ-b between the Swiss and round-robin rankings).
 The pairwise ``margin`` column is ΔP = P_max − P_second; the hard/soft threshold it is
@@ -32,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from ragcourt.answering.control_kinds import controls_of
 from ragcourt.core import catalog
 from ragcourt.core.entry import log
 from ragcourt.core.errors import RagcourtError, SchemaError
@@ -128,7 +130,7 @@ def run(
         if single is not None:
             _run_single(params, judge, single, reference_leaderboard, systems, questions)
             return
-        out = run_tournament(judge, systems, questions, params.tournament)
+        out = run_tournament(judge, systems, questions, params.tournament, controls_of(answers))
     finally:
         gateway.write_metrics()
     write_parquet(out.pairwise, catalog.path("pairwise"), "pairwise")

@@ -3,8 +3,9 @@
 :class:`TournamentSummary`: the judge, the field size, judge calls used by Swiss vs
 round-robin (measured from match records and the memo; ``*_computed`` fields from the
 N(N-1)/2 formula), error counts, Kendall τ-b between the Swiss and round-robin rankings and
-the bootstrap settings (spec §6). Round-robin's measured fields are null when
-``tournament.round_robin`` is off. The writer builds the model and writes
+the bootstrap settings (spec §6), and ``discrimination``: the Elo gaps of the control pairs
+of known order (:mod:`ragcourt.tournament.discrimination`). Round-robin's measured fields are
+null when ``tournament.round_robin`` is off. The writer builds the model and writes
 ``model_dump(mode="json")``; a reader validates the file with ``model_validate``.
 """
 
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragcourt.tournament.discrimination import TournamentDiscrimination
 
 
 class _Fixed(BaseModel):
@@ -90,3 +93,8 @@ class TournamentSummary(_Fixed):
     kendall_swiss_vs_rr_elo: KendallTau | None
     bootstrap: BootstrapSettings
     bt_basis: str
+    # the discrimination check on the control pairs of known order (issue 13); None in files
+    # written before the check existed
+    discrimination: TournamentDiscrimination | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )

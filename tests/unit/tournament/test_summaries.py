@@ -32,7 +32,7 @@ TOP_KEYS = {
     "margin_note", "judge_call_unit",
     "judge_calls_note", "swiss", "round_robin", "judge_calls_executed", "swiss_saving",
     "pairwise_rows", "error_rows", "error_reasons", "schemes", "order_agreement",
-    "kendall_swiss_vs_rr", "kendall_swiss_vs_rr_elo", "bootstrap", "bt_basis",
+    "kendall_swiss_vs_rr", "kendall_swiss_vs_rr_elo", "bootstrap", "bt_basis", "discrimination",
 }  # fmt: skip
 
 

@@ -1,0 +1,42 @@
+"""Which systems are controls, and which pairs of systems have a known order (issue 13).
+
+``answers.parquet`` has a ``control`` column (:data:`CONTROL_COLUMN`): ``oracle``, ``random``,
+``none`` (closed book) or ``shuffled``; null for a real system (a table written before controls
+existed has no column: every system is real). Known orders (:func:`known_pairs`), better
+first: oracle > random, oracle > none, and every system that is not shuffled > shuffled.
+
+Only polars is imported, so any layer may use this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+CONTROL_COLUMN = "control"
+NO_CONTROLS = "no controls: validity not checked"
+KNOWN_ORDERS: tuple[tuple[str, str], ...] = (("oracle", "random"), ("oracle", "none"))
+
+
+def controls_of(answers: pl.DataFrame) -> dict[str, str]:
+    """``{system: control kind}`` of the control systems in ``answers`` (first row wins)."""
+    if CONTROL_COLUMN not in answers.columns:
+        return {}
+    per = answers.group_by("system", maintain_order=True).agg(pl.col(CONTROL_COLUMN).first())
+    return {s: k for s, k in per.iter_rows() if k is not None}
+
+
+def known_pairs(systems: Sequence[str], controls: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(better, worse) pairs whose order is known, in ``systems`` order: every oracle before
+    every random / none control, every non-shuffled system before every shuffled control."""
+    of_kind = {k: [s for s in systems if controls.get(s) == k] for k in set(controls.values())}
+    pairs = [
+        (good, bad)
+        for hi, lo in KNOWN_ORDERS
+        for good in of_kind.get(hi, [])
+        for bad in of_kind.get(lo, [])
+    ]
+    for bad in of_kind.get("shuffled", []):
+        pairs += [(good, bad) for good in systems if controls.get(good) != "shuffled"]
+    return pairs

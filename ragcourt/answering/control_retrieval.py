@@ -1,0 +1,106 @@
+"""Passages of the control retrievers (issue 13, spec §3): ``oracle``, ``random``, ``none``.
+
+* ``oracle``: the chunks (of the system's chunking) of the question's source document that
+  overlap its ground-truth span ``[char_start, char_end)``, ranked by overlap
+  ``o = max(0, min(chunk_end, span_end) - max(chunk_start, span_start))`` (ties: earlier chunk
+  first), score ``o / (span_end - span_start)``; the system keeps the first ``top_k`` (at least
+  one exists, else the question is an error row, never a closed-book answer).
+* ``random``: ``min(depth, #chunks)`` distinct chunks drawn uniformly from the chunking, in
+  draw order, by ``numpy.random.default_rng(s)`` with ``s`` = the first 8 bytes of
+  sha256("<controls.seed>:<question_id>"): the same in every run and process, different
+  across questions.
+* ``none``: closed book, no passage (the prompt's ``no_passages`` text is sent instead).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ragcourt.answering.partitions import chunks_path
+from ragcourt.answering.retrieval_groups import HIT_COLS, GroupRetrieval
+from ragcourt.answering.systems import RetrievalKey
+from ragcourt.core.io import read_table
+from ragcourt.core.params import Params
+from ragcourt.retrieval.span_relevance import overlap
+
+_HIT_SCHEMA: dict[str, Any] = {
+    "query_id": pl.String,
+    "chunk_id": pl.String,
+    "rank": pl.Int32,
+    "score": pl.Float64,
+    "doc_id": pl.String,
+    "char_start": pl.Int64,
+    "char_end": pl.Int64,
+    "text": pl.String,
+}
+
+
+def question_seed(seed: int, question_id: str) -> int:
+    """The per-question seed: first 8 bytes of sha256("<seed>:<question_id>") as an int."""
+    digest = hashlib.sha256(f"{seed}:{question_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def oracle_hits(
+    qa: pl.DataFrame, chunks: pl.DataFrame, depth: int
+) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Hits (query_id + HIT_COLS) of the chunks overlapping each span, and error reasons of
+    questions without a span or without an overlapping chunk."""
+    by_doc: dict[str, list[dict[str, Any]]] = {}
+    for c in chunks.select("chunk_id", "doc_id", "char_start", "char_end", "text").iter_rows(
+        named=True
+    ):
+        by_doc.setdefault(c["doc_id"], []).append(c)
+    rows: list[dict[str, Any]] = []
+    errors: dict[str, str] = {}
+    for q in qa.select("question_id", "doc_id", "char_start", "char_end").iter_rows(named=True):
+        qid, doc, start, end = q["question_id"], q["doc_id"], q["char_start"], q["char_end"]
+        if doc is None or start is None or end is None or end <= start:
+            errors[qid] = "oracle: the QA item has no ground-truth document span"
+            continue
+        scored = [
+            (overlap(c["char_start"], c["char_end"], start, end), c) for c in by_doc.get(doc, [])
+        ]
+        scored = sorted(
+            ((o, c) for o, c in scored if o > 0), key=lambda oc: (-oc[0], oc[1]["char_start"])
+        )
+        if not scored:
+            errors[qid] = f"oracle: no chunk of document '{doc}' overlaps span [{start}:{end}]"
+            continue
+        for rank, (o, c) in enumerate(scored[:depth], start=1):
+            rows.append({"query_id": qid, **c, "rank": rank, "score": o / (end - start)})
+    return pl.DataFrame(rows, schema=_HIT_SCHEMA).select("query_id", *HIT_COLS), errors
+
+
+def random_hits(qa: pl.DataFrame, chunks: pl.DataFrame, depth: int, seed: int) -> pl.DataFrame:
+    """Hits of ``min(depth, #chunks)`` chunks drawn per question (rule in the module docstring)."""
+    table = chunks.select("chunk_id", "doc_id", "char_start", "char_end", "text").sort("chunk_id")
+    pool = table.to_dicts()
+    n = min(depth, len(pool))
+    rows: list[dict[str, Any]] = []
+    for qid in qa["question_id"].to_list():
+        rng = np.random.default_rng(question_seed(seed, qid))
+        picks = rng.choice(len(pool), size=n, replace=False).tolist() if n else []
+        for rank, i in enumerate(picks, start=1):
+            rows.append({"query_id": qid, **pool[int(i)], "rank": rank, "score": 0.0})
+    return pl.DataFrame(rows, schema=_HIT_SCHEMA).select("query_id", *HIT_COLS)
+
+
+def control_group(key: RetrievalKey, qa: pl.DataFrame, params: Params) -> GroupRetrieval:
+    """The :class:`GroupRetrieval` of a control retriever (no index, no model call)."""
+    if key.retriever == "none":
+        empty = pl.DataFrame(schema=_HIT_SCHEMA).select("query_id", *HIT_COLS)
+        return GroupRetrieval(key, empty, None, 0.0)
+    src = chunks_path(key.chunking)
+    chunks = read_table(src, "chunks")
+    if key.retriever == "oracle":
+        hits, errors = oracle_hits(qa, chunks, key.depth)
+        return GroupRetrieval(key, hits, None, 0.0, errors)
+    if key.retriever == "random":
+        hits = random_hits(qa, chunks, key.depth, params.controls.seed)
+        return GroupRetrieval(key, hits, None, 0.0)
+    raise ValueError(f"not a control retriever: {key.retriever}")
