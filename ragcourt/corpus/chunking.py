@@ -10,10 +10,11 @@ trailing pieces (sentences, clauses...) of the previous one totalling <= ``overl
 so a piece longer than ``overlap`` tokens is never repeated.
 
 Offsets: every chunk satisfies ``text == document.text[char_start:char_end]``. The splitter
-returns contiguous, whitespace-stripped slices of the document; each is located with
-``str.find`` after the previous chunk's start (starts strictly increase; see
-:func:`split_with_offsets` for repeated text), and a chunk that cannot be located is an
-error, never a silent guess.
+returns whitespace-stripped runs of pieces that tile the document; each chunk is placed by
+:func:`locate_chunks`, a backtracking search for the placement in which starts strictly
+increase, only whitespace lies between or around chunks, and a region shared with the
+previous chunk holds at most ``overlap`` tokens (repeated text has several occurrences; the
+earliest consistent one wins). A chunk list that cannot be placed is an error, never a guess.
 
 ``chunk_id`` = ``<chunking>:<doc_id>:<chunk_index>`` (stable while the document text and the
 chunking config are unchanged). Documents flagged ``duplicate_of`` are not chunked.
@@ -21,6 +22,7 @@ chunking config are unchanged). Documents flagged ``duplicate_of`` are not chunk
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -37,6 +39,7 @@ from ragcourt.core.schemas import frame_schema
 if TYPE_CHECKING:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
+_NON_SPACE = re.compile(r"\S")
 SEPARATORS = ["\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " ", ""]
 
 
@@ -75,6 +78,74 @@ def make_splitter(spec: ChunkSpec, tokenizer: str) -> RecursiveCharacterTextSpli
     )
 
 
+def _next_text(text: str, pos: int) -> int:
+    """Index of the first non-whitespace character at or after ``pos`` (``len(text)`` if none)."""
+    m = _NON_SPACE.search(text, pos)
+    return m.start() if m else len(text)
+
+
+def locate_chunks(
+    text: str, chunks: list[str], overlap: int | None, count: Callable[[str], int]
+) -> list[tuple[int, int]] | None:
+    """Offsets of ``chunks`` in ``text`` consistent with how the splitter cut them, or None.
+
+    The splitter's pieces concatenate to the text and each chunk is a stripped run of pieces,
+    so a placement is valid iff: ``text[start:end] == chunk``; starts strictly increase; the
+    first chunk starts at the first non-whitespace character, the last one leaves only
+    whitespace after it, and between consecutive chunks lies only whitespace (``start <=``
+    next non-space at or after the previous end); and, when ``overlap`` is set, the region
+    shared with the previous chunk has ``<= overlap`` tokens. Depth-first search over the
+    occurrences in that window, earliest first (the splitter carries the longest overlap that
+    fits), backtracking with a memo of dead (chunk index, start) states; iterative, so a
+    document with 100k chunks needs no deep recursion.
+    """
+    if not chunks:
+        return [] if not text.strip() else None
+
+    def candidates(i: int, prev: tuple[int, int] | None) -> list[int]:
+        piece = chunks[i]
+        lo, hi = (
+            (0, _next_text(text, 0)) if prev is None else (prev[0] + 1, _next_text(text, prev[1]))
+        )
+        out: list[int] = []
+        p = text.find(piece, lo, hi + len(piece))
+        while 0 <= p <= hi:
+            if (
+                overlap is None
+                or prev is None
+                or p >= prev[1]
+                or count(text[p : prev[1]]) <= overlap
+            ):
+                out.append(p)
+            p = text.find(piece, p + 1, hi + len(piece))
+        return out
+
+    dead: set[tuple[int, int]] = set()
+    starts: list[int] = []
+    stack: list[list[int]] = [candidates(0, None)[::-1]]  # per level: untried starts, last first
+    while stack:
+        i = len(stack) - 1
+        options = stack[-1]
+        while options and (i, options[-1]) in dead:
+            options.pop()
+        if not options:
+            stack.pop()
+            if starts:
+                dead.add((i - 1, starts.pop()))
+            continue
+        p = options.pop()
+        span = (p, p + len(chunks[i]))
+        if i == len(chunks) - 1:
+            if _next_text(text, span[1]) == len(text):
+                starts.append(p)
+                return [(st, st + len(c)) for st, c in zip(starts, chunks, strict=True)]
+            dead.add((i, p))
+            continue
+        starts.append(p)
+        stack.append(candidates(i + 1, span)[::-1])
+    return None
+
+
 def split_with_offsets(
     text: str,
     splitter: RecursiveCharacterTextSplitter,
@@ -83,25 +154,19 @@ def split_with_offsets(
 ) -> list[tuple[int, int]]:
     """(char_start, char_end) of each chunk the splitter makes from ``text``.
 
-    A chunk is located with ``str.find`` after the previous chunk's start. In repetitive text
-    the same chunk text occurs several times; the splitter carries at most ``overlap`` tokens
-    of the previous chunk over, so the first occurrence whose region shared with the previous
-    chunk has <= ``overlap`` tokens is taken (else the first occurrence).
+    Located by :func:`locate_chunks` with the overlap rule, else (token counts of a carried
+    run can differ from the splitter's per-piece sum) without it; no valid placement is an
+    error, never a guess.
     """
-    spans: list[tuple[int, int]] = []
-    prev_start, prev_end = -1, 0
-    for piece in splitter.split_text(text):
-        first = start = text.find(piece, prev_start + 1)
-        if start < 0:
-            raise RagcourtError(
-                f"chunker produced text that is not a slice of the document "
-                f"(after offset {prev_start}): {piece[:60]!r}"
-            )
-        while start >= 0 and start < prev_end and count(text[start:prev_end]) > overlap:
-            start = text.find(piece, start + 1)
-        start = first if start < 0 else start
-        spans.append((start, start + len(piece)))
-        prev_start, prev_end = start, start + len(piece)
+    chunks = splitter.split_text(text)
+    spans = locate_chunks(text, chunks, overlap, count)
+    if spans is None:
+        spans = locate_chunks(text, chunks, None, count)
+    if spans is None:
+        raise RagcourtError(
+            f"chunker produced {len(chunks)} chunks that cannot be placed as consecutive "
+            f"slices of the document (first: {chunks[0][:60] if chunks else ''!r})"
+        )
     return spans
 
 
