@@ -9,12 +9,12 @@ of preference. Overlap is carried in whole pieces: the next chunk starts with a 
 trailing pieces (sentences, clauses...) of the previous one totalling <= ``overlap`` tokens,
 so a piece longer than ``overlap`` tokens is never repeated.
 
-Offsets: every chunk satisfies ``text == document.text[char_start:char_end]``. The splitter
-returns whitespace-stripped runs of pieces that tile the document; each chunk is placed by
-:func:`locate_chunks`, a backtracking search for the placement in which starts strictly
-increase, only whitespace lies between or around chunks, and a region shared with the
-previous chunk holds at most ``overlap`` tokens (repeated text has several occurrences; the
-earliest consistent one wins). A chunk list that cannot be placed is an error, never a guess.
+Offsets: every chunk satisfies ``text == document.text[char_start:char_end]``. They are
+tracked exactly by running the splitter's algorithm on spans (:func:`split_with_offsets`;
+its chunk texts must equal the splitter's), so repeated text cannot misplace a chunk. Starts
+never decrease (two chunks can share a start: a piece carried as overlap can be a chunk of
+its own). Should the two ever disagree, :func:`locate_chunks` places the splitter's chunks by
+a backtracking search; a chunk list that cannot be placed is an error, never a guess.
 
 ``chunk_id`` = ``<chunking>:<doc_id>:<chunk_index>`` (stable while the document text and the
 chunking config are unchanged). Documents flagged ``duplicate_of`` are not chunked.
@@ -22,9 +22,11 @@ chunking config are unchanged). Documents flagged ``duplicate_of`` are not chunk
 
 from __future__ import annotations
 
+import itertools
+import logging
 import re
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,6 +40,8 @@ from ragcourt.core.schemas import frame_schema
 
 if TYPE_CHECKING:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+log = logging.getLogger("ragcourt.chunk")
 
 _NON_SPACE = re.compile(r"\S")
 SEPARATORS = ["\n\n", "\n", ". ", "? ", "! ", "; ", ", ", " ", ""]
@@ -58,6 +62,7 @@ def token_counter(tokenizer: str) -> Callable[[str], int]:
             f"(TIKTOKEN_CACHE_DIR has no copy): {type(err).__name__}"
         ) from None
 
+    @lru_cache(maxsize=8192)  # the splitter and the offset tracking count the same pieces
     def count(text: str) -> int:
         return len(enc.encode(text, disallowed_special=()))
 
@@ -90,23 +95,22 @@ def locate_chunks(
     """Offsets of ``chunks`` in ``text`` consistent with how the splitter cut them, or None.
 
     The splitter's pieces concatenate to the text and each chunk is a stripped run of pieces,
-    so a placement is valid iff: ``text[start:end] == chunk``; starts strictly increase; the
+    so a placement is valid iff: ``text[start:end] == chunk``; starts never decrease; the
     first chunk starts at the first non-whitespace character, the last one leaves only
     whitespace after it, and between consecutive chunks lies only whitespace (``start <=``
     next non-space at or after the previous end); and, when ``overlap`` is set, the region
     shared with the previous chunk has ``<= overlap`` tokens. Depth-first search over the
     occurrences in that window, earliest first (the splitter carries the longest overlap that
     fits), backtracking with a memo of dead (chunk index, start) states; iterative, so a
-    document with 100k chunks needs no deep recursion.
+    document with 100k chunks needs no deep recursion. Gives up (None) after
+    ``200 * len(chunks) + 10_000`` search states (long runs of repeated text).
     """
     if not chunks:
         return [] if not text.strip() else None
 
     def candidates(i: int, prev: tuple[int, int] | None) -> list[int]:
         piece = chunks[i]
-        lo, hi = (
-            (0, _next_text(text, 0)) if prev is None else (prev[0] + 1, _next_text(text, prev[1]))
-        )
+        lo, hi = (0, _next_text(text, 0)) if prev is None else (prev[0], _next_text(text, prev[1]))
         out: list[int] = []
         p = text.find(piece, lo, hi + len(piece))
         while 0 <= p <= hi:
@@ -121,6 +125,7 @@ def locate_chunks(
         return out
 
     dead: set[tuple[int, int]] = set()
+    budget = 200 * len(chunks) + 10_000  # search states; beyond that: no placement (None)
     starts: list[int] = []
     stack: list[list[int]] = [candidates(0, None)[::-1]]  # per level: untried starts, last first
     while stack:
@@ -134,6 +139,9 @@ def locate_chunks(
                 dead.add((i - 1, starts.pop()))
             continue
         p = options.pop()
+        budget -= 1
+        if budget < 0:
+            return None
         span = (p, p + len(chunks[i]))
         if i == len(chunks) - 1:
             if _next_text(text, span[1]) == len(text):
@@ -146,28 +154,110 @@ def locate_chunks(
     return None
 
 
+def _stripped(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """``(start, end)`` narrowed to ``text[start:end].strip()``; None if only whitespace."""
+    piece = text[start:end]
+    kept = piece.strip()
+    if not kept:
+        return None
+    lead = len(piece) - len(piece.lstrip())
+    return start + lead, start + lead + len(kept)
+
+
+def _piece_spans(text: str, start: int, end: int, separator: str) -> list[tuple[int, int]]:
+    """Pieces of ``text[start:end]`` cut after each ``separator`` (single characters for "")."""
+    if not separator:
+        return [(i, i + 1) for i in range(start, end)]
+    cuts = [m.end() for m in re.finditer(re.escape(separator), text[start:end])]
+    bounds = [start, *(start + c for c in cuts), end]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def _merge_spans(
+    text: str, pieces: list[tuple[int, int, int]], size: int, overlap: int
+) -> list[tuple[int, int]]:
+    """Chunks from consecutive (start, end, tokens) pieces: fill up to ``size`` tokens, then
+    carry trailing pieces totalling <= ``overlap`` tokens into the next chunk."""
+    out: list[tuple[int, int]] = []
+    current: list[tuple[int, int, int]] = []
+    total = 0
+    for piece in pieces:
+        if total + piece[2] > size and current:
+            span = _stripped(text, current[0][0], current[-1][1])
+            if span is not None:
+                out.append(span)
+            while total > overlap or (total + piece[2] > size and total > 0):
+                total -= current[0][2]
+                current = current[1:]
+        current.append(piece)
+        total += piece[2]
+    if current:
+        span = _stripped(text, current[0][0], current[-1][1])
+        if span is not None:
+            out.append(span)
+    return out
+
+
+def _split_spans(
+    text: str,
+    start: int,
+    end: int,
+    separators: list[str],
+    spec: ChunkSpec,
+    count: Callable[[str], int],
+) -> list[tuple[int, int]]:
+    """Chunk spans of ``text[start:end]``, the recursive splitter's algorithm on offsets:
+    split at the first separator present; pieces under ``size`` tokens are merged, longer
+    ones split again with the finer separators (kept whole when none is left)."""
+    sub = text[start:end]
+    separator, finer = separators[-1], []
+    for i, sep in enumerate(separators):
+        if not sep or sep in sub:
+            separator, finer = sep, separators[i + 1 :] if sep else []
+            break
+    spans: list[tuple[int, int]] = []
+    good: list[tuple[int, int, int]] = []
+    for a, b in _piece_spans(text, start, end, separator):
+        n = count(text[a:b])
+        if n < spec.size:
+            good.append((a, b, n))
+            continue
+        if good:
+            spans += _merge_spans(text, good, spec.size, spec.overlap)
+            good = []
+        spans += _split_spans(text, a, b, finer, spec, count) if finer else [(a, b)]
+    if good:
+        spans += _merge_spans(text, good, spec.size, spec.overlap)
+    return spans
+
+
 def split_with_offsets(
     text: str,
     splitter: RecursiveCharacterTextSplitter,
-    overlap: int,
+    spec: ChunkSpec,
     count: Callable[[str], int],
 ) -> list[tuple[int, int]]:
     """(char_start, char_end) of each chunk the splitter makes from ``text``.
 
-    Located by :func:`locate_chunks` with the overlap rule, else (token counts of a carried
-    run can differ from the splitter's per-piece sum) without it; no valid placement is an
-    error, never a guess.
+    Offsets are tracked exactly by running the splitter's algorithm on spans
+    (:func:`_split_spans`); the chunk texts must equal ``splitter.split_text(text)``. If they
+    ever differ (another splitter version), the splitter's chunks are placed by
+    :func:`locate_chunks` instead; no valid placement is an error, never a guess.
     """
     chunks = splitter.split_text(text)
-    spans = locate_chunks(text, chunks, overlap, count)
-    if spans is None:
-        spans = locate_chunks(text, chunks, None, count)
-    if spans is None:
+    spans = _split_spans(text, 0, len(text), SEPARATORS, spec, count)
+    if [text[a:b] for a, b in spans] == chunks:
+        return spans
+    log.warning("chunk: offset tracking disagrees with the splitter; locating chunks instead")
+    located = locate_chunks(text, chunks, spec.overlap, count)
+    if located is None:
+        located = locate_chunks(text, chunks, None, count)
+    if located is None:
         raise RagcourtError(
             f"chunker produced {len(chunks)} chunks that cannot be placed as consecutive "
             f"slices of the document (first: {chunks[0][:60] if chunks else ''!r})"
         )
-    return spans
+    return located
 
 
 def chunk_documents(
@@ -179,7 +269,7 @@ def chunk_documents(
     rows: list[dict[str, object]] = []
     kept = documents.filter(pl.col("duplicate_of").is_null())
     for doc_id, text in kept.select("doc_id", "text").iter_rows():
-        for i, (start, end) in enumerate(split_with_offsets(text, splitter, spec.overlap, count)):
+        for i, (start, end) in enumerate(split_with_offsets(text, splitter, spec, count)):
             piece = text[start:end]
             rows.append(
                 {
