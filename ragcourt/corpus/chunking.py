@@ -17,7 +17,9 @@ its own). Should the two ever disagree, :func:`locate_chunks` places the splitte
 a backtracking search; a chunk list that cannot be placed is an error, never a guess.
 
 ``chunk_id`` = ``<chunking>:<doc_id>:<chunk_index>`` (stable while the document text and the
-chunking config are unchanged). Documents flagged ``duplicate_of`` are not chunked.
+chunking config are unchanged). Documents flagged ``duplicate_of`` are not chunked. A
+document whose chunk count is an outlier (see ``corpus.chunk_outliers``) gets a one-line
+warning naming it and its numbers.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import ChunkSpec, Params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.corpus.chunk_outliers import ChunkOutlier, find_outlier
 
 if TYPE_CHECKING:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -260,16 +263,23 @@ def split_with_offsets(
     return located
 
 
-def chunk_documents(
+def chunk_table(
     documents: pl.DataFrame, chunking: str, spec: ChunkSpec, tokenizer: str
-) -> pl.DataFrame:
-    """Table ``chunks`` for every non-duplicate document, in document order."""
+) -> tuple[pl.DataFrame, list[ChunkOutlier]]:
+    """Table ``chunks`` for every non-duplicate document, in document order, and the
+    documents with an outlier chunk count (each logged as a one-line warning)."""
     splitter = make_splitter(spec, tokenizer)
     count = token_counter(tokenizer)
     rows: list[dict[str, object]] = []
+    outliers: list[ChunkOutlier] = []
     kept = documents.filter(pl.col("duplicate_of").is_null())
-    for doc_id, text in kept.select("doc_id", "text").iter_rows():
-        for i, (start, end) in enumerate(split_with_offsets(text, splitter, spec, count)):
+    for doc_id, path, text in kept.select("doc_id", "path", "text").iter_rows():
+        spans = split_with_offsets(text, splitter, spec, count)
+        outlier = find_outlier(doc_id, path, text, spans, spec, count)
+        if outlier is not None:
+            log.warning("%s", outlier.warning(chunking))
+            outliers.append(outlier)
+        for i, (start, end) in enumerate(spans):
             piece = text[start:end]
             rows.append(
                 {
@@ -283,7 +293,14 @@ def chunk_documents(
                     "text": piece,
                 }
             )
-    return pl.DataFrame(rows, schema=frame_schema("chunks"))
+    return pl.DataFrame(rows, schema=frame_schema("chunks")), outliers
+
+
+def chunk_documents(
+    documents: pl.DataFrame, chunking: str, spec: ChunkSpec, tokenizer: str
+) -> pl.DataFrame:
+    """Table ``chunks`` for every non-duplicate document (outliers only logged)."""
+    return chunk_table(documents, chunking, spec, tokenizer)[0]
 
 
 def run(params: Params, chunking: str) -> Path:
@@ -293,9 +310,14 @@ def run(params: Params, chunking: str) -> Path:
             f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
         )
     documents = read_table(catalog.path("documents"), "documents")
-    chunks = chunk_documents(
+    chunks, outliers = chunk_table(
         documents, chunking, params.chunkings[chunking], params.chunk_tokenizer
     )
+    if outliers:
+        log.warning(
+            "chunk %s: %d of %d documents have an outlier chunk count (warnings above)",
+            chunking, len(outliers), chunks["doc_id"].n_unique(),
+        )  # fmt: skip
     if chunks.is_empty():
         raise RagcourtError(
             f"{catalog.path('documents')}: no chunks produced (all documents empty?)"
