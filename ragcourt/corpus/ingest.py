@@ -9,8 +9,9 @@ Rules a reviewer should know:
   invalid UTF-8 -> "undecodable" with the byte offset. HTML is parsed as HTML5 (selectolax's
   Lexbor: a missing ``</head>``/``</body>`` is closed as a browser would, entities decoded)
   and keeps the <body> text only (no script/style/template/noscript), block elements become
-  line breaks, table cells are space-separated; a page with no body text -> "empty". PDF text comes
-  from pypdf, pages joined by a blank line; an unreadable or encrypted PDF -> "unparsable pdf".
+  line breaks, table cells are space-separated; a page with no body text -> "empty". PDF
+  text comes from pypdf, pages joined by a blank line; an unreadable or encrypted PDF ->
+  "unparsable pdf".
 * Normalisation (the stored ``text``, the one every char offset refers to): Unicode NFC,
   CRLF/CR -> LF, surrounding whitespace stripped. Empty after that -> "empty".
 * ``doc_id`` = first 16 hex digits of sha256(normalised text). An exact duplicate (same text
