@@ -105,14 +105,16 @@ HTML_BLOCK = frozenset(
     {"p", "div", "br", "li", "ul", "ol", "dl", "dd", "dt", "tr", "table", "caption", "section",
      "article", "main", "nav", "aside", "header", "footer", "address", "blockquote", "pre",
      "figure", "figcaption", "details", "summary", "form", "fieldset", "h1", "h2", "h3", "h4",
-     "h5", "h6", "hr"}
+     "h5", "h6"}
 )  # fmt: skip
+HTML_BREAK = frozenset({"br", "hr"})
 HTML_CELL = frozenset({"td", "th"})  # table cells: separated by a space within their row
 
 
 def _html_text(root: LexborNode) -> str:
     """Text under ``root`` in document order: HTML_SKIP subtrees dropped, a line break around
-    each HTML_BLOCK element, a space after each cell (iterative: deep nesting is fine)."""
+    each HTML_BLOCK element, one for <br>/<hr>, a space after each cell (iterative: deep
+    nesting is fine)."""
     parts: list[str] = []
     stack: list[LexborNode | str] = [root]
     while stack:
@@ -125,6 +127,9 @@ def _html_text(root: LexborNode) -> str:
             parts.append(item.text_content or "")
             continue
         if tag in HTML_SKIP or tag.startswith(("-", "_", "!")):  # comments, doctype
+            continue
+        if tag in HTML_BREAK:  # void elements: one line break, no content
+            parts.append("\n")
             continue
         after = "\n" if tag in HTML_BLOCK else " " if tag in HTML_CELL else ""
         if after:
@@ -144,7 +149,7 @@ def parse_html(raw: str) -> Parsed:
     text = _html_text(body) if body is not None else ""
     lines = (re.sub(r"[ \t\f\v]+", " ", ln).strip() for ln in text.split("\n"))
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
-    title_node, h1_node = tree.css_first("head title"), tree.css_first("body h1")
+    title_node, h1_node = tree.css_first("title"), tree.css_first("body h1")
     title = " ".join(title_node.text().split()) if title_node is not None else ""
     h1 = " ".join(h1_node.text().split()) if h1_node is not None else ""
     return Parsed(text, title or h1 or None)

@@ -30,6 +30,11 @@ def test_minified_html_without_head_or_body_end_tags_keeps_the_body() -> None:
         assert dropped not in parsed.text
 
 
+def test_br_is_one_line_break_and_paragraphs_a_blank_line() -> None:
+    parsed = parse_html("<p>one<br>two</p><p>three")
+    assert normalise(parsed.text) == "one\ntwo\n\nthree"
+
+
 def test_html_title_falls_back_to_first_h1_with_entities() -> None:
     parsed = parse_html("<h1>Caf&eacute; &#x26; Bar</h1><p>Open daily")
     assert parsed.title == "Café & Bar"
