@@ -6,9 +6,12 @@ Rules a reviewer should know:
   starting with ``.``) are skipped. A file with an extension not in ``corpus.extensions`` is a
   rejected row ("unsupported extension"), not a silent skip.
 * Text files must be UTF-8 (a BOM is dropped). A NUL byte in the first 8 KiB -> "binary";
-  invalid UTF-8 -> "undecodable" with the byte offset. HTML keeps visible text only (no
-  script/style/template/noscript/head), block elements become line breaks. PDF text comes
-  from pypdf, pages joined by a blank line; an unreadable or encrypted PDF -> "unparsable pdf".
+  invalid UTF-8 -> "undecodable" with the byte offset. HTML is parsed as HTML5 (selectolax's
+  Lexbor: a missing ``</head>``/``</body>`` is closed as a browser would, entities decoded)
+  and keeps the <body> text only (no script/style/template/noscript), block elements become
+  line breaks, table cells are space-separated; a page with no body text -> "empty". PDF
+  text comes from pypdf, pages joined by a blank line; an unreadable or encrypted PDF ->
+  "unparsable pdf".
 * Normalisation (the stored ``text``, the one every char offset refers to): Unicode NFC,
   CRLF/CR -> LF, surrounding whitespace stripped. Empty after that -> "empty".
 * ``doc_id`` = first 16 hex digits of sha256(normalised text). An exact duplicate (same text
@@ -36,10 +39,10 @@ import os
 import re
 import unicodedata
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 
 import polars as pl
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
@@ -97,62 +100,59 @@ def decode_text(data: bytes) -> str:
         ) from None
 
 
-class _HTMLText(HTMLParser):
-    """Visible text of an HTML page; block elements end lines."""
+HTML_SKIP = frozenset({"script", "style", "template", "noscript", "head"})
+HTML_BLOCK = frozenset(
+    {"p", "div", "br", "li", "ul", "ol", "dl", "dd", "dt", "tr", "table", "caption", "section",
+     "article", "main", "nav", "aside", "header", "footer", "address", "blockquote", "pre",
+     "figure", "figcaption", "details", "summary", "form", "fieldset", "h1", "h2", "h3", "h4",
+     "h5", "h6"}
+)  # fmt: skip
+HTML_BREAK = frozenset({"br", "hr"})
+HTML_CELL = frozenset({"td", "th"})  # table cells: separated by a space within their row
 
-    SKIP = frozenset({"script", "style", "template", "noscript", "head"})
-    BLOCK = frozenset(
-        {"p", "div", "br", "li", "ul", "ol", "tr", "table", "section", "article", "header",
-         "footer", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "dd", "dt"}
-    )  # fmt: skip
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skip_depth = 0
-        self.in_title = False
-        self.in_h1 = False
-        self.title = ""
-        self.h1 = ""
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self.in_title = True
-        if tag in self.SKIP:
-            self.skip_depth += 1
-        if tag == "h1":
-            self.in_h1 = True
-        if tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self.in_title = False
-        if tag in self.SKIP and self.skip_depth:
-            self.skip_depth -= 1
-        if tag == "h1":
-            self.in_h1 = False
-        if tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if self.in_title:
-            self.title += data
-        if self.skip_depth:
-            return
-        if self.in_h1:
-            self.h1 += data
-        self.parts.append(data)
+def _html_text(root: LexborNode) -> str:
+    """Text under ``root`` in document order: HTML_SKIP subtrees dropped, a line break around
+    each HTML_BLOCK element, one for <br>/<hr>, a space after each cell (iterative: deep
+    nesting is fine)."""
+    parts: list[str] = []
+    stack: list[LexborNode | str] = [root]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        tag = item.tag or ""
+        if tag == "-text":
+            parts.append(item.text_content or "")
+            continue
+        if tag in HTML_SKIP or tag.startswith(("-", "_", "!")):  # comments, doctype
+            continue
+        if tag in HTML_BREAK:  # void elements: one line break, no content
+            parts.append("\n")
+            continue
+        after = "\n" if tag in HTML_BLOCK else " " if tag in HTML_CELL else ""
+        if after:
+            stack.append(after)
+        stack.extend(reversed(list(item.iter(include_text=True))))
+        if tag in HTML_BLOCK:
+            parts.append("\n")
+    return "".join(parts)
 
 
 def parse_html(raw: str) -> Parsed:
-    p = _HTMLText()
-    p.feed(raw)
-    p.close()
-    lines = (re.sub(r"[ \t\f\v]+", " ", ln).strip() for ln in "".join(p.parts).split("\n"))
+    """Visible text and title of an HTML page, parsed as HTML5 (Lexbor, via selectolax): the
+    HTML5 tree builder closes an unclosed <head> and opens <body> as browsers do, decodes
+    entities, and keeps only <body> text (HTML_SKIP subtrees dropped, blocks end lines)."""
+    tree = LexborHTMLParser(raw)
+    body = tree.body
+    text = _html_text(body) if body is not None else ""
+    lines = (re.sub(r"[ \t\f\v]+", " ", ln).strip() for ln in text.split("\n"))
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
-    title = " ".join(p.title.split()) or " ".join(p.h1.split()) or None
-    return Parsed(text, title)
+    title_node, h1_node = tree.css_first("title"), tree.css_first("body h1")
+    title = " ".join(title_node.text().split()) if title_node is not None else ""
+    h1 = " ".join(h1_node.text().split()) if h1_node is not None else ""
+    return Parsed(text, title or h1 or None)
 
 
 def markdown_title(text: str) -> str | None:

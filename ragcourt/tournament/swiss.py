@@ -2,13 +2,27 @@
 
 Swiss: every system starts at ``initial`` Elo. Each round sorts systems by rating (ties by
 a seeded random order, so round 1 is a seeded random draw) and pairs the highest unpaired
-system with the closest-rated unpaired system it has not met, backtracking when that greedy
-choice leaves the rest unpairable. With odd N the lowest-rated system that has had the fewest
-byes sits out (no rating change). Rounds: ``ceil(log2 N) + 1`` by default (4 for N = 8,
-i.e. 16 matches against 28 for round-robin); optionally stop early once the Elo ranking has
-not changed for ``until_stable`` consecutive rounds; always stop when no repeat-free
-pairing exists. Ratings are updated after every match (pairs within a round are disjoint,
-so the order inside a round does not matter).
+system with the closest-rated unpaired system it has not met, backtracking through the
+matchings in that order. A candidate round is accepted only if the pairs still unplayed can
+form every remaining scheduled round (look-ahead: ``matchings.ScheduleSearch``), so the
+scheduled rounds are always played when a repeat-free schedule exists; when the first greedy
+candidate passes (the usual case) the round is that greedy pairing. The look-ahead is exact
+for N <= 16 (``LOOKAHEAD_MAX_SYSTEMS``); above that a round only has to be pairable itself and
+the tournament may stop early with ``stopped="no_pairing"``.
+
+Bye rule (odd N): a bye is a match against a dummy node, so it is never repeated: the bye goes
+to the lowest-rated system that has not sat out yet (the next lowest if the look-ahead rejects
+every round with that bye), and a second bye never goes to a system that already had one. The
+bye system's rating does not change. N rounds give every system exactly one bye, and no
+repeat-free round exists after that.
+
+Rounds: ``ceil(log2 N) + 1`` by default (4 for N = 8, i.e. 16 matches against 28 for
+round-robin), at most ``max_rounds(N)``; optionally stop early once the Elo ranking has not
+changed for ``until_stable`` consecutive rounds. ``stopped``: ``"rounds"`` (all requested
+rounds played), ``"stable"``, or ``"no_pairing"`` (no repeat-free round is left: more rounds
+were requested than ``max_rounds(N)``, or N > 16 without look-ahead). Ratings are updated
+after every match (pairs within a round are disjoint, so the order inside a round does not
+matter).
 
 Round-robin: all N(N-1)/2 pairs, scheduled by the circle method into rounds of disjoint
 pairs, with the same Elo updates (the "w/o Swiss" figure of DICE).
@@ -16,6 +30,7 @@ pairs, with the same Elo updates (the "w/o Swiss" figure of DICE).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,8 +38,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragcourt.tournament.elo import update
-
-Pair = tuple[str, str]
+from ragcourt.tournament.matchings import (
+    BYE,
+    LOOKAHEAD_MAX_SYSTEMS,
+    Edge,
+    ScheduleSearch,
+    matchings_in_order,
+)
+from ragcourt.tournament.matchings import (
+    Pair as Pair,  # re-exported: the tournament modules import Pair from here
+)
 
 
 @dataclass(frozen=True)
@@ -96,26 +119,17 @@ def max_rounds(n_systems: int) -> int:
     return n_systems - 1 if n_systems % 2 == 0 else n_systems
 
 
-def _match_rest(
-    order: list[str], ratings: dict[str, float], met: set[frozenset[str]], dead: set[frozenset[str]]
-) -> list[Pair] | None:
-    """Pair ``order`` (rating order) top-down, closest Elo first, backtracking; None if stuck."""
-    if not order:
-        return []
-    key = frozenset(order)
-    if key in dead:
-        return None
-    top, rest = order[0], order[1:]
-    options = sorted(
-        (o for o in rest if frozenset((top, o)) not in met),
-        key=lambda o: abs(ratings[top] - ratings[o]),
-    )  # stable sort keeps rating order among equal gaps
-    for opp in options:
-        sub = _match_rest([s for s in rest if s != opp], ratings, met, dead)
-        if sub is not None:
-            return [(top, opp), *sub]
-    dead.add(key)
-    return None
+def _unplayed(
+    systems: Sequence[str], met: set[frozenset[str]], byes: dict[str, int]
+) -> tuple[list[str], frozenset[Edge]]:
+    """Nodes and edges of the unplayed graph: pairs not yet met; odd N adds :data:`BYE`,
+    adjacent to every system that has not sat out yet."""
+    nodes = list(systems)
+    edges = {frozenset(p) for p in itertools.combinations(nodes, 2)} - met
+    if len(nodes) % 2:
+        edges |= {frozenset((s, BYE)) for s in nodes if not byes.get(s, 0)}
+        nodes.append(BYE)
+    return nodes, frozenset(edges)
 
 
 def pair_round(
@@ -123,18 +137,34 @@ def pair_round(
     met: set[frozenset[str]],
     byes: dict[str, int],
     tiebreak: dict[str, int],
+    rounds_left: int = 0,
+    search: ScheduleSearch | None = None,
 ) -> tuple[list[Pair], str | None] | None:
-    """One Swiss round: (pairs, bye system or None), or None if no repeat-free pairing exists."""
+    """One Swiss round: (pairs, bye system or None), or None if no repeat-free round exists
+    that still leaves ``rounds_left`` repeat-free rounds to follow.
+
+    Candidates come in Swiss order: the bye (odd N) to the lowest-rated system that has not
+    sat out yet, then the top-rated unpaired system against the closest-rated one it has not
+    met, backtracking; the first candidate after which ``rounds_left`` more rounds still fit
+    (:class:`ScheduleSearch`) is taken.
+    """
     order = sorted(ratings, key=lambda s: (-ratings[s], tiebreak[s]))
-    dead: set[frozenset[str]] = set()
-    if len(order) % 2 == 0:
-        pairs = _match_rest(order, ratings, met, dead)
-        return None if pairs is None else (pairs, None)
-    bye_candidates = sorted(order, key=lambda s: (byes.get(s, 0), -order.index(s)))
-    for bye in bye_candidates:
-        pairs = _match_rest([s for s in order if s != bye], ratings, met, dead)
-        if pairs is not None:
-            return pairs, bye
+    nodes, unplayed = _unplayed(order, met, byes)
+    search = search or ScheduleSearch()
+
+    def partners(top: str, rest: list[str]) -> list[str]:
+        options = [o for o in rest if frozenset((top, o)) in unplayed]
+        return sorted(options, key=lambda o: abs(ratings[top] - ratings[o]))  # stable
+
+    bye_options: list[str | None] = [None]
+    if len(order) % 2:
+        bye_options = [s for s in reversed(order) if frozenset((s, BYE)) in unplayed]
+    for bye in bye_options:
+        playing = [s for s in order if s != bye]
+        for pairs in matchings_in_order(playing, partners):
+            used = {frozenset(p) for p in pairs} | ({frozenset((bye, BYE))} if bye else set())
+            if search.can_schedule(nodes, unplayed - used, rounds_left):
+                return pairs, bye
     return None
 
 
@@ -216,9 +246,14 @@ def swiss(
     tiebreak = {s: int(i) for s, i in zip(systems, rng.permutation(len(systems)), strict=True)}
     met: set[frozenset[str]] = set()
     byes: dict[str, int] = {}
+    search = ScheduleSearch()
+    # the rounds a repeat-free schedule can hold; look-ahead keeps all of them playable
+    target = min(rounds, max_rounds(len(systems)))
+    lookahead = len(systems) <= LOOKAHEAD_MAX_SYSTEMS
 
-    def next_round(ratings: dict[str, float], _rnd: int) -> tuple[list[Pair], str | None] | None:
-        drawn = pair_round(ratings, met, byes, tiebreak)
+    def next_round(ratings: dict[str, float], rnd: int) -> tuple[list[Pair], str | None] | None:
+        left = max(0, target - rnd) if lookahead else 0
+        drawn = pair_round(ratings, met, byes, tiebreak, left, search)
         if drawn is not None:
             pairs, bye = drawn
             met.update(frozenset(p) for p in pairs)
