@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Fixed(BaseModel):
@@ -49,6 +49,8 @@ class DafeSection(_Fixed):
     llm_judge_calls_always_three: int
     primaries: list[str]
     arbitrator: str
+    # LLM judge verdicts by form (probability | generated); {}: written before forms
+    llm_verdict_forms: dict[str, int] = Field(default_factory=dict)
     answer_rows: int
     input_error_rows: int
 
@@ -59,6 +61,8 @@ class CorrectnessSection(_Fixed):
     mode: str
     model: str
     prompt_version: str
+    # probability | generated | none (no LLM / input error) -> rows; {}: written before forms
+    forms: dict[str, int] = Field(default_factory=dict)
     rows: int
     scored: int
     errors: int
@@ -73,6 +77,7 @@ class RelevanceSection(_Fixed):
     unique_passages: int
     passage_rows_across_systems: int
     judgments_saved_by_dedup: int
+    forms: dict[str, int] = Field(default_factory=dict)  # probability | generated -> passages
     errors: int
     grades: dict[str, int]
 
