@@ -161,7 +161,12 @@ class LLMParams(Strict):
 
 
 class QAGenThresholds(Strict):
-    faithfulness: float = Field(default=0.9, ge=0, le=1)
+    """A QA filter passes when its score >= the threshold: P(yes) in the probability form of
+    filter prompt v2, the label's 1/0 in its generated form, the JSON score with v1 (where
+    answerability is 0/1 and the others a 0-1 share). Not tuned: calibrate on a train split."""
+
+    answerability: float = Field(default=0.5, ge=0, le=1)
+    faithfulness: float = Field(default=0.9, ge=0, le=1)  # params.yaml: 0.5 with filters v2
     relevance: float = Field(default=0.9, ge=0, le=1)
 
 
@@ -178,7 +183,9 @@ class QAGenParams(Strict):
     thresholds: QAGenThresholds = Field(default_factory=QAGenThresholds)
     near_duplicate_threshold: float = Field(default=0.9, gt=0, le=1)
     near_duplicate_embedder: str | None = None  # key of `embedders`; None: the first one
-    prompt_version: str = "v1"
+    prompt_version: str = "v1"  # question/answer writer prompts (configs/prompts/qagen.yaml)
+    filter_prompt_version: str = "v1"  # QA filter prompts (configs/prompts/qagen_filters.yaml)
+    filter_reason: StrictBool = False  # v2 filters: generated form with a reason, not P(yes)
     qa_file: str | None = None  # bring-your-own QA set: validated and used instead
     batch_size: StrictInt = Field(default=8, gt=0)  # candidates per generation round (concurrency)
     min_context_tokens: StrictInt = Field(default=40, ge=1)  # shorter chunks are not sampled
@@ -238,6 +245,10 @@ class JudgeParams(Strict):
     correctness_judge: str = "ref_similarity"
     relevance_model: str | None = None
     prompt_version: str = "v1"
+    # one-token judges (prompt v2: LLM verdict, expected correctness, relevance): false reads
+    # the label's next-token probabilities (form "probability"); true generates a written
+    # reason and the label (form "generated"), as models without logprobs always do
+    reason: StrictBool = False
     udcg: UDCGParams = Field(default_factory=UDCGParams)
 
     @model_validator(mode="after")

@@ -2,10 +2,14 @@
 
 Templates use ``str.format`` fields. The version string is stored with every generated row
 so a prompt change is visible in the artifacts (and changes the LLM cache key).
+A version with ``untrusted: fenced`` puts every untrusted field (question, references,
+answer, passage, context: the ``data`` of :func:`render`) inside a
+:func:`~ragcourt.core.fencing.fence`; older versions insert it raw (kept to measure them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -13,6 +17,7 @@ import yaml
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.fencing import fence
 
 PROMPTS_DIR = Path(catalog.PROMPTS_DIR)
 
@@ -36,3 +41,39 @@ def prompt(area: str, name: str, version: str = "v1", prompts_dir: Path | None =
         return data[version][name]
     except KeyError:
         raise ConfigError(f"{path}: no prompt '{name}' in version '{version}'") from None
+
+
+def has_prompt(area: str, name: str, version: str, prompts_dir: Path | None = None) -> bool:
+    """True when ``version`` of ``<area>.yaml`` defines template ``name``."""
+    try:
+        prompt(area, name, version, prompts_dir)
+    except ConfigError:
+        return False
+    return True
+
+
+FENCE_KEY = "untrusted"  # `untrusted: fenced` in a version: its data fields are fenced
+
+
+def is_fenced(area: str, version: str, prompts_dir: Path | None = None) -> bool:
+    """True when ``version`` of ``<area>.yaml`` declares ``untrusted: fenced``."""
+    return has_prompt(area, FENCE_KEY, version, prompts_dir) and (
+        prompt(area, FENCE_KEY, version, prompts_dir) == "fenced"
+    )
+
+
+def render(
+    area: str,
+    name: str,
+    version: str,
+    data: Mapping[str, str] | None = None,
+    plain: Mapping[str, str] | None = None,
+    prompts_dir: Path | None = None,
+) -> str:
+    """Template ``name`` filled with ``plain`` fields as given and ``data`` fields (untrusted
+    text) as ``fence(text, FIELD)`` when the version is fenced, else raw."""
+    fenced = is_fenced(area, version, prompts_dir)
+    fields = dict(plain or {})
+    for key, text in (data or {}).items():
+        fields[key] = fence(text, key.upper().replace("_", " ")) if fenced else text
+    return prompt(area, name, version, prompts_dir).format(**fields)

@@ -47,6 +47,11 @@ _PPI_ESTIMATE: dict[str, PolarsDtype | str] = {  # judge-only, human-only and PP
     "note": pl.String,  # why an estimate is missing, strata without labels, ...
 }
 
+# which form scored each QA filter: probability (P(yes)) | generated (JSON); null: not run
+QA_FILTER_FORMS: dict[str, PolarsDtype | str] = {
+    f"{name}_form": pl.String for name in ("answerability", "faithfulness", "relevance")
+}
+
 TABLES: dict[str, dict[str, PolarsDtype | str]] = {
     "documents": {
         "doc_id": pl.String,
@@ -102,10 +107,12 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "faithfulness_reason": pl.String,
         "relevance_score": pl.Float64,
         "relevance_reason": pl.String,
+        **QA_FILTER_FORMS,
         "question_model": pl.String,
         "answer_model": pl.String,
         "filter_model": pl.String,
         "prompt_version": pl.String,
+        "filter_prompt_version": pl.String,
     },
     "qa_rejected": {
         "candidate_id": pl.String,
@@ -128,10 +135,12 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "faithfulness_reason": pl.String,
         "relevance_score": pl.Float64,
         "relevance_reason": pl.String,
+        **QA_FILTER_FORMS,
         "question_model": pl.String,
         "answer_model": pl.String,
         "filter_model": pl.String,
         "prompt_version": pl.String,
+        "filter_prompt_version": pl.String,
     },
     "retrieval_per_query": {
         "chunking": pl.String,
@@ -184,6 +193,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
                 ("score", pl.Float64),
                 ("justification", pl.String),
                 ("error", pl.String),
+                ("form", pl.String),  # LLM judges: probability | generated; else null
             )
         },
         "agree": pl.Boolean,  # null when a primary failed
@@ -198,6 +208,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "correctness": pl.Float64,
         "rationale": pl.String,
         "error": pl.String,
+        "form": pl.String,  # probability | generated (LLM grader); null: similarity, no LLM
     },
     "relevance": {  # RAGElo pointwise grade, one row per (question_id, chunk_id)
         "question_id": pl.String,
@@ -205,6 +216,8 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "doc_id": pl.String,
         "n_systems": pl.Int32,  # systems that retrieved this passage for this question
         "relevance": pl.Int8,  # 0 not / 1 somewhat / 2 very relevant; null on error
+        "relevance_expected": pl.Float64,  # sum_g P(g)*g (probability form); = grade otherwise
+        "form": pl.String,  # probability | generated
         "reason": pl.String,
         "error": pl.String,
         "model": pl.String,

@@ -8,7 +8,8 @@ a value outside [0, 1] or no number is a parse failure -> error row with null co
 ``judge.correctness_mode: expected`` instead asks for the rubric level as one digit and
 scores E[level] = sum_i P(digit i) * level_i from next-token probabilities (G-Eval-style
 probability weighting): no generation, and a continuous score from a small local model whose
-greedy rubric reply barely varies. Hosted models need logprobs for it.
+greedy rubric reply barely varies. From prompt v2 a hosted model without logprobs (or
+``judge.reason``) falls back to the generated digit; each grade names its ``form``.
 
 ``correctness_mode: similarity`` uses no LLM: the score is the max cosine similarity of the
 answer to a reference under an embedding_similarity judge, clipped to [0, 1] (semantic answer
@@ -30,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import AliasChoices, Field, field_validator
 
 from ragcourt.judging.llm_judges import (
-    NO_QUESTION,
     ReplyModel,
-    format_references,
+    ask_requests,
+    item_fields,
+    one_token,
     reason_field,
     render,
 )
@@ -44,6 +46,7 @@ from ragcourt.judging.vocabulary import (
     JudgeContext,
     VerdictsOf,
 )
+from ragcourt.llm.graded import grade
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest, Gateway
@@ -88,13 +91,7 @@ def _grading_requests(
         ChatRequest.of(
             model,
             system,
-            render(
-                f"{prompt}_user",
-                version,
-                question=it.question or NO_QUESTION,
-                references=format_references(it.references),
-                answer=it.answer,
-            ),
+            render(f"{prompt}_user", version, item_fields(it)),
             **opts,
         )
         for it in items
@@ -130,13 +127,15 @@ def grade_correctness(
     out: list[CorrectnessGrade] = []
     for res in gateway.structured(reqs, CorrectnessReply, desc="correctness"):
         if res.ok and res.value is not None:
-            out.append(CorrectnessGrade(res.value.score, res.value.rationale))
+            out.append(CorrectnessGrade(res.value.score, res.value.rationale, form="generated"))
         else:
-            out.append(CorrectnessGrade(None, res.raw[:500], res.error or "no parsed reply"))
+            err = res.error or "no parsed reply"
+            out.append(CorrectnessGrade(None, res.raw[:500], err, form="generated"))
     return out
 
 
 DIGITS = tuple(str(i) for i in range(len(RUBRIC_LEVELS)))  # "0".."4" -> RUBRIC_LEVELS
+DIGIT_LEVELS = dict(zip(DIGITS, RUBRIC_LEVELS, strict=True))
 
 
 def expected_score(probs: dict[str, float]) -> float:
@@ -165,23 +164,38 @@ def grade_correctness_expected(
     model: str,
     version: str = "v1",
     seed: int | None = 0,
+    reason: bool = False,
+    temperature: float = 0.0,
 ) -> list[CorrectnessGrade]:
     """G-Eval-style correctness: score = E[level] under the model's next-token distribution
     over the digits 0-4 (levels 0 / 0.3 / 0.5 / 0.7 / 1.0). Continuous even for a small model
-    whose greedy reply is always the same level. A model without logprobs gives error rows."""
+    whose greedy reply is always the same level. From prompt v2 (fenced fields) a model
+    without logprobs, or ``reason``, gives the generated digit (form ``generated``); with v1
+    a model without logprobs gives error rows."""
     if not items:
         return []
+    if one_token("correctness_digit", version):
+        fields = [item_fields(it) for it in items]
+        token, reason_reqs = ask_requests(
+            "correctness_digit", version, model, fields, "judge.correctness_expected",
+            temperature, seed,
+        )  # fmt: skip
+        return [
+            CorrectnessGrade(g.score, g.reason if g.ok else g.raw, g.error, g.form)
+            for g in grade(gateway, token, reason_reqs, DIGIT_LEVELS, reason, "correctness")
+        ]
     reqs = expected_requests(items, model, version, seed)
     out: list[CorrectnessGrade] = []
     for dist in gateway.next_token_probs(reqs, candidates=list(DIGITS), desc="correctness"):
         if not dist.ok:
-            out.append(CorrectnessGrade(None, "", dist.error or "no next-token distribution"))
+            err = dist.error or "no next-token distribution"
+            out.append(CorrectnessGrade(None, "", err, form="probability"))
             continue
         shown = " ".join(f"{d}:{dist.probs.get(d, 0.0):.2f}" for d in DIGITS)
         why = f"expected rubric level from P(digit) {shown} ({dist.method})"
         if dist.fallback:
             why += f"; upper-bound fallback for {','.join(dist.fallback)}"
-        out.append(CorrectnessGrade(expected_score(dist.probs), why))
+        out.append(CorrectnessGrade(expected_score(dist.probs), why, form="probability"))
     return out
 
 
@@ -225,7 +239,7 @@ class ExpectedGrader:
         jp, llm = self.ctx.params.judge, self.ctx.params.llm
         model = llm.resolve(jp.correctness_model)
         return grade_correctness_expected(
-            items, self.ctx.gateway, model, jp.prompt_version, llm.seed
+            items, self.ctx.gateway, model, jp.prompt_version, llm.seed, jp.reason, llm.temperature
         )
 
 

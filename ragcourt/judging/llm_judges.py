@@ -1,9 +1,13 @@
 """LLM judge: a binary correct/incorrect verdict from any litellm model string.
 
-The model reads (question, candidate answer, every reference answer) and replies with JSON
-``{"reasoning": ..., "verdict": "correct"|"incorrect"}`` - reasoning first, then the verdict
-(DAFE C.6.4). Replies are parsed with ``Gateway.structured``; a failed call or an
-unparseable reply becomes a verdict with ``error`` set (never a default verdict).
+The model reads (question, every reference answer, candidate answer). From prompt version
+v2 (issues 14 and 17) the three are fenced data and the verdict is P(correct) = P("yes") at
+the first answer token after "Is the candidate answer correct? Answer with one word: yes or
+no." (:func:`ragcourt.llm.graded.grade`, form ``probability``); verdict = P(correct) >=
+``threshold`` (the judge spec's, default 0.5). ``judge.reason: true`` or a model without
+logprobs gives the generated form ``{"reason": ..., "label": "yes"|"no"}``. Version v1 keeps
+the original JSON ``{"reasoning": ..., "verdict": ...}`` (DAFE C.6.4, form ``generated``).
+A failed call or an unparseable reply becomes a verdict with ``error`` set (never a default).
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragcourt.core.params import JudgeSpec
-from ragcourt.core.prompts import prompt
+from ragcourt.core.prompts import has_prompt
+from ragcourt.core.prompts import render as render_prompt
 from ragcourt.judging.vocabulary import ANSWER_JUDGES, AnswerItem, AnswerVerdict, JudgeContext
+from ragcourt.llm.graded import YES_NO, Graded, grade
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest
@@ -78,9 +84,60 @@ def format_references(refs: Sequence[str]) -> str:
     return "\n".join(f"{i}. {r}" for i, r in enumerate(refs, 1)) or "(none)"
 
 
-def render(name: str, version: str, **fields: str) -> str:
-    """Fill template ``name`` of ``configs/prompts/judge.yaml`` version ``version``."""
-    return prompt(PROMPT_AREA, name, version).format(**fields)
+def render(name: str, version: str, data: dict[str, str] | None = None) -> str:
+    """Template ``name`` of ``configs/prompts/judge.yaml`` version ``version`` with the
+    untrusted ``data`` fields (fenced from v2, see :func:`ragcourt.core.prompts.render`)."""
+    return render_prompt(PROMPT_AREA, name, version, data)
+
+
+def one_token(name: str, version: str) -> bool:
+    """True when ``version`` asks judge ``name`` for one label token (``<name>_ask_token``)."""
+    return has_prompt(PROMPT_AREA, f"{name}_ask_token", version)
+
+
+def ask_requests(
+    name: str,
+    version: str,
+    model: str,
+    fields: Sequence[dict[str, str]],
+    tag: str,
+    temperature: float = 0.0,
+    seed: int | None = 0,
+    max_tokens: int = 256,
+) -> tuple[list[ChatRequest], list[ChatRequest]]:
+    """(one-token requests, reason requests) for judge ``name``: system prompt, the user
+    template with the fenced ``fields``, then ``<name>_ask_token`` or ``<name>_ask_reason``.
+    The prefix up to the ask is the same in both, shared parts first."""
+    from ragcourt.llm import ChatRequest
+
+    system = render(f"{name}_system", version)
+    token_ask = render(f"{name}_ask_token", version)
+    reason_ask = render(f"{name}_ask_reason", version)
+    token, reason = [], []
+    for data in fields:
+        user = render(f"{name}_user", version, data)
+        token.append(
+            ChatRequest.of(
+                model, system, f"{user}\n\n{token_ask}", max_tokens=1, temperature=0.0,
+                seed=seed, tag=tag,
+            )
+        )  # fmt: skip
+        reason.append(
+            ChatRequest.of(
+                model, system, f"{user}\n\n{reason_ask}", max_tokens=max_tokens,
+                temperature=temperature, seed=seed, json_mode=True, tag=tag,
+            )
+        )  # fmt: skip
+    return token, reason
+
+
+def item_fields(it: AnswerItem) -> dict[str, str]:
+    """The untrusted fields of an answer judge's prompt, in prompt order."""
+    return {
+        "question": it.question or NO_QUESTION,
+        "references": format_references(it.references),
+        "answer": it.answer,
+    }
 
 
 def judge_requests(
@@ -100,13 +157,7 @@ def judge_requests(
         ChatRequest.of(
             model,
             system,
-            render(
-                "verdict_user",
-                version,
-                question=it.question or NO_QUESTION,
-                references=format_references(it.references),
-                answer=it.answer,
-            ),
+            render("verdict_user", version, item_fields(it)),
             max_tokens=256,
             temperature=temperature,
             seed=seed,
@@ -115,6 +166,14 @@ def judge_requests(
         )
         for it in items
     ]
+
+
+def graded_verdict(name: str, g: Graded, threshold: float) -> AnswerVerdict:
+    """An answer verdict from P(correct) (or the generated label): correct iff score >=
+    ``threshold``; the score is kept, a failure is an error verdict."""
+    if not g.ok or g.score is None:
+        return AnswerVerdict(name, None, g.raw or g.reason, error=g.error, form=g.form)
+    return AnswerVerdict(name, g.score >= threshold, g.reason, score=g.score, form=g.form)
 
 
 @dataclass
@@ -129,26 +188,34 @@ class LLMJudge:
     seed: int | None = 0
     uses_llm: bool = True
 
+    threshold: float = 0.5  # P(correct) >= threshold -> correct (one-token form)
+    reason: bool = False  # generated form with a written reason (judge.reason)
+
     def judge(self, items: Sequence[AnswerItem]) -> list[AnswerVerdict]:
         if not items:
             return []
+        tag = f"judge.{self.name}"
+        if one_token("verdict", self.prompt_version):
+            token, why = ask_requests(
+                "verdict", self.prompt_version, self.model, [item_fields(it) for it in items],
+                tag, self.temperature, self.seed,
+            )  # fmt: skip
+            graded = grade(self.ctx.gateway, token, why, YES_NO, self.reason, f"judge {self.name}")
+            return [graded_verdict(self.name, g, self.threshold) for g in graded]
         reqs = judge_requests(
-            items,
-            self.model,
-            self.prompt_version,
-            self.temperature,
-            f"judge.{self.name}",
-            self.seed,
+            items, self.model, self.prompt_version, self.temperature, tag, self.seed
         )
         results = self.ctx.gateway.structured(reqs, VerdictReply, desc=f"judge {self.name}")
         out: list[AnswerVerdict] = []
         for res in results:
             if not res.ok or res.value is None:
                 err = res.error or "no parsed reply"
-                out.append(AnswerVerdict(self.name, None, res.raw[:500], error=err))
+                failed = AnswerVerdict(self.name, None, res.raw[:500], error=err, form="generated")
+                out.append(failed)
                 continue
             reply = res.value
-            out.append(AnswerVerdict(self.name, reply.verdict == "correct", reply.reasoning))
+            verdict = reply.verdict == "correct"
+            out.append(AnswerVerdict(self.name, verdict, reply.reasoning, form="generated"))
         return out
 
 
@@ -162,4 +229,6 @@ def _llm(name: str, spec: JudgeSpec, ctx: JudgeContext) -> LLMJudge:
         ctx=ctx,
         temperature=ctx.params.llm.temperature,
         seed=ctx.params.llm.seed,
+        threshold=0.5 if spec.threshold is None else spec.threshold,
+        reason=ctx.params.judge.reason,
     )

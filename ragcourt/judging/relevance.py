@@ -1,7 +1,11 @@
 """Pointwise passage relevance (RAGElo, spec §5) and MRR@k at both thresholds.
 
 Every retrieved passage of every answer is graded 0 (not relevant), 1 (somewhat: on topic,
-does not fully answer) or 2 (very: answers the question) with a one-sentence reason.
+does not fully answer) or 2 (very: answers the question). From prompt v2 (fenced question
+and passage) the grade is read from the first answer token: ``relevance_expected`` =
+sum_g P(g) * g over P("0"/"1"/"2") and ``relevance`` = the nearest grade, round(expected)
+(form ``probability``); ``judge.reason`` or a model without logprobs generates a reason and
+the grade (form ``generated``). v1 asks for JSON with a one-sentence reason first.
 Passages are judged once per (question_id, chunk_id) however many systems retrieved them.
 
 Reciprocal rank at threshold t (RR_t@k): 1/rank of the first passage in the top k with
@@ -18,12 +22,14 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 from pydantic import field_validator
 
-from ragcourt.judging.llm_judges import ReplyModel, reason_field, render
+from ragcourt.judging.llm_judges import ReplyModel, ask_requests, one_token, reason_field, render
+from ragcourt.llm.graded import grade as grade_items
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest, Gateway
 
 _LABELS = {"not relevant": 0, "somewhat relevant": 1, "very relevant": 2}
+GRADE_LEVELS = {"0": 0.0, "1": 1.0, "2": 2.0}
 
 
 class RelevanceReply(ReplyModel):
@@ -101,7 +107,7 @@ def relevance_requests(
         ChatRequest.of(
             model,
             system,
-            render("relevance_user", version, question=q, passage=p),
+            render("relevance_user", version, {"question": q, "passage": p}),
             max_tokens=160,
             temperature=temperature,
             seed=seed,
@@ -120,10 +126,12 @@ def grade_passage_relevance(
     version: str = "v1",
     temperature: float = 0.0,
     seed: int | None = 0,
+    reason: bool = False,
 ) -> pl.DataFrame:
     """Grade each unique passage (from :func:`unique_passages`) against its question.
     Returns the ``relevance`` table: question_id, chunk_id, doc_id, n_systems,
-    relevance (0/1/2 or null), reason, error, model, prompt_version."""
+    relevance (0/1/2 or null), relevance_expected, form, reason, error, model,
+    prompt_version."""
     joined = passages.join(
         questions.select("question_id", "question"), on="question_id", how="left"
     )
@@ -131,30 +139,39 @@ def grade_passage_relevance(
     if missing.height:
         qid = missing["question_id"][0]
         raise ValueError(f"question_id '{qid}' of a retrieved passage is not in the QA set")
-    reqs = relevance_requests(
-        joined["question"].to_list(),
-        joined["text"].to_list(),
-        model,
-        version,
-        temperature,
-        seed,
-    )
-    results = gateway.structured(reqs, RelevanceReply, desc="relevance") if reqs else []
+    questions_, texts = joined["question"].to_list(), joined["text"].to_list()
     rel: list[int | None] = []
-    reason: list[str] = []
+    expected: list[float | None] = []
+    forms: list[str] = []
+    reason_: list[str] = []
     err: list[str | None] = []
-    for res in results:
-        if res.ok and res.value is not None:
-            rel.append(res.value.relevance)
-            reason.append(res.value.reason)
-            err.append(None)
-        else:
-            rel.append(None)
-            reason.append(res.raw[:500])
-            err.append(res.error or "no parsed reply")
+    if one_token("relevance", version):
+        fields = [{"question": q, "passage": p} for q, p in zip(questions_, texts, strict=True)]
+        token, why = ask_requests(
+            "relevance", version, model, fields, "judge.relevance", temperature, seed, 160
+        )
+        for g in grade_items(gateway, token, why, GRADE_LEVELS, reason, "relevance"):
+            expected.append(g.score if g.ok else None)
+            rel.append(round(g.score) if g.ok and g.score is not None else None)
+            forms.append(g.form)
+            reason_.append(g.reason if g.ok else g.raw)
+            err.append(g.error)
+    else:
+        reqs = relevance_requests(questions_, texts, model, version, temperature, seed)
+        results = gateway.structured(reqs, RelevanceReply, desc="relevance") if reqs else []
+        for res in results:
+            ok = res.ok and res.value is not None
+            grade_ = res.value.relevance if res.ok and res.value is not None else None
+            rel.append(grade_)
+            expected.append(None if grade_ is None else float(grade_))
+            forms.append("generated")
+            reason_.append(res.value.reason if res.value is not None and ok else res.raw[:500])
+            err.append(None if ok else res.error or "no parsed reply")
     return joined.select("question_id", "chunk_id", "doc_id", "n_systems").with_columns(
         pl.Series("relevance", rel, dtype=pl.Int8),
-        pl.Series("reason", reason, dtype=pl.String),
+        pl.Series("relevance_expected", expected, dtype=pl.Float64),
+        pl.Series("form", forms, dtype=pl.String),
+        pl.Series("reason", reason_, dtype=pl.String),
         pl.Series("error", err, dtype=pl.String),
         pl.lit(model).alias("model"),
         pl.lit(version).alias("prompt_version"),

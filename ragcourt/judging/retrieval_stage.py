@@ -46,6 +46,7 @@ def judge_retrieval(
         jp.prompt_version,
         llm.temperature,
         llm.seed,
+        jp.reason,
     )
     top = passages.filter(pl.col("rank") <= jp.udcg.k)
     probs = abstention_probabilities(

@@ -53,6 +53,8 @@ class DafeSection(_Fixed):
     llm_judge_calls_always_three: int
     primaries: list[str]
     arbitrator: str
+    # LLM judge verdicts by form (probability | generated); {}: written before forms
+    llm_verdict_forms: dict[str, int] = Field(default_factory=dict)
     answer_rows: int
     input_error_rows: int
 
@@ -63,6 +65,8 @@ class CorrectnessSection(_Fixed):
     mode: str
     model: str
     prompt_version: str
+    # probability | generated | none (no LLM / input error) -> rows; {}: written before forms
+    forms: dict[str, int] = Field(default_factory=dict)
     rows: int
     scored: int
     errors: int
@@ -77,6 +81,7 @@ class RelevanceSection(_Fixed):
     unique_passages: int
     passage_rows_across_systems: int
     judgments_saved_by_dedup: int
+    forms: dict[str, int] = Field(default_factory=dict)  # probability | generated -> passages
     errors: int
     grades: dict[str, int]
 

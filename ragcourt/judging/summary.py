@@ -66,6 +66,19 @@ def decisions_from_verdicts(verdicts: pl.DataFrame) -> list[DafeDecision]:
     return out
 
 
+def form_counts(column: pl.Series) -> dict[str, int]:
+    """Rows per form (``probability`` | ``generated``; null -> ``none``), sorted by name."""
+    counts = column.fill_null("none").value_counts()
+    return dict(sorted((str(f), int(n)) for f, n in counts.iter_rows()))
+
+
+def _verdict_forms(verdicts: pl.DataFrame) -> dict[str, int]:
+    """Forms of every LLM verdict in the DAFE roles (rows with a null form are not LLM)."""
+    roles = ("primary1", "primary2", "arbitrator")
+    forms = pl.concat([verdicts[f"{r}_form"] for r in roles]).drop_nulls()
+    return form_counts(forms) if forms.len() else {}
+
+
 def _mean(column: pl.Series) -> float | None:
     """Mean of a float column; None when it holds no non-null value."""
     value = column.mean()
@@ -94,6 +107,7 @@ def judge_summary(
         "arbitrator": jp.arbitrator,
         "answer_rows": verdicts.height,
         "input_error_rows": int(verdicts["primary1_judge"].is_null().sum()),
+        "llm_verdict_forms": _verdict_forms(verdicts),
     }
     return JudgeSummary(
         dafe=DafeSection.model_validate(dafe),
@@ -106,6 +120,7 @@ def judge_summary(
                 else params.llm.resolve(jp.correctness_model)
             ),
             prompt_version=jp.prompt_version,
+            forms=form_counts(correctness["form"]),
             rows=correctness.height,
             scored=int(correctness["correctness"].is_not_null().sum()),
             errors=int(correctness["correctness"].is_null().sum()),
@@ -116,6 +131,7 @@ def judge_summary(
             unique_passages=relevance.height,
             passage_rows_across_systems=n_passage_rows,
             judgments_saved_by_dedup=n_passage_rows - relevance.height,
+            forms=form_counts(relevance["form"]),
             errors=int(relevance["relevance"].is_null().sum()),
             grades={
                 ("error" if g is None else str(g)): int(n)

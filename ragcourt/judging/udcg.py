@@ -6,7 +6,8 @@ very relevant) and −1 otherwise, and P is the full-vocabulary probability of t
 token of "NO-RESPONSE" at the first answer position when the model sees only that passage
 (``Gateway.next_token_probs(..., candidates=["NO-RESPONSE"]).raw``). The prompt
 (``udcg_system``/``udcg_user`` in configs/prompts/judge.yaml) repeats the generators'
-instruction: answer only from the document, else reply NO-RESPONSE. One reader model
+instruction: answer only from the document, else reply NO-RESPONSE (from v2 the question
+and passage are fenced data, question first so the passage varies last). One reader model
 (``judge.udcg.model``, default ``llm.model``) scores every system, so UDCG compares the
 retrieval of systems on the same scale even when their generators differ.
 
@@ -69,7 +70,7 @@ def udcg_requests(
         ChatRequest.of(
             model,
             system,
-            render("udcg_user", version, question=q, passage=p),
+            render("udcg_user", version, {"question": q, "passage": p}),
             max_tokens=1,
             temperature=0.0,
             tag="judge.udcg",

@@ -97,6 +97,7 @@ class AnswerVerdict:
     justification: str = ""
     score: float | None = None
     error: str | None = None
+    form: str | None = None  # LLM judges: "probability" | "generated"; None: no LLM
 
     @property
     def ok(self) -> bool:
@@ -136,6 +137,7 @@ class CorrectnessGrade:
     score: float | None
     rationale: str
     error: str | None = None
+    form: str | None = None  # "probability" | "generated"; None: no LLM (similarity)
 
 
 VerdictsOf = Callable[[str], Sequence[AnswerVerdict]]

@@ -89,6 +89,7 @@ def from_top_logprobs(
             method="top_logprobs",
             model=model,
             cached=cached,
+            no_logprobs=True,
             error=(
                 f"model '{model}' returned no logprobs; next_token_probs needs a provider "
                 "that supports logprobs/top_logprobs (e.g. openai/*) or a local/ model"

@@ -101,6 +101,7 @@ class TokenDistribution(BaseModel):
     method: str = ""
     candidate_tokens: dict[str, str] = Field(default_factory=dict)
     fallback: list[str] = Field(default_factory=list)  # labels whose ``raw`` is an upper bound
+    no_logprobs: bool = False  # the provider returned no logprobs at all (not a model failure)
     error: str | None = None
     model: str = ""
     cached: bool = False

@@ -40,6 +40,7 @@ class JudgeSettings:
     temperature: float = 0.0
     seed: int | None = 0
     max_tokens: int = 160
+    reason: bool = False  # one-token prompts: generated reason + label instead of P(yes)
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class JudgeOutcome:
     error: str | None = None
     raw: str = ""
     model: str = ""
+    form: str | None = None  # "probability" (P(yes)) | "generated" (JSON reply)
 
     @property
     def ok(self) -> bool:

@@ -1,11 +1,17 @@
 """Reusable QA-quality judges (spec §2), registered as QA filters, and the standalone rule.
 
-Three LLM judges, each asked through the gateway's ``structured`` call for a tiny JSON reply
-``{"reason": "...", "score": ...}`` (reason first, so the score follows the argument):
+Three LLM judges; their prompts are ``configs/prompts/qagen_filters.yaml``
+(``qagen.filter_prompt_version``):
 
-* answerability(question, context) -> 0 or 1: all facts needed are in the context;
-* faithfulness(answer, context)    -> 0..1: share of the answer's claims stated in the context;
-* relevance(question, answer)      -> 0..1: how directly the answer responds to the question.
+* answerability(question, context): all facts needed are in the context;
+* faithfulness(answer, context): the answer's claims are stated in the context;
+* relevance(question, answer): the answer responds directly to the question.
+
+From v2 (issues 14 and 17) the fields are fenced data and each judge is a yes/no question:
+score = P(yes) at the first answer token (form ``probability``, one forward pass), or with
+``filter_reason`` / a model without logprobs a generated ``{"reason", "label": "yes"|"no"}``
+scored 1/0 (form ``generated``), see :mod:`ragcourt.llm.graded`. v1 asks for the original
+JSON ``{"reason": "...", "score": ...}`` (answerability 0/1, the others a 0-1 share).
 
 A model or parse failure is returned as a :class:`JudgeOutcome` with ``error`` set and no score,
 never as an invented value. Each judge is registered in
@@ -21,14 +27,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ragcourt.core.prompts import prompt
+from ragcourt.core.prompts import has_prompt, prompt, render
+from ragcourt.llm.graded import YES_NO, Graded, grade
 from ragcourt.llm.types import ChatRequest, StructuredResult
 from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeOutcome, JudgeSettings, QAItem
 
 if TYPE_CHECKING:
     from ragcourt.llm import Gateway
 
-PROMPT_AREA = "qagen"
+PROMPT_AREA = "qagen_filters"
+TAG_AREA = "qagen"
 JudgeName = Literal["answerability", "faithfulness", "relevance"]
 # The built-in filters in the order QA generation runs them (spec §2); the summary keys.
 JUDGES: tuple[JudgeName, ...] = ("answerability", "faithfulness", "relevance")
@@ -90,9 +98,47 @@ def _requests(
             temperature=cfg.temperature,
             seed=cfg.seed,
             json_mode=True,
-            tag=f"{PROMPT_AREA}.{judge}",
+            tag=f"{TAG_AREA}.{judge}",
         )
         for f in fields
+    ]
+
+
+def _one_token_requests(
+    judge: JudgeName, fields: Sequence[dict[str, str]], cfg: JudgeSettings
+) -> tuple[list[ChatRequest], list[ChatRequest]]:
+    """(one-token, reason) requests: fenced user template, then the ask (v2 prompts)."""
+
+    def tmpl(name: str, data: dict[str, str] | None = None) -> str:
+        version, where = cfg.prompt_version, cfg.prompts_dir
+        return render(PROMPT_AREA, f"{judge}_{name}", version, data, None, where)
+
+    system, token_ask, reason_ask = tmpl("system"), tmpl("ask_token"), tmpl("ask_reason")
+    token, why = [], []
+    for f in fields:
+        user = tmpl("user", f)
+        common: dict[str, Any] = {"seed": cfg.seed, "tag": f"{TAG_AREA}.{judge}"}
+        token.append(
+            ChatRequest.of(
+                cfg.model, system, f"{user}\n\n{token_ask}", max_tokens=1, temperature=0.0,
+                **common,
+            )
+        )  # fmt: skip
+        why.append(
+            ChatRequest.of(
+                cfg.model, system, f"{user}\n\n{reason_ask}", max_tokens=cfg.max_tokens,
+                temperature=cfg.temperature, json_mode=True, **common,
+            )
+        )  # fmt: skip
+    return token, why
+
+
+def _graded_outcomes(judge: JudgeName, graded: Sequence[Graded], model: str) -> list[JudgeOutcome]:
+    return [
+        JudgeOutcome(judge, g.score, g.reason, None, g.raw, model, g.form)
+        if g.ok
+        else JudgeOutcome(judge, None, None, g.error or "no score", g.raw, model, g.form)
+        for g in graded
     ]
 
 
@@ -103,10 +149,11 @@ def _outcomes(
     for r in results:
         if r.ok and r.value is not None:
             v = r.value
-            out.append(JudgeOutcome(judge, float(v.score), v.reason.strip(), None, r.raw, model))
+            reason = v.reason.strip()
+            out.append(JudgeOutcome(judge, float(v.score), reason, None, r.raw, model, "generated"))
         else:
             err = r.error or "judge returned no value"
-            out.append(JudgeOutcome(judge, None, None, err, r.raw, model))
+            out.append(JudgeOutcome(judge, None, None, err, r.raw, model, "generated"))
     return out
 
 
@@ -119,6 +166,10 @@ def _run(
 ) -> list[JudgeOutcome]:
     if not fields:
         return []
+    if has_prompt(PROMPT_AREA, f"{judge}_ask_token", cfg.prompt_version, cfg.prompts_dir):
+        token, why = _one_token_requests(judge, fields, cfg)
+        graded = grade(gw, token, why, YES_NO, cfg.reason, desc or judge)
+        return _graded_outcomes(judge, graded, cfg.model)
     schema: type[BaseModel] = BinaryVerdict if judge == "answerability" else ScoreVerdict
     results = gw.structured(_requests(judge, fields, cfg), schema, desc=desc or judge)
     return _outcomes(judge, results, cfg.model)

@@ -165,11 +165,12 @@ class Generator:
         self.prompts_dir = prompts_dir
         self.judge_cfg = JudgeSettings(
             model=self.roles.judge,
-            prompt_version=self.q.prompt_version,
+            prompt_version=self.q.filter_prompt_version,
             prompts_dir=prompts_dir,
             temperature=params.llm.temperature,
             seed=params.llm.seed,
             max_tokens=self.q.judge_max_tokens,
+            reason=self.q.filter_reason,
         )
         self.filters: dict[str, QAFilter] = {n: QA_FILTERS.get(n, "qagen") for n in JUDGES}
 
@@ -264,11 +265,14 @@ class Generator:
         return self.filters[name](self.gw, items, self.judge_cfg, f"qagen {name}")
 
     def thresholds(self) -> dict[str, float]:
-        """Pass marks per filter: ``score >= threshold``. Faithfulness and relevance (0-1)
-        take ``qagen.thresholds``; answerability is binary (0/1, spec §2: all needed facts
-        are in the context) and must be 1, so its threshold is fixed, not a parameter."""
+        """Pass marks per filter: ``score >= qagen.thresholds.<filter>`` (P(yes) with filter
+        prompt v2; with v1 answerability is 0/1 and the others a 0-1 share)."""
         t = self.q.thresholds
-        return {"answerability": 1.0, "faithfulness": t.faithfulness, "relevance": t.relevance}
+        return {
+            "answerability": t.answerability,
+            "faithfulness": t.faithfulness,
+            "relevance": t.relevance,
+        }
 
     def run_round(self, batch: Sequence[Candidate]) -> None:
         self.write_questions(batch)

@@ -71,6 +71,7 @@ def _judge_columns(c: Candidate) -> dict[str, Any]:
         o = c.outcomes.get(name)
         cols[f"{name}_score"] = o.score if o is not None else None
         cols[f"{name}_reason"] = (o.reason if o.ok else o.error) if o is not None else None
+        cols[f"{name}_form"] = o.form if o is not None else None
     return cols
 
 
@@ -89,6 +90,7 @@ def _common_columns(c: Candidate, g: Generator) -> dict[str, Any]:
         "answer_model": g.roles.answer,
         "filter_model": g.roles.judge,
         "prompt_version": g.q.prompt_version,
+        "filter_prompt_version": g.q.filter_prompt_version,
     }
 
 
@@ -155,6 +157,9 @@ def build_summary(g: Generator, gen: Generation) -> QASummary:
         for n in JUDGES
     }
     rejections = Counter(c.failed_filter for c in gen.rejected if c.failed_filter is not None)
+    forms: dict[str, dict[str, int]] = {
+        n: dict(sorted(Counter(o.form or "none" for o in ran[n]).items())) for n in JUDGES
+    }
     return QASummary(
         requested=q.n_items,
         accepted=len(accepted),
@@ -170,8 +175,10 @@ def build_summary(g: Generator, gen: Generation) -> QASummary:
         judge_errors=errors,
         judge_mean_score=means,
         thresholds=thresholds,
+        judge_forms=forms,
         models=QAModels(question=g.roles.question, answer=g.roles.answer, filter=g.roles.judge),
         prompt_version=q.prompt_version,
+        filter_prompt_version=q.filter_prompt_version,
         reference_chunking=q.reference_chunking,
         seed=q.seed,
     )

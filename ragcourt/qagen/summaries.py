@@ -55,8 +55,11 @@ class QASummary(_Summary):
     judge_errors: dict[str, int]
     judge_mean_score: dict[str, float | None]
     thresholds: dict[str, float]
+    # filter -> form (probability | generated) -> count; {} in summaries written before it
+    judge_forms: dict[str, dict[str, int]] = Field(default_factory=dict)
     models: QAModels
     prompt_version: str
+    filter_prompt_version: str = "v1"  # summaries written before it used the v1 filters
     reference_chunking: str
     seed: int
 

@@ -8,6 +8,8 @@ conversation plus the analysis as the assistant turn and a question asking for o
 the gateway returns the probabilities of the first answer token for the single-token labels
 A, B and C (C = tie, since "Tie" is usually two tokens), renormalised over the three.
 A failed analysis or verdict call, or a missing/errored answer, is an error verdict.
+From prompt version v2 the question, references, evidence and answers are fenced
+(:func:`ragcourt.core.prompts.render`), so an answer cannot address the judge.
 Registered as the pairwise judge kind ``llm``.
 """
 
@@ -15,14 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from ragcourt.answering.provenance import EXTERNAL_MODEL_PREFIX
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import TournamentParams
-from ragcourt.core.prompts import prompt
+from ragcourt.core.prompts import prompt, render
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict
 from ragcourt.tournament.scoring import LABELS, Probs
@@ -122,17 +124,19 @@ class LLMPairwiseJudge:
                 return None, f"answer of '{system}' to '{key.question_id}' failed: {ans.error}"
             sides.append(ans)
         a, b = sides
-        fields: dict[str, Any] = {
+        data = {  # untrusted: fenced when the prompt version says so (v2)
             "question": question,
             "references": "\n".join(f"- {r}" for r in refs) if refs else self._t["no_references"],
             "evidence_a": self._evidence(a.passages, a.external),
             "evidence_b": self._evidence(b.passages, b.external),
             "answer_a": a.text,
             "answer_b": b.text,
+        }
+        plain = {
             "abstained_a": self._t["abstained_note"] if a.abstained else "",
             "abstained_b": self._t["abstained_note"] if b.abstained else "",
         }
-        return self._t["analysis"].format(**fields), None
+        return render(AREA, "analysis", self.tp.prompt_version, data, plain), None
 
     def judge(self, keys: Sequence[OrderKey]) -> list[OrderVerdict]:
         from ragcourt.llm.types import ChatRequest

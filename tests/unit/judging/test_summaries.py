@@ -42,9 +42,14 @@ def _tables() -> dict[str, pl.DataFrame]:
     )
     agree = resolve(AnswerVerdict("tf1", True), AnswerVerdict("em", True), None)
     split = resolve(
-        AnswerVerdict("tf1", True), AnswerVerdict("em", False), AnswerVerdict("llm", False)
+        AnswerVerdict("tf1", True),
+        AnswerVerdict("em", False),
+        AnswerVerdict("llm", False, form="probability"),
     )
-    grades = {0: CorrectnessGrade(1.0, "right"), 1: CorrectnessGrade(None, "?", "no number")}
+    grades = {
+        0: CorrectnessGrade(1.0, "right", form="generated"),
+        1: CorrectnessGrade(None, "?", "no number", form="generated"),
+    }
     return {
         "verdicts": verdicts_frame(inputs, {0: agree, 1: split}),
         "correctness": correctness_frame(inputs, grades),
@@ -54,6 +59,7 @@ def _tables() -> dict[str, pl.DataFrame]:
                 "chunk_id": ["c1", "c2", "c3"],
                 "n_systems": pl.Series([2, 1, 1], dtype=pl.Int32),
                 "relevance": pl.Series([2, None, 0], dtype=pl.Int8),
+                "form": ["probability", "probability", "generated"],
             }
         ),
         "udcg": pl.DataFrame({"udcg": [0.75, None, 0.25]}),
@@ -118,12 +124,14 @@ def test_judge_summary_json_from_small_tables() -> None:
             "arbitrator": jp.arbitrator,
             "answer_rows": 3,
             "input_error_rows": 1,
+            "llm_verdict_forms": {"probability": 1},
         },
         "accuracy_per_system": {"A": 0.5, "B": None},
         "correctness": {
             "mode": "similarity",
             "model": "judge ref_similarity (no LLM)",
-            "prompt_version": "v1",
+            "prompt_version": jp.prompt_version,
+            "forms": {"generated": 2, "none": 1},
             "rows": 3,
             "scored": 1,
             "errors": 2,
@@ -134,6 +142,7 @@ def test_judge_summary_json_from_small_tables() -> None:
             "unique_passages": 3,
             "passage_rows_across_systems": 4,
             "judgments_saved_by_dedup": 1,
+            "forms": {"generated": 1, "probability": 2},
             "errors": 1,
             "grades": {"0": 1, "2": 1, "error": 1},
         },
@@ -183,7 +192,15 @@ def test_demo_judge_summary_survives_the_model_unchanged() -> None:
         pytest.skip(f"{path} not present")
     text = path.read_text(encoding="utf-8")
     model = JudgeSummary.model_validate(json.loads(text))
-    assert _text(model.model_dump(mode="json")) + "\n" == text
+    dumped, stored = model.model_dump(mode="json"), json.loads(text)
+    for section, key in (
+        ("dafe", "llm_verdict_forms"),
+        ("correctness", "forms"),
+        ("relevance", "forms"),
+    ):
+        if key not in stored[section]:  # a demo summary written before the forms (issue 14)
+            assert dumped[section].pop(key) == {}
+    assert _text(dumped) + "\n" == text
 
 
 def test_judge_summary_rejects_unknown_and_missing_keys() -> None:

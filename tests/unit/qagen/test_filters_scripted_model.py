@@ -31,8 +31,10 @@ from ragcourt.retrieval.embedders import encode
 ROOT = Path(__file__).resolve().parents[3]
 PROMPTS = ROOT / "configs" / "prompts"
 SYSTEMS = {
-    role: prompt("qagen", f"{role}_system", "v1", PROMPTS)
-    for role in ("question", "answer", "answerability", "faithfulness", "relevance")
+    role: prompt("qagen", f"{role}_system", "v1", PROMPTS) for role in ("question", "answer")
+} | {  # the filters' v1 (JSON) prompts: the default qagen.filter_prompt_version
+    role: prompt("qagen_filters", f"{role}_system", "v1", PROMPTS)
+    for role in ("answerability", "faithfulness", "relevance")
 }
 BASE_Q = "What does the ledger of the harbour office record?"
 NEAR_Q = "What is recorded in the ledger of the harbour office?"
@@ -233,7 +235,15 @@ def test_summary_keeps_its_keys_and_values_scripted_model(
              "NOQUESTION", "ANSWERFAIL", "VAGUE", "GOOD2"]  # fmt: skip
     params = _params(tmp_path, scripted.model, n_items=3, max_attempts=20)
     _, _, summary = _generate(params, marks)
-    assert summary == PINNED_SUMMARY
+    # issue 14 added the filter prompt version and the form counts, and made answerability's
+    # threshold a parameter (0.5: the same pass/fail on the v1 0/1 scores as the fixed 1.0)
+    added = {
+        "filter_prompt_version": "v1",
+        "judge_forms": {"answerability": {"generated": 7}, "faithfulness": {"generated": 5},
+                        "relevance": {"generated": 4}},
+        "thresholds": {"answerability": 0.5, "faithfulness": 0.9, "relevance": 0.9},
+    }  # fmt: skip
+    assert summary == PINNED_SUMMARY | added
 
 
 def _project(tmp: Path, model: str) -> None:

@@ -42,8 +42,9 @@ def _category(answer: str) -> str:
 
 
 def _sides(user: str) -> tuple[str, str]:
-    a = re.search(r"Answer of System A[^\n]*:\n(.*)\n", user)
-    b = re.search(r"Answer of System B[^\n]*:\n(.*)\n", user)
+    fence = r"(?:<<<ANSWER [AB] [0-9a-f]{8}>>>\n)?"  # prompt v2 fences each answer
+    a = re.search(rf"Answer of System A[^\n]*:\n{fence}(.*)\n", user)
+    b = re.search(rf"Answer of System B[^\n]*:\n{fence}(.*)\n", user)
     assert a and b
     return _category(a.group(1)), _category(b.group(1))
 
