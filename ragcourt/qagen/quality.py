@@ -14,7 +14,7 @@ each is registered in :data:`~ragcourt.qagen.filter_registry.QA_FILTERS` under i
   context's language < 0.2 while another language gets >= 0.8 (see
   :func:`ragcourt.corpus.language.probabilities`).
 * ``degenerate``: question or answer in a repetition loop (a unit n-gram, n = 3, occurring
-  >= 3 times, or a distinct-unit ratio < 0.5 over >= 12 units), a question of more than
+  >= 3 times, or a distinct-unit ratio < 0.35 over >= 16 units), a question of more than
   :data:`MAX_QUESTION_UNITS` units, or a question echoing the writer prompt (>= 5 consecutive
   units of the question's prompt template).
 * ``answer_support``: the share of the reference answer's units that occur in its span
@@ -46,7 +46,7 @@ MIN_QUESTION_UNITS = 4
 MAX_QUESTION_UNITS = 60
 MIN_ANSWER_SUPPORT = 0.5
 REPEAT_N, REPEAT_TIMES = 3, 3
-MIN_DISTINCT_RATIO, DISTINCT_MIN_UNITS = 0.5, 12
+MIN_DISTINCT_RATIO, DISTINCT_MIN_UNITS = 0.35, 16
 ECHO_RUN = 5
 
 GATE: tuple[str, ...] = ("question_quality", "question_language", "degenerate", "answer_support")

@@ -259,7 +259,10 @@ class BM25Retriever:
         return [detect_language(q, among=self._corpus_languages).language for q in queries]
 
     def query_tokens(self, queries: list[str]) -> list[list[str]]:
-        return self._tokenizers.tokenize(queries, self.query_languages(queries), queries=True)
+        tokens: list[list[str]] = self._tokenizers.tokenize(
+            queries, self.query_languages(queries), queries=True
+        )
+        return tokens
 
     def search(self, queries: pl.DataFrame, k: int) -> pl.DataFrame:
         _check_queries(queries)
