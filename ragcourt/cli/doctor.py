@@ -179,6 +179,36 @@ def check_prefect(timeout_s: float = 3.0) -> Check:
     return _guard("Prefect API", run)
 
 
+def check_languages(params: Params, root: Path) -> list[Check]:
+    """The corpus language mix (documents table, if ingested) and what serves each language:
+    warn when a configured embedder was not trained on a corpus language."""
+
+    def run() -> list[Check]:
+        from ragcourt.core import catalog
+        from ragcourt.core.io import read_table
+        from ragcourt.retrieval.language_serving import language_serving
+
+        path = root / catalog.path("documents")
+        if not path.is_file():
+            return [Check("languages", "ok", f"{path} not built yet (run ingest)")]
+        langs = read_table(path, "documents", columns=["language"])["language"].to_list()
+        return [
+            Check(
+                f"language {r.label}",
+                "ok" if r.embedder_fits else "warn",
+                f"{r.documents} documents; BM25 {r.bm25_tokenizer}; {r.embedders}",
+            )
+            for r in language_serving(langs, params)
+        ]
+
+    try:
+        return run()
+    except RagcourtError as err:
+        return [Check("languages", "fail", str(err))]
+    except Exception as err:  # an old documents table or a broken install
+        return [Check("languages", "fail", f"{type(err).__name__}: {err}")]
+
+
 def run_checks(params_path: Path, root: Path = Path(".")) -> list[Check]:
     """Every check, in the order they are shown."""
     checks = [check_python()]
@@ -193,6 +223,7 @@ def run_checks(params_path: Path, root: Path = Path(".")) -> list[Check]:
         checks.append(systems_check)
         checks += check_embedders(params)
         checks += check_local_llms(params, systems)
+        checks += check_languages(params, root)
     checks.append(check_llama_cpp())
     checks += check_dvc(root.resolve())
     checks.append(check_prefect())

@@ -50,6 +50,9 @@ class EmbedderEntry(_Strict):
     dim: int = Field(gt=0)
     optional: bool = False
     install_hint: str | None = None
+    # ISO 639-1 codes the model was trained on; null = multilingual / not stated. The embed
+    # stage and `ragcourt doctor` warn when the corpus holds a language not in this list.
+    languages: list[str] | None = None
 
 
 class LLMEntry(_Strict):

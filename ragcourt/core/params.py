@@ -117,6 +117,10 @@ class BM25Params(Strict):
     b: float = Field(default=0.75, ge=0, le=1)
     stopwords: str | None = "en"  # bm25s stopword list ("en") or null
     stemmer: str | None = "english"  # PyStemmer language, or null for no stemming
+    # auto: per document / query language (English: the regex tokenizer with the stopwords and
+    # stemmer above; Chinese: jieba; Japanese/Korean: character bigrams); regex | jieba | bigram:
+    # that tokenizer for every text (ragcourt.retrieval.bm25_tokens)
+    tokenizer: Literal["auto", "regex", "jieba", "bigram"] = "auto"
 
 
 class RetrievalParams(Strict):

@@ -61,6 +61,8 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "text": pl.String,
         "n_chars": pl.Int64,
         "duplicate_of": pl.String,  # null unless an exact duplicate of another doc_id
+        "language": pl.String,  # ISO 639-1 code detected at ingest ("und": no letters)
+        "language_confidence": pl.Float64,  # the detector's probability of that language
     },
     "rejected_documents": {
         "path": pl.String,

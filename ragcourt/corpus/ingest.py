@@ -28,6 +28,9 @@ Rules a reviewer should know:
   file") is a rejected row. A link to a regular file inside the corpus folder is read like that
   file (if the target is in the corpus too, the later path is an exact duplicate, not chunked).
 * Every rejected file is logged as a warning; zero usable documents is a RagcourtError.
+* Language: every document gets ``language`` (ISO 639-1, ``und`` without letters) and
+  ``language_confidence`` from :func:`ragcourt.corpus.language.detect_language` (seeded, so a
+  re-run writes the same table); the stage logs the language mix.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import CorpusParams, Params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.corpus.language import detect_language
 
 log = logging.getLogger("ragcourt.ingest")
 
@@ -307,6 +311,7 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
             dup_count[h] = dup_count.get(h, 1) + 1
             doc_id = f"{h}-dup{dup_count[h]}"
             log.warning("ingest: %s is an exact duplicate of doc %s (not chunked)", shown, h)
+        guess = detect_language(text)
         docs.append(
             {
                 "doc_id": doc_id,
@@ -316,6 +321,8 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
                 "text": text,
                 "n_chars": len(text),
                 "duplicate_of": duplicate_of,
+                "language": guess.language,
+                "language_confidence": guess.confidence,
             }
         )
     documents = pl.DataFrame(docs, schema=frame_schema("documents"))
@@ -336,6 +343,11 @@ def run(params: Params) -> tuple[Path, Path]:
     write_parquet(rejected, REJECTED_PATH, "rejected_documents")
     write_parquet(documents, DOCUMENTS_PATH, "documents")
     n_dup = documents["duplicate_of"].is_not_null().sum()
+    mix = documents["language"].value_counts(sort=True)
+    log.info(
+        "ingest: languages %s",
+        ", ".join(f"{r['language']}={r['count']}" for r in mix.iter_rows(named=True)),
+    )
     log.info(
         "ingest: %d documents (%d exact duplicates), %d rejected",
         documents.height, n_dup, rejected.height,

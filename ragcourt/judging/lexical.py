@@ -1,7 +1,9 @@
 """Lexical judges: SQuAD-normalised token F1 and DAFE's adapted exact match (containment).
 
 Normalisation (SQuAD v1.1 evaluation script): lower-case, drop punctuation, drop the
-articles a/an/the, collapse whitespace. Token F1 = 2PR/(P+R) over the bag of normalised
+articles a/an/the, collapse whitespace; CJK text (issue 18) is split into single characters and
+its punctuation (CJK symbols, full-width forms) dropped, as SQuAD-style Chinese evaluations
+(CMRC) do. Token F1 = 2PR/(P+R) over the bag of normalised
 tokens; containment = a normalised reference occurs as a contiguous token run inside the
 normalised answer (DAFE 3.4: r_i ⊆ ŷ). Both take the best reference (any one may match).
 """
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragcourt.core.params import JudgeSpec
+from ragcourt.corpus.language import CJK_CHAR, has_cjk
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
     AnswerItem,
@@ -25,11 +28,15 @@ from ragcourt.judging.vocabulary import (
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
+_CJK_PUNCT = re.compile(r"[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
 
 
 def normalize_answer(text: str) -> str:
-    """SQuAD normalisation: lower, strip punctuation and articles, single spaces."""
+    """SQuAD normalisation: lower, strip punctuation and articles, single spaces; each CJK
+    character is its own token (text without CJK is normalised exactly as SQuAD's)."""
     text = text.lower().translate(_PUNCT)
+    if has_cjk(text):
+        text = CJK_CHAR.sub(lambda m: f" {m.group(0)} ", _CJK_PUNCT.sub(" ", text))
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 

@@ -159,6 +159,7 @@ STAGES: dict[str, StageDef] = {
             "set, relevance by span overlap; BM25 once per chunking.",
             deps=(
                 art("qa"),
+                art("documents"),  # document languages pick the BM25 tokenizers
                 art("chunks", chunking="*"),
                 art("embeddings", chunking="*", embedder="*"),
                 art("index", chunking="*", embedder="*"),
@@ -178,6 +179,7 @@ STAGES: dict[str, StageDef] = {
                 Dep(param="systems_file"),
                 Dep(prompts="answer"),
                 art("qa"),
+                art("documents"),  # document languages pick the BM25 tokenizers
                 art("chunks", chunking="$chunking"),
                 art("embeddings", chunking="$chunking", embedder="$embedder"),
                 art("index", chunking="$chunking", embedder="$embedder"),

@@ -7,9 +7,11 @@ filters of :mod:`ragcourt.qagen.filters` (resolved through
 :data:`~ragcourt.qagen.filter_registry.QA_FILTERS`, in the order of
 :data:`~ragcourt.qagen.filters.JUDGES`) score answerability (must be 1), faithfulness and
 relevance (>= the thresholds), and exact / near-duplicate questions are dropped against those
-already kept. Candidates are generated in rounds of up to ``batch_size`` (the gateway runs a
-round concurrently). Every candidate ends accepted or with the first failed check and its
-reason (model and parse failures included).
+already kept. Before the LLM judges, the rule filters of :mod:`ragcourt.qagen.quality` (the
+quality gate: meta-questions, wrong language, repetition loops, unsupported answers) reject
+candidates without a model call. Candidates are generated in rounds of up to ``batch_size``
+(the gateway runs a round concurrently). Every candidate ends accepted or with the first
+failed check and its reason (model and parse failures included).
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ import polars as pl
 
 from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
+from ragcourt.corpus.language import UNDETERMINED, detect_language, language_name
 from ragcourt.llm.types import ChatRequest
 from ragcourt.qagen.duplicates import DuplicateIndex
 from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeOutcome, JudgeSettings, QAFilter, QAItem
 from ragcourt.qagen.filters import JUDGES, not_standalone_reason
+from ragcourt.qagen.quality import GATE
 from ragcourt.qagen.summaries import (
     STOP_EXHAUSTED,
     STOP_MAX_ATTEMPTS,
@@ -173,6 +177,8 @@ class Generator:
             reason=self.q.filter_reason,
         )
         self.filters: dict[str, QAFilter] = {n: QA_FILTERS.get(n, "qagen") for n in JUDGES}
+        self.gate_filters: dict[str, QAFilter] = {n: QA_FILTERS.get(n, "qagen") for n in GATE}
+        self._warned_language = False
 
     def _prompt(self, name: str) -> str:
         return prompt("qagen", name, self.q.prompt_version, self.prompts_dir)
@@ -197,13 +203,35 @@ class Generator:
             tag=tag,
         )
 
+    def language_of(self, c: Candidate) -> str:
+        """English name of the context's detected language (the ``{language}`` prompt field);
+        warns once when it is not English and the writer template does not name it."""
+        code = detect_language(c.context).language
+        if (
+            code not in ("en", UNDETERMINED)
+            and not self._warned_language
+            and "{language}" not in self._prompt("question_user")
+        ):
+            self._warned_language = True
+            log.warning(
+                    "qagen: context %s is in %s but qagen.prompt_version '%s' does not ask for "
+                    "that language (use v2-lang); the question language filter will reject "
+                    "questions in another language",
+                    c.source_chunk_id, language_name(code), self.q.prompt_version,
+                )  # fmt: skip
+        return language_name("en" if code == UNDETERMINED else code)
+
     def write_questions(self, batch: Sequence[Candidate]) -> None:
         system, user = self._prompt("question_system"), self._prompt("question_user")
         reqs = [
             self._chat(
                 self.roles.question,
                 system,
-                user.format(examples=self._examples_block(c.attempt_index), context=c.context),
+                user.format(
+                    examples=self._examples_block(c.attempt_index),
+                    context=c.context,
+                    language=self.language_of(c),
+                ),
                 self.q.question_max_tokens,
                 "qagen.question",
             )
@@ -226,7 +254,7 @@ class Generator:
             self._chat(
                 self.roles.answer,
                 system,
-                user.format(context=c.context, question=c.question),
+                user.format(context=c.context, question=c.question, language=self.language_of(c)),
                 self.q.answer_max_tokens,
                 "qagen.answer",
             )
@@ -240,6 +268,21 @@ class Generator:
                 c.fail(ANSWER_ERROR, "empty answer", res.text)
             else:
                 c.answer = a
+
+    def gate(self, batch: Sequence[Candidate]) -> None:
+        """The rule filters of :data:`~ragcourt.qagen.quality.GATE`, in order, on every live
+        candidate (no model call): a candidate fails on the first rule that rejects it, with
+        the rule's name as ``failed_filter`` and its reason."""
+        for name in GATE:
+            todo = [c for c in batch if c.alive]
+            if not todo:
+                return
+            items = [QAItem(c.question or "", c.answer or "", c.context) for c in todo]
+            for c, o in zip(
+                todo, self.gate_filters[name](self.gw, items, self.judge_cfg), strict=True
+            ):
+                if not o.passes(1.0):
+                    c.fail(name, o.reason or o.error or "rejected")
 
     def judge(self, batch: Sequence[Candidate]) -> None:
         """Judges in order answerability, faithfulness, relevance; a candidate fails on the
@@ -277,6 +320,7 @@ class Generator:
     def run_round(self, batch: Sequence[Candidate]) -> None:
         self.write_questions(batch)
         self.write_answers(batch)
+        self.gate(batch)
         self.judge(batch)
 
 

@@ -663,6 +663,16 @@ def overview(art: Artifacts, params: Params) -> Section:
         ),
         ("embedders", ", ".join(f"{k} ({e.model})" for k, e in params.embedders.items())),
     ]
+    if docs is not None and "language" in docs.columns:
+        from ragcourt.retrieval.language_serving import language_serving
+
+        for row in language_serving(docs["language"].to_list(), params):
+            sec.facts.append(
+                (
+                    f"language {row.label}",
+                    f"{row.documents} documents; BM25 {row.bm25_tokenizer}; {row.embedders}",
+                )
+            )
     board = art.table("leaderboard")
     if board is not None and board.height and unranked(board):
         sec.facts.insert(0, ("best system", "none: no valid judgements"))

@@ -91,6 +91,41 @@ def _count_truncated(st: SentenceTransformer, texts: list[str]) -> int:
     return sum(n > limit for n in lengths)
 
 
+def unfit_languages(model: str, languages: list[str]) -> list[str]:
+    """Corpus languages (``und`` ignored) outside registry embedder ``model``'s ``languages``
+    (``[]`` when the registry gives none: multilingual or not stated)."""
+    from ragcourt.retrieval.embedders import registry_entry
+
+    known = registry_entry(model).languages
+    if known is None:
+        return []
+    return sorted({lang for lang in languages if lang != "und" and lang not in known})
+
+
+def registry_languages(model: str) -> list[str]:
+    from ragcourt.retrieval.embedders import registry_entry
+
+    return registry_entry(model).languages or []
+
+
+def warn_language_fit(model: str) -> list[str]:
+    """Log a warning when the documents table holds languages ``model`` was not trained on."""
+    docs_path = catalog.path("documents")
+    if not docs_path.is_file():
+        return []
+    langs = read_table(docs_path, "documents", columns=["language"])["language"].to_list()
+    unfit = unfit_languages(model, [str(x) for x in langs if x is not None])
+    if unfit:
+        n = sum(1 for x in langs if x in unfit)
+        log.warning(
+            "embed: %d documents are in %s but embedder '%s' covers only %s (registry "
+            "languages); dense retrieval on them will be poor - rely on BM25 or register a "
+            "multilingual embedder in configs/models.yaml",
+            n, ", ".join(unfit), model, ", ".join(registry_languages(model)),
+        )  # fmt: skip
+    return unfit
+
+
 def run(params: Params, chunking: str, embedder: str) -> tuple[Path, Path]:
     """Embed data/chunks/<chunking>.parquet with ``embedders[embedder]``; write parquet + index."""
     import faiss
@@ -108,6 +143,7 @@ def run(params: Params, chunking: str, embedder: str) -> tuple[Path, Path]:
     chunks = read_table(src, "chunks")
     if chunks.is_empty():
         raise RagcourtError(f"{src}: no chunks to embed")
+    warn_language_fit(spec.model)
     emb = embed_chunks(chunks, spec.model, spec.batch_size)
     index = build_index(vectors_of(emb))
     out_idx = write_with(index_path(chunking, embedder), lambda p: faiss.write_index(index, str(p)))

@@ -7,9 +7,10 @@ score, retriever. Inputs are the stage artifacts under the current directory:
 
 * **dense**: the query is embedded with the chunking's embedder (L2-normalised) and searched in
   the ``IndexFlatIP`` (exact inner product = cosine). Score = cosine similarity.
-* **bm25**: bm25s over the chunk texts with ``retrieval.bm25`` (variant, k1, b; bm25s' regex
-  tokenizer, lower-cased, optional stopword list and PyStemmer stemmer). Built in memory when
-  opened (milliseconds for thousands of chunks; memoised per chunks file and settings).
+* **bm25**: bm25s over the chunk texts with ``retrieval.bm25`` (variant, k1, b; tokenizer per
+  language, :mod:`ragcourt.retrieval.bm25_tokens`: on English bm25s' regex tokenizer,
+  lower-cased, optional stopword list and PyStemmer stemmer; jieba for Chinese). Built in
+  memory when opened (milliseconds for thousands of chunks; memoised per chunks file and settings).
   Chunks scoring 0 (no query term in common) are not returned, so a query can get < k hits.
 * **hybrid**: RRF of the dense and BM25 rankings, each taken to depth k (:func:`rrf_fuse`).
 
@@ -200,34 +201,75 @@ def open_dense(chunking: str, embedder: str, params: Params) -> DenseRetriever:
 
 @dataclass
 class BM25Retriever:
-    """bm25s over chunk texts; settings from ``retrieval.bm25``."""
+    """bm25s over chunk texts; settings from ``retrieval.bm25``.
+
+    Each chunk is tokenized with the tokenizer of its language (``languages``, one ISO 639-1 code
+    per chunk: its document's language; ``None`` detects each chunk's own), see
+    :mod:`ragcourt.retrieval.bm25_tokens`. A query gets the tokenizer of the corpus language it
+    is most likely in (:func:`~ragcourt.corpus.language.detect_language` among the corpus
+    languages); when every corpus language maps to one tokenizer no query is detected at all.
+    """
 
     chunk_ids: list[str]
     texts: list[str]
     settings: BM25Params
+    languages: list[str] | None = None
     name: str = "bm25"
     _bm25: Any = field(init=False, repr=False)
-    _tokenizer: Any = field(init=False, repr=False)
+    _tokenizers: Any = field(init=False, repr=False)
+    _corpus_languages: list[str] = field(init=False, repr=False)
+    _single_spec: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         import bm25s
 
-        self._tokenizer = bm25s.tokenization.Tokenizer(
-            lower=True, stopwords=self.settings.stopwords or [], stemmer=_stemmer(self.settings)
-        )
-        tokens = self._tokenizer.tokenize(self.texts, return_as="string", show_progress=False)
+        from ragcourt.corpus.language import detect_language
+        from ragcourt.retrieval.bm25_tokens import LanguageTokenizers, spec_for
+
+        if self.languages is None:
+            self.languages = [detect_language(t).language for t in self.texts]
+        if len(self.languages) != len(self.texts):
+            raise ValueError(
+                f"BM25Retriever: {len(self.texts)} texts but {len(self.languages)} languages"
+            )
+        counts: dict[str, int] = {}
+        for lang in self.languages:
+            counts[lang] = counts.get(lang, 0) + 1
+        self._corpus_languages = sorted(counts, key=lambda c: (-counts[c], c)) or ["en"]
+        specs = {spec_for(lang, self.settings) for lang in self._corpus_languages}
+        self._single_spec = len(specs) == 1
+        self._tokenizers = LanguageTokenizers(self.settings)
+        tokens = self._tokenizers.tokenize(self.texts, self.languages)
         s = self.settings
         self._bm25 = bm25s.BM25(method=s.method, k1=s.k1, b=s.b)
         self._bm25.index(tokens, show_progress=False)
+
+    def tokenizer_by_language(self) -> dict[str, str]:
+        """Corpus language -> label of the tokenizer its chunks went through."""
+        from ragcourt.retrieval.bm25_tokens import spec_for
+
+        return {lang: spec_for(lang, self.settings).label for lang in self._corpus_languages}
+
+    def query_languages(self, queries: list[str]) -> list[str]:
+        """The corpus language each query is tokenized as."""
+        from ragcourt.corpus.language import detect_language
+
+        if self._single_spec:
+            return [self._corpus_languages[0]] * len(queries)
+        return [detect_language(q, among=self._corpus_languages).language for q in queries]
+
+    def query_tokens(self, queries: list[str]) -> list[list[str]]:
+        tokens: list[list[str]] = self._tokenizers.tokenize(
+            queries, self.query_languages(queries), queries=True
+        )
+        return tokens
 
     def search(self, queries: pl.DataFrame, k: int) -> pl.DataFrame:
         _check_queries(queries)
         kk = min(k, len(self.chunk_ids))
         if queries.is_empty() or kk <= 0:
             return empty_run()
-        q_tokens = self._tokenizer.tokenize(
-            queries["query"].to_list(), return_as="string", show_progress=False, update_vocab=False
-        )
+        q_tokens = self.query_tokens(queries["query"].to_list())
         n = len(queries)
         idx = np.full((n, kk), -1, dtype=np.int64)
         scores = np.zeros((n, kk), dtype=np.float64)
@@ -243,39 +285,49 @@ class BM25Retriever:
         return _topk_frame(queries["query_id"].to_list(), idx, scores, self.chunk_ids, self.name)
 
 
-def _stemmer(settings: BM25Params) -> Any:
-    if not settings.stemmer:
+def chunk_languages(chunks: pl.DataFrame, documents_path: str) -> list[str] | None:
+    """Each chunk's document language from the documents table (``None`` when the table or its
+    ``language`` column is missing: the retriever then detects each chunk's language)."""
+    from pathlib import Path
+
+    from ragcourt.core.io import read_table
+
+    if not Path(documents_path).is_file():
         return None
-    try:
-        import Stemmer
-    except ImportError:
-        raise ConfigError(
-            "retrieval.bm25.stemmer needs PyStemmer (pip install PyStemmer) or stemmer: null"
-        ) from None
-    try:
-        return Stemmer.Stemmer(settings.stemmer)
-    except KeyError:
-        raise ConfigError(
-            f"retrieval.bm25.stemmer: unknown language '{settings.stemmer}' "
-            f"(known: {', '.join(Stemmer.algorithms())})"
-        ) from None
+    docs = read_table(documents_path, "documents", columns=["doc_id", "language"])
+    by_doc = dict(zip(docs["doc_id"].to_list(), docs["language"].to_list(), strict=True))
+    langs = [by_doc.get(d) for d in chunks["doc_id"].to_list()]
+    if any(lang is None for lang in langs):
+        return None
+    return [str(lang) for lang in langs]
 
 
 @cache
-def _bm25_cached(path: str, mtime_ns: int, settings_json: str) -> BM25Retriever:
+def _bm25_cached(
+    path: str, mtime_ns: int, docs_path: str, docs_mtime_ns: int, settings_json: str
+) -> BM25Retriever:
     from ragcourt.core.io import read_table
 
     chunks = read_table(path, "chunks")
     settings = BM25Params.model_validate(json.loads(settings_json))
-    return BM25Retriever(chunks["chunk_id"].to_list(), chunks["text"].to_list(), settings)
+    return BM25Retriever(
+        chunks["chunk_id"].to_list(),
+        chunks["text"].to_list(),
+        settings,
+        languages=chunk_languages(chunks, docs_path),
+    )
 
 
 def open_bm25(chunking: str, params: Params) -> BM25Retriever:
     path = catalog.path("chunks", chunking=chunking)
     if not path.is_file():
         raise RagcourtError(f"{path}: input artifact not found (run the chunk stage)")
+    docs = catalog.path("documents")
+    docs_mtime = docs.stat().st_mtime_ns if docs.is_file() else 0
     settings = params.retrieval.bm25.model_dump_json()
-    return _bm25_cached(str(path.resolve()), path.stat().st_mtime_ns, settings)
+    return _bm25_cached(
+        str(path.resolve()), path.stat().st_mtime_ns, str(docs.resolve()), docs_mtime, settings
+    )
 
 
 # ---------------------------------------------------------------------------------------------

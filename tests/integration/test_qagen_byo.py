@@ -23,7 +23,7 @@ TEXT = "The union is strong. Congress met in December. Taxes were lowered by ten
 
 def _documents() -> pl.DataFrame:
     return pl.DataFrame(
-        [("d1", "a.txt", "A", "txt", TEXT, len(TEXT), None)],
+        [("d1", "a.txt", "A", "txt", TEXT, len(TEXT), None, "en", 1.0)],
         schema=TABLES["documents"],
         orient="row",
     )

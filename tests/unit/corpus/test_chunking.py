@@ -47,6 +47,8 @@ def docs_frame(texts: list[str], duplicate_of: list[str | None] | None = None) -
             "text": texts,
             "n_chars": [len(t) for t in texts],
             "duplicate_of": duplicate_of or [None] * n,
+            "language": ["en"] * n,
+            "language_confidence": [1.0] * n,
         },
         schema=TABLES["documents"],
     )

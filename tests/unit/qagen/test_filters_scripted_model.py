@@ -253,7 +253,7 @@ def _project(tmp: Path, model: str) -> None:
     ]
     docs, chunks = [], []
     for d, text in enumerate(texts):
-        docs.append((f"doc{d}", f"d{d}.txt", f"D{d}", "txt", text, len(text), None))
+        docs.append((f"doc{d}", f"d{d}.txt", f"D{d}", "txt", text, len(text), None, "en", 1.0))
         half = len(text) // 2
         for j, (s, e) in enumerate([(0, half), (half, len(text))]):
             chunks.append((f"c256-doc{d}-{j}", "c256", f"doc{d}", j, s, e, 60, text[s:e]))

@@ -1,0 +1,100 @@
+"""Language of a text: an ISO 639-1 code and a confidence in [0, 1] (issue 18).
+
+Detection is langdetect (profiles ship in the package, no download) with a fixed seed, so the
+same text always gets the same answer: ``language`` is langdetect's most probable language
+(``zh-cn``/``zh-tw`` -> ``zh``) and ``confidence`` its probability. A text with no letters is
+``und`` (undetermined) with confidence 0. With ``among`` the answer is the most probable of those
+codes (a query is matched to the languages its corpus holds); when langdetect gives none of them
+any probability, a CJK script in the text picks the CJK code among them, else the first code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+UNDETERMINED = "und"
+SEED = 0
+# CJK unified ideographs (+ ext. A, compatibility), kana, hangul syllables and jamo.
+CJK_CHAR = re.compile(
+    r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\u31f0-\u31ff\uac00-\ud7af\u1100-\u11ff]"
+)
+CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
+LANGUAGE_NAMES = {
+    "ar": "Arabic", "da": "Danish", "de": "German", "el": "Greek", "en": "English",
+    "es": "Spanish", "fi": "Finnish", "fr": "French", "hi": "Hindi", "hu": "Hungarian",
+    "id": "Indonesian", "it": "Italian", "ja": "Japanese", "ko": "Korean", "nl": "Dutch",
+    "no": "Norwegian", "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian",
+    "sv": "Swedish", "tr": "Turkish", "uk": "Ukrainian", "vi": "Vietnamese", "zh": "Chinese",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LanguageGuess:
+    """``language``: ISO 639-1 code (or ``und``); ``confidence``: its probability in [0, 1]."""
+
+    language: str
+    confidence: float
+
+
+def language_name(code: str) -> str:
+    """English name of an ISO 639-1 code (the code itself when unknown)."""
+    return LANGUAGE_NAMES.get(code, code)
+
+
+def has_cjk(text: str) -> bool:
+    return CJK_CHAR.search(text) is not None
+
+
+def _iso(code: str) -> str:
+    return code.split("-", 1)[0]
+
+
+@cache
+def _factory() -> Any:
+    from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
+
+    f = DetectorFactory()
+    f.load_profile(PROFILES_DIRECTORY)
+    f.set_seed(SEED)
+    return f
+
+
+def probabilities(text: str) -> dict[str, float]:
+    """ISO 639-1 code -> probability (langdetect, seeded); ``{}`` for a text with no letters."""
+    from langdetect.lang_detect_exception import LangDetectException
+
+    if not any(ch.isalpha() for ch in text):
+        return {}
+    detector = _factory().create()
+    detector.append(text)
+    try:
+        found = detector.get_probabilities()
+    except LangDetectException:  # no usable features
+        return {}
+    out: dict[str, float] = {}
+    for lang in found:
+        code = _iso(str(lang.lang))
+        out[code] = out.get(code, 0.0) + float(lang.prob)
+    return out
+
+
+def detect_language(text: str, among: Sequence[str] | None = None) -> LanguageGuess:
+    """The language of ``text`` (module docstring); restricted to ``among`` when given."""
+    probs = probabilities(text)
+    if among is not None:
+        if not among:
+            raise ValueError("detect_language: 'among' is empty")
+        scored = [(probs.get(code, 0.0), -i, code) for i, code in enumerate(among)]
+        best_p, _, best = max(scored)
+        if best_p > 0:
+            return LanguageGuess(best, round(best_p, 4))
+        cjk = [c for c in among if c in CJK_LANGUAGES]
+        return LanguageGuess(cjk[0] if cjk and has_cjk(text) else among[0], 0.0)
+    if not probs:
+        return LanguageGuess(UNDETERMINED, 0.0)
+    code, p = max(probs.items(), key=lambda kv: (kv[1], kv[0]))
+    return LanguageGuess(code, round(p, 4))
