@@ -6,7 +6,9 @@ column. Provenance columns of the ``qa`` table are null and ``origin`` is 'byo'.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -19,7 +21,26 @@ DOCUMENTS_PATH = catalog.path("documents")
 BYO_REQUIRED = ("question_id", "question", "reference_answers", "doc_id", "char_start", "char_end")
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_jsonl_lines(path: Path) -> None:
+    """One-line error naming the row for a JSONL line that is not strict JSON (NaN/Infinity,
+    which Python's json module would accept, a truncated line, ...)."""
+    with path.open(encoding="utf-8") as fh:
+        for i, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                json.loads(line, parse_constant=_reject_constant)
+            except ValueError as err:
+                raise SchemaError(f"{path}: row {i}: not valid JSON ({err})") from None
+
+
 def _read_any(path: Path) -> pl.DataFrame:
+    if path.suffix == ".jsonl":
+        _check_jsonl_lines(path)
     try:
         if path.suffix == ".parquet":
             return pl.read_parquet(path)
@@ -53,6 +74,17 @@ def load_byo_qa(path: Path | str, documents: pl.DataFrame) -> pl.DataFrame:
         "question_id": pl.String, "question": pl.String, "doc_id": pl.String,
         "char_start": pl.Int64, "char_end": pl.Int64, "reference_answers": pl.List(pl.String),
     }  # fmt: skip
+    for col in ("char_start", "char_end"):  # a float offset must be a whole number, not truncated
+        if df.schema[col].is_float():
+            frac = df.with_row_index("_row", offset=1).filter(
+                pl.col(col).is_not_null() & (pl.col(col).is_nan() | (pl.col(col) % 1 != 0))
+            )
+            if frac.height:
+                row = frac.row(0, named=True)
+                raise SchemaError(
+                    f"{path}: row {row['_row']}: column '{col}': {row[col]} is not a whole "
+                    "character offset"
+                )
     for col, dtype in wanted.items():
         try:
             df = df.with_columns(pl.col(col).cast(dtype, strict=True))
@@ -85,7 +117,10 @@ def load_byo_qa(path: Path | str, documents: pl.DataFrame) -> pl.DataFrame:
         if text is None:
             raise bad("doc_id", f"unknown document '{r['doc_id']}' (not in {DOCUMENTS_PATH})")
         s, e = r["char_start"], r["char_end"]
-        if s is None or e is None or not 0 <= s < e <= len(text):
+        for col, value in (("char_start", s), ("char_end", e)):
+            if value is None:
+                raise bad(col, "missing (null)")
+        if not 0 <= s < e <= len(text):
             raise bad("char_start", f"span [{s}:{e}] not inside document of {len(text)} chars")
         span = text[s:e]
         if has_context and r["context"] is not None and r["context"] != span:

@@ -70,6 +70,9 @@ def test_valid_file_becomes_a_qa_table(tmp_path: Path) -> None:
         ([_item(reference_answers=[])], "row 1: column 'reference_answers'"),
         ([_item(question="  ")], "row 1: column 'question': empty"),
         ([_item(char_start="x")], "column 'char_start' has dtype"),
+        # issue 17: a fractional offset was truncated, a null char_end blamed char_start
+        ([_item(), _item(question_id="u2", char_start=1.5)], "row 2: column 'char_start': 1.5 "),
+        ([_item(char_end=None)], "row 1: column 'char_end': missing"),
     ],
 )
 def test_invalid_file_names_file_row_and_column(
@@ -116,3 +119,18 @@ def test_stage_reports_a_bad_file_in_one_line_exit_2(tmp_path: Path) -> None:
         "(not in data/documents.parquet)"
     ]
     assert not (tmp_path / "data/qa").exists()
+
+
+def test_nan_in_jsonl_names_the_row(tmp_path: Path) -> None:
+    """Python's json writes NaN; polars then failed with a parser error naming no row."""
+    f = tmp_path / "nan.jsonl"
+    f.write_text(
+        json.dumps(_item())
+        + "\n"
+        + json.dumps(_item(question_id="u2", char_start=float("nan")))
+        + "\n"
+    )
+    with pytest.raises(
+        SchemaError, match=r"nan.jsonl: row 2: not valid JSON \(NaN is not a JSON number\)"
+    ):
+        load_byo_qa(f, _documents())
