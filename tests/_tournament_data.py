@@ -74,6 +74,7 @@ def correctness_frame(strengths: dict[str, float], n_questions: int, seed: int =
                     "correctness": float(RUBRIC[np.abs(RUBRIC - x).argmin()]),
                     "rationale": "synthetic",
                     "error": None,
+                    "form": "probability",
                 }
             )
     return pl.DataFrame(
@@ -84,5 +85,6 @@ def correctness_frame(strengths: dict[str, float], n_questions: int, seed: int =
             "correctness": pl.Float64,
             "rationale": pl.String,
             "error": pl.String,
+            "form": pl.String,
         },
     )

@@ -258,7 +258,7 @@ def test_judge_stage_end_to_end_scripted_model(project: Params) -> None:
     assert v["arbitrator_called"].sum() == 2
 
     c = read_table("data/judge/correctness.parquet", "correctness").sort("system", "question_id")
-    assert c.columns == ["system", "question_id", "correctness", "rationale", "error"]
+    assert c.columns == ["system", "question_id", "correctness", "rationale", "error", "form"]
     # the scripted grader gives 1.0 when the answer is a substring of the reference
     assert c["correctness"].to_list() == [1.0, 1.0, 0.0, None, 0.0, 1.0]
     assert c["error"][3] == "answer failed: generator timeout"

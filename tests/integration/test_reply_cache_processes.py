@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -14,25 +13,31 @@ from ragcourt.llm.cache import ReplyCache
 N_KEYS = 400
 
 
-def _write_keys(folder: str, worker: int) -> None:
-    """Write every key (both workers write the same content for a shared key)."""
-    cache = ReplyCache(folder)
-    order = range(N_KEYS) if worker == 0 else reversed(range(N_KEYS))
-    for i in order:
-        cache.set(f"{i:064x}", {"text": f"reply {i}", "prompt_tokens": i})
-        hit = cache.get(f"{i:064x}")  # reads interleave with the other process's writes
-        assert hit is not None and hit["text"] == f"reply {i}"
-    cache.close()
+# Every key, written by each worker (same content for a shared key); reads interleave with the
+# other process's writes. Fresh interpreters, not fork: the test process may hold threads.
+_WRITER = """
+import sys
+from ragcourt.llm.cache import ReplyCache
+
+folder, worker, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+cache = ReplyCache(folder)
+for i in (range(n) if worker == 0 else reversed(range(n))):
+    cache.set(f"{i:064x}", {"text": f"reply {i}", "prompt_tokens": i})
+    hit = cache.get(f"{i:064x}")
+    assert hit is not None and hit["text"] == f"reply {i}", i
+cache.close()
+"""
 
 
 def test_two_processes_write_many_keys_concurrently(tmp_path: Path) -> None:
-    ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_write_keys, args=(str(tmp_path / "c"), w)) for w in (0, 1)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=300)
-    assert [p.exitcode for p in procs] == [0, 0]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    args = [sys.executable, "-c", _WRITER, str(tmp_path / "c")]
+    procs = [
+        subprocess.Popen([*args, str(w), str(N_KEYS)], env=env, stderr=subprocess.PIPE, text=True)
+        for w in (0, 1)
+    ]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
     cache = ReplyCache(tmp_path / "c")
     for i in range(N_KEYS):
         hit = cache.get(f"{i:064x}")

@@ -28,6 +28,8 @@ def docs(texts: dict[str, str]) -> pl.DataFrame:
             "text": list(texts.values()),
             "n_chars": [len(t) for t in texts.values()],
             "duplicate_of": [None] * len(texts),
+            "language": ["en"] * len(texts),
+            "language_confidence": [1.0] * len(texts),
         },
         schema=TABLES["documents"],
     )

@@ -56,11 +56,15 @@ class CoinFlipJudge:
 
     name = "scripted_coin"
 
+    def __init__(self, salt: int = 0) -> None:
+        self.salt = salt
+
     def judge(self, keys: Sequence[OrderKey]) -> list[OrderVerdict]:
         out = []
         for k in keys:
             lo, hi = sorted((k.first, k.second))
-            coin = hashlib.sha256(f"{lo}|{hi}|{k.question_id}".encode()).digest()[0] % 2
+            key = f"{self.salt}|{lo}|{hi}|{k.question_id}"
+            coin = hashlib.sha256(key.encode()).digest()[0] % 2
             winner = lo if coin else hi
             first_wins = winner == k.first
             out.append(
@@ -111,12 +115,20 @@ def test_an_inverted_judge_gives_reversed_scripted_judge() -> None:
 
 
 def test_constant_and_coin_flip_judges_do_not_separate_scripted_judge() -> None:
-    for judge in (ConstantJudge(), CoinFlipJudge()):
-        out = run_tournament(judge, SYSTEMS, QUESTIONS, _tp(), CONTROLS)
-        d = out.summary.discrimination
-        assert d is not None and d.separated == 0, (judge.name, [p.verdict for p in d.pairs])
-        assert all(p.verdict == NOT_SEPARATED for p in d.pairs)
-    assert d.resolvable_elo_gap is not None and d.resolvable_elo_gap > 0  # coin: noisy gaps
+    out = run_tournament(ConstantJudge(), SYSTEMS, QUESTIONS, _tp(), CONTROLS)
+    d = out.summary.discrimination
+    assert d is not None and all(p.verdict == NOT_SEPARATED for p in d.pairs)
+    # a blind (coin-flip) judge: a 95% interval may exclude 0 by chance in about 5% of pairs,
+    # so check the rate over independent coins, not one realisation (measured: 3/120)
+    separated = total = 0
+    for salt in range(10):
+        coin = run_tournament(CoinFlipJudge(salt), SYSTEMS, QUESTIONS, _tp(), CONTROLS)
+        dc = coin.summary.discrimination
+        assert dc is not None and dc.resolvable_elo_gap is not None
+        assert dc.resolvable_elo_gap > 0  # coin: noisy gaps
+        separated += dc.separated
+        total += len(dc.pairs)
+    assert separated / total <= 0.10, (separated, total)
 
 
 def test_unplayed_known_pairs_are_judged_for_the_check_scripted_judge() -> None:
