@@ -68,9 +68,7 @@ def main() -> None:
 
     threads, batch_threads = default_threads(), default_batch_threads()
     gw = Gateway(  # prefix reuse off: the gateway, like the direct side, evaluates from scratch
-        LLMParams(
-            cache=False, cache_dir=tempfile.mkdtemp(prefix="bench_llm_"), prefix_reuse=False
-        ),
+        LLMParams(cache=False, cache_dir=tempfile.mkdtemp(prefix="bench_llm_"), prefix_reuse=False),
         "bench_local",
     )
     gateway_call(gw, 1)  # warm-up: litellm import, model load, sha256 memo
