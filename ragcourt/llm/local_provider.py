@@ -15,9 +15,10 @@ contributes returned characters).
 
 Prompt-prefix reuse (``prefix_reuse``, on by default): the context keeps the KV state of the
 last prompt, and the next prompt evaluates only the tokens after their longest common prefix
-(``prefix_hit_tokens``; evaluated = prompt - hit). It never changes a reply: on this CPU build
-a token's KV is bit-identical whatever multi-token batch computed it, but a 1-token batch takes
-another kernel path (ggml vec_dot instead of the batched sgemm) and can differ. So every prompt,
+(``prefix_hit_tokens``; evaluated = prompt - hit). It must not change a reply. Measured on the
+CPU build here: a token's KV came out bit-identical whatever multi-token batch computed it, but
+a token evaluated in a 1-token batch could change later logits by up to 0.5 (probably another
+ggml kernel path for a single row; not verified in ggml's source). So every prompt,
 reused or not, is evaluated in batches of at least 2 tokens (see ``batch_bounds``), the reused
 prefix never includes generated tokens (they were evaluated one at a time) and leaves at least
 2 prompt tokens to evaluate. ``tests/slow/test_prefix_reuse_identity.py`` checks replies and
