@@ -3,10 +3,11 @@ directly on the same chat prompt, plus the latency of a cache hit.
 
 prompt tok/s = prompt tokens / time of a max_tokens=1 call; generation tok/s =
 (generated - 1) / (time of the long call - time of the max_tokens=1 call). Both sides
-evaluate the prompt from scratch each call (direct: ``Llama.reset()``), greedy decoding,
+evaluate the prompt from scratch each call (direct: ``Llama.reset()``; gateway:
+``llm.prefix_reuse`` off), greedy decoding,
 same thread count; runs are interleaved and the median of ``--repeats`` is reported.
 
-    python benchmarks/bench_local_llm.py [--repeats 3] [--max-tokens 64]
+    PYTHONPATH=. python benchmarks/bench_local_llm.py [--repeats 3] [--max-tokens 64]
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ def main() -> None:
     from llama_cpp import Llama
 
     threads, batch_threads = default_threads(), default_batch_threads()
-    gw = Gateway(
-        LLMParams(cache=False, cache_dir=tempfile.mkdtemp(prefix="bench_llm_")), "bench_local"
+    gw = Gateway(  # prefix reuse off: the gateway, like the direct side, evaluates from scratch
+        LLMParams(cache=False, cache_dir=tempfile.mkdtemp(prefix="bench_llm_"), prefix_reuse=False),
+        "bench_local",
     )
     gateway_call(gw, 1)  # warm-up: litellm import, model load, sha256 memo
     path = get_model(MODEL, None).llm.model_path

@@ -155,6 +155,9 @@ class LLMParams(Strict):
     )  # delay before retry n: base * 2**(n-1)
     retry_backoff_max_s: float = Field(default=30.0, ge=0, le=86_400)
     next_token_top_logprobs: StrictInt = Field(default=20, ge=1, le=20)  # hosted next_token_probs
+    # local models: reuse the KV state of the prompt prefix shared with the previous call (same
+    # replies; off only to measure or to rule it out)
+    prefix_reuse: StrictBool = True
     temperature: float = Field(default=0.0, ge=0, le=10)
     seed: StrictInt = 0
     metrics_dir: NonEmptyStr = DEFAULT_METRICS_DIR

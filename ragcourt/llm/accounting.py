@@ -36,6 +36,8 @@ class ModelCounters:
     errors: int = 0  # requests that still failed after retries
     parse_failures: int = 0  # structured requests whose reply never parsed
     prompt_tokens: int = 0
+    prefix_hit_tokens: int = 0  # prompt tokens whose KV state a local model reused
+    evaluated_tokens: int = 0  # prompt tokens actually evaluated: prompt - prefix hit
     completion_tokens: int = 0
     model_time_s: float = 0.0  # summed latency of real model calls
     cost_usd: float = 0.0
@@ -65,8 +67,10 @@ class StageAccount:
         completion_tokens: int = 0,
         latency_s: float = 0.0,
         cost_usd: float = 0.0,
+        prefix_hit_tokens: int = 0,
     ) -> None:
-        """Account one request's outcome (``attempts`` real calls unless ``cached``)."""
+        """Account one request's outcome (``attempts`` real calls unless ``cached``);
+        evaluated tokens = ``prompt_tokens - prefix_hit_tokens``."""
         with self._lock:
             c = self.models.setdefault(model, ModelCounters())
             c.requests += 1
@@ -76,6 +80,8 @@ class StageAccount:
                 c.model_calls += attempts
                 c.retries += max(attempts - 1, 0)
                 c.prompt_tokens += prompt_tokens
+                c.prefix_hit_tokens += prefix_hit_tokens
+                c.evaluated_tokens += prompt_tokens - prefix_hit_tokens
                 c.completion_tokens += completion_tokens
                 c.model_time_s += latency_s
                 c.cost_usd += cost_usd

@@ -5,6 +5,10 @@ semaphores -> ``litellm.acompletion`` with a per-call timeout -> retries with ex
 backoff on rate limit / timeout / 5xx / connection errors -> a ``ChatResult`` (``ok=False``
 with ``error`` when the call still fails; nothing raises out of a batch for a model failure).
 Accounting is per stage and per model (see ``accounting``).
+
+Scheduling: a batch starts its requests in ``prefix_order`` (local-model requests sorted by
+model and messages, so requests sharing a prompt prefix run back to back and the local
+provider evaluates only what follows the shared prefix); results keep the request order.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -81,6 +85,15 @@ def _retryable(exc: BaseException, model: str) -> bool:
     ):
         return True
     return getattr(exc, "status_code", None) in {429, 500, 502, 503, 504}
+
+
+def prefix_order(reqs: Sequence[ChatRequest]) -> list[int]:
+    """The order to start ``reqs`` in: other models' requests first as given, then local-model
+    requests sorted (stably) by (model, messages); sorting puts requests that share a leading
+    run of messages - hence a rendered prompt prefix - next to each other."""
+    local = [i for i, r in enumerate(reqs) if providers.provider_of(r.model) == "local"]
+    others = [i for i, r in enumerate(reqs) if providers.provider_of(r.model) != "local"]
+    return others + sorted(local, key=lambda i: (reqs[i].model, reqs[i].messages))
 
 
 def _run_sync(coro: Awaitable[R]) -> R:
@@ -235,7 +248,7 @@ class Gateway:
     async def achat(self, reqs: Sequence[ChatRequest], desc: str = "") -> list[ChatResult]:
         limits = _Limits(self.params)
         replies = await self._batch(
-            [self._call(r, limits) for r in reqs], desc, lambda x: x.result.ok
+            reqs, lambda r: self._call(r, limits), desc, lambda x: x.result.ok
         )
         return [r.result for r in replies]
 
@@ -244,7 +257,7 @@ class Gateway:
     ) -> list[StructuredResult[M]]:
         limits = _Limits(self.params)
         return await self._batch(
-            [self._structured_one(r, model, limits) for r in reqs], desc, lambda x: x.ok
+            reqs, lambda r: self._structured_one(r, model, limits), desc, lambda x: x.ok
         )
 
     async def anext_token_probs(
@@ -255,10 +268,19 @@ class Gateway:
             raise ValueError(f"candidates must be distinct non-empty strings, got {cands!r}")
         limits = _Limits(self.params)
         return await self._batch(
-            [self._dist_one(r, cands, limits) for r in reqs], desc, lambda x: x.ok
+            reqs, lambda r: self._dist_one(r, cands, limits), desc, lambda x: x.ok
         )
 
-    async def _batch(self, coros: list[Awaitable[R]], desc: str, ok: Any) -> list[R]:
+    async def _batch(
+        self,
+        reqs: Sequence[ChatRequest],
+        one: Callable[[ChatRequest], Awaitable[R]],
+        desc: str,
+        ok: Any,
+    ) -> list[R]:
+        """``one(req)`` for every request, started in ``prefix_order``; results in order."""
+        order = prefix_order(reqs)
+        coros = [one(reqs[i]) for i in order]
         progress = _Progress(desc, len(coros))
         t0 = time.perf_counter()
 
@@ -268,10 +290,13 @@ class Gateway:
             return out
 
         try:
-            results = list(await asyncio.gather(*(tracked(c) for c in coros)))
+            started = list(await asyncio.gather(*(tracked(c) for c in coros)))
         finally:
             elapsed = time.perf_counter() - t0
             self.account.add_wall_time(elapsed)
+        results: list[R] = [started[0]] * len(started)
+        for pos, i in enumerate(order):
+            results[i] = started[pos]
         failed = sum(1 for r in results if not ok(r))
         progress.close(f"{failed} failed, {elapsed:.1f}s")
         return results
@@ -302,6 +327,7 @@ class Gateway:
             kw["response_format"] = response_format
         if providers.provider_of(req.model) == "local":
             kw["ragcourt_models_file"] = self.params.models_file
+            kw["ragcourt_prefix_reuse"] = self.params.prefix_reuse
             if candidates is not None:
                 kw["candidate_labels"] = candidates
         elif not providers.is_in_process(req.model):
@@ -404,7 +430,9 @@ class Gateway:
         c_tok = int(getattr(usage, "completion_tokens", 0) or 0)
         cost = _cost(resp, req.model)
         lps = _logprobs(choice)
-        cand_raw = (getattr(resp, "_hidden_params", None) or {}).get("candidate_logprobs")
+        hidden = getattr(resp, "_hidden_params", None) or {}
+        hit = int(hidden.get("prefix_hit_tokens") or 0)
+        cand_raw = hidden.get("candidate_logprobs")
         cand = {c: (str(v[0]), float(v[1])) for c, v in cand_raw.items()} if cand_raw else None
         result = ChatResult(
             ok=True,
@@ -417,6 +445,7 @@ class Gateway:
             attempts=attempts,
             logprobs=lps,
             finish_reason=getattr(choice, "finish_reason", None),
+            prefix_hit_tokens=hit,
         )
         self.account.record(
             req.model,
@@ -427,6 +456,7 @@ class Gateway:
             completion_tokens=c_tok,
             latency_s=latency,
             cost_usd=cost,
+            prefix_hit_tokens=hit,
         )
         self.cache.set(key, _to_cache(result, cand))
         return _Reply(result, cand)

@@ -13,6 +13,17 @@ exactly the tokens that produced the returned text (a token straddling the cut i
 contributes returned characters).
 ``response_format`` json_object / json_schema become a llama.cpp grammar.
 
+Prompt-prefix reuse (``prefix_reuse``, on by default): the context keeps the KV state of the
+last prompt, and the next prompt evaluates only the tokens after their longest common prefix
+(``prefix_hit_tokens``; evaluated = prompt - hit). It must not change a reply. Measured on the
+CPU build here: a token's KV came out bit-identical whatever multi-token batch computed it, but
+a token evaluated in a 1-token batch could change later logits by up to 0.5 (probably another
+ggml kernel path for a single row; not verified in ggml's source). So every prompt,
+reused or not, is evaluated in batches of at least 2 tokens (see ``batch_bounds``), the reused
+prefix never includes generated tokens (they were evaluated one at a time) and leaves at least
+2 prompt tokens to evaluate. ``tests/slow/test_prefix_reuse_identity.py`` checks replies and
+probabilities are identical with reuse on and off.
+
 ``candidate_labels`` (ragcourt extension used by ``Gateway.next_token_probs``): exact
 log-probabilities of each label's first token at the first answer position, from the full
 vocabulary logits. A label's first token is the first token after the prompt when
@@ -31,6 +42,7 @@ import threading
 import time
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -81,6 +93,26 @@ def model_identity(model: str, models_file: str | None) -> dict[str, Any]:
     return {"sha256": entry.sha256, "chat_template": entry.chat_template, "n_ctx": entry.n_ctx}
 
 
+def batch_bounds(n: int, size: int) -> list[int]:
+    """Boundaries of the evaluation batches of ``n`` tokens: ``size`` tokens each, except that a
+    1-token last batch takes one token from the batch before it (a 1-token batch uses another
+    kernel path, so its KV could differ from a batched evaluation's). ``size >= 3``."""
+    bounds = [*range(0, n, size), n]
+    if len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
+        bounds[-2] -= 1
+    return bounds
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    """Length of the longest common prefix of two token lists."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
     x = logits.astype(np.float64)
     m = float(x.max())
@@ -95,6 +127,7 @@ class Generation:
     finish_reason: str
     logprobs: list[dict[str, Any]] | None
     candidate_logprobs: dict[str, tuple[str, float]] | None = None
+    prefix_hit_tokens: int = 0  # prompt tokens whose KV state was reused, not evaluated
 
 
 class LocalModel:
@@ -139,6 +172,10 @@ class LocalModel:
         self.add_bos = self.llm._model.add_bos_token()
         self.n_vocab = self.llm.n_vocab()
         self._grammars: dict[str, Any] = {}
+        # the prompt tokens whose KV state in the context came from batched evaluation
+        self._batched: list[int] = []
+        # partial KV removal is what prefix reuse needs: not available for recurrent models
+        self.can_reuse = not (self.llm._is_recurrent or self.llm._is_hybrid)
 
     # ------------------------------------------------------------ helpers
     def prompt_text(self, messages: Messages) -> str:
@@ -207,6 +244,23 @@ class LocalModel:
         alone = self.llm.tokenize(label.encode("utf-8"), add_bos=False, special=False)
         return int(alone[0])
 
+    def eval_prompt(self, prompt_ids: list[int], reuse: bool) -> int:
+        """Evaluate ``prompt_ids`` into the context, reusing the KV state of the longest prefix
+        shared with the last evaluated prompt when ``reuse`` (at least 2 tokens are always
+        evaluated); returns the reused (prefix-hit) token count. See the module doc."""
+        hit = 0
+        if reuse and self.can_reuse:
+            hit = max(0, min(common_prefix(self._batched, prompt_ids), len(prompt_ids) - 2))
+        self._batched = []  # unknown until the evaluation below completes
+        if hit == 0:
+            self.llm.reset()  # type: ignore[no-untyped-call]
+        self.llm.n_tokens = hit  # Llama.eval drops the KV from position n_tokens on
+        bounds = batch_bounds(len(prompt_ids) - hit, max(3, self.llm.n_batch))
+        for lo, hi in pairwise(bounds):
+            self.llm.eval(prompt_ids[hit + lo : hit + hi])
+        self._batched = list(prompt_ids)
+        return hit
+
     # ------------------------------------------------------------ calls (hold self.lock)
     def generate(
         self,
@@ -221,6 +275,7 @@ class LocalModel:
         top_p: float,
         response_format: dict[str, Any] | None,
         deadline: float | None,
+        reuse: bool = True,
     ) -> Generation:
         providers.configure_litellm()
         from litellm import exceptions as err
@@ -241,9 +296,8 @@ class LocalModel:
         positions: list[dict[str, Any]] = []
         finish = "length"
         text = ""
-        # no KV prefix reuse: it changes logits slightly, so replies would depend on the
-        # previous call; a fresh evaluation keeps a request's reply reproducible
-        self.llm.reset()  # type: ignore[no-untyped-call]
+        hit = self.eval_prompt(prompt_ids, reuse)
+        # the prompt is evaluated: Llama.generate finds it cached and samples at once
         gen = self.llm.generate(
             prompt_ids,
             temp=temperature,
@@ -293,9 +347,10 @@ class LocalModel:
             completion_tokens=len(completion),
             finish_reason=finish,
             logprobs=positions if want_logprobs else None,
+            prefix_hit_tokens=hit,
         )
 
-    def candidates(self, messages: Messages, labels: list[str]) -> Generation:
+    def candidates(self, messages: Messages, labels: list[str], reuse: bool = True) -> Generation:
         """Exact first-token log-probabilities of ``labels`` (see module doc)."""
         providers.configure_litellm()
         from litellm import exceptions as err
@@ -319,7 +374,7 @@ class LocalModel:
                 model=self.name,
                 llm_provider="local",
             )
-        self.llm.reset()  # type: ignore[no-untyped-call]  # a fresh evaluation, as in generate()
+        hit = self.eval_prompt(prompt_ids, reuse)
         gen = self.llm.generate(prompt_ids, temp=0.0, top_k=0, top_p=1.0, min_p=0.0)
         try:
             tok = next(gen)
@@ -336,6 +391,7 @@ class LocalModel:
             candidate_logprobs={
                 lab: (self.token_text(tid), float(lp[tid])) for lab, tid in first.items()
             },
+            prefix_hit_tokens=hit,
         )
 
 
@@ -390,9 +446,10 @@ def _handler() -> CustomLLM:
             lm = get_model(model, models_file)
             msgs = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
             labels = optional_params.get("candidate_labels")
+            reuse = bool(optional_params.get("ragcourt_prefix_reuse", True))
             with lm.lock:
                 if labels:
-                    g = lm.candidates(msgs, list(labels))
+                    g = lm.candidates(msgs, list(labels), reuse=reuse)
                 else:
                     stop = optional_params.get("stop") or []
                     g = lm.generate(
@@ -406,6 +463,7 @@ def _handler() -> CustomLLM:
                         top_p=float(optional_params.get("top_p") or 1.0),
                         response_format=optional_params.get("response_format"),
                         deadline=time.monotonic() + float(timeout) if timeout else None,
+                        reuse=reuse,
                     )
             resp = providers.model_response(
                 f"local/{lm.name}",
@@ -415,6 +473,7 @@ def _handler() -> CustomLLM:
                 finish_reason=g.finish_reason,
                 logprobs_content=g.logprobs,
             )
+            resp._hidden_params["prefix_hit_tokens"] = g.prefix_hit_tokens
             if g.candidate_logprobs is not None:
                 resp._hidden_params["candidate_logprobs"] = g.candidate_logprobs
             return resp

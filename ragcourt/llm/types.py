@@ -68,6 +68,7 @@ class ChatResult(BaseModel):
     attempts: int = 1
     logprobs: list[PositionLogprobs] | None = None
     finish_reason: str | None = None
+    prefix_hit_tokens: int = 0  # prompt tokens a local model reused from its last prompt
 
 
 class StructuredResult(BaseModel, Generic[T]):
