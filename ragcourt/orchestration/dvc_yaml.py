@@ -117,8 +117,15 @@ def _stage_body(sd: StageDef, root: Path) -> dict[str, Any]:
         path = _dep(sd, d)
         if path is not None and path not in deps:
             deps.append(path)
-    if "system" in sd.partition:  # files external systems answer from (answers files, modules)
-        deps.extend(p for p in _external_inputs(root) if p not in deps)
+    if "system" in sd.partition:  # files external systems answer from (answers files, modules);
+        # a control's input inside the stage's own outputs (a shuffled control reads its base
+        # system's partition) is ordering within the stage, not a DVC dependency
+        own = {_folder(catalog.spec(a).template) for a in sd.outs}
+        deps.extend(
+            p
+            for p in _external_inputs(root)
+            if p not in deps and not any(p == f or p.startswith(f + "/") for f in own)
+        )
     params: list[Any] = [k.format(**{f: _var(sd, f) for f in fields}) for k in sd.params]
     if sd.models:
         params.append({catalog.DEFAULT_MODELS_FILE: list(sd.models)})

@@ -38,3 +38,15 @@ def test_code_deps_are_package_folders_and_the_entry() -> None:
         for d in deps
     )
     assert "__pycache__/" in (ROOT / ".dvcignore").read_text()
+
+
+def test_no_stage_depends_on_its_own_outputs() -> None:
+    """The demo's shuffled control reads its base system's partition inside the answer stage's
+    own output folder: a DVC dep there would make the stage depend on itself."""
+    assert "shuffled" in yaml.safe_load((ROOT / "params.yaml").read_text())["controls"]["kinds"]
+    stages = yaml.safe_load(dvc_yaml.render(ROOT))["stages"]
+    for name, body in stages.items():
+        body = body.get("do") or body
+        outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", [])]
+        for dep in body["deps"]:
+            assert not any(dep == o or dep.startswith(o + "/") for o in outs), (name, dep)
