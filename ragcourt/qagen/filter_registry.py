@@ -35,7 +35,8 @@ class JudgeSettings:
     """Sampling settings and prompt location shared by the QA filters."""
 
     model: str
-    prompt_version: str = "v1"
+    prompt_version: str = "v1"  # the filters' own prompts (qagen_filters.yaml)
+    writer_prompt_version: str = "v1"  # the question writer's (qagen.yaml; echo checks)
     prompts_dir: Path | None = None
     temperature: float = 0.0
     seed: int | None = 0

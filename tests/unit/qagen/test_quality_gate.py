@@ -85,3 +85,13 @@ def test_gate_rules_are_registered_filters_with_reasons() -> None:
     out = QA_FILTERS.get("question_quality", "test")(None, items, cfg)  # type: ignore[arg-type]
     assert [o.passes(1.0) for o in out] == [True, False]
     assert out[1].judge == "question_quality" and "the article" in (out[1].reason or "")
+
+
+def test_echo_check_reads_the_writer_prompts_not_the_filter_version() -> None:
+    """The demo's settings: filters at v2 (qagen_filters.yaml), writers at v2-lang
+    (qagen.yaml, which has no v2); the echo check must read the writer's version."""
+    cfg = JudgeSettings(model="rule", prompt_version="v2", writer_prompt_version="v2-lang")
+    echo = "Write one question in English that a reader could answer with a fact from this text."
+    items = [QAItem(echo, "It is about iron.", EN)]
+    out = QA_FILTERS.get("degenerate", "test")(None, items, cfg)  # type: ignore[arg-type]
+    assert out[0].passes(1.0) is False and out[0].judge == "degenerate"
