@@ -41,6 +41,7 @@ class JudgeSettings:
     seed: int | None = 0
     max_tokens: int = 160
     reason: bool = False  # one-token prompts: generated reason + label instead of P(yes)
+    writer_prompt_version: str | None = None  # qagen.prompt_version (the gate's echo check)
 
 
 @dataclass(frozen=True)

@@ -170,6 +170,7 @@ class Generator:
         self.judge_cfg = JudgeSettings(
             model=self.roles.judge,
             prompt_version=self.q.filter_prompt_version,
+            writer_prompt_version=self.q.prompt_version,
             prompts_dir=prompts_dir,
             temperature=params.llm.temperature,
             seed=params.llm.seed,

@@ -191,10 +191,11 @@ def gate_rejection(
 
 
 def writer_prompt_texts(cfg: JudgeSettings) -> list[str]:
-    """The question writer's templates of ``cfg.prompt_version`` (what an echo is checked
-    against)."""
+    """The question writer's templates of ``cfg.writer_prompt_version`` (what an echo is
+    checked against; ``cfg.prompt_version``, the filters' version, when it is unset)."""
+    version = cfg.writer_prompt_version or cfg.prompt_version
     return [
-        prompt("qagen", name, cfg.prompt_version, cfg.prompts_dir)
+        prompt("qagen", name, version, cfg.prompts_dir)
         for name in ("question_system", "question_user")
     ]
 

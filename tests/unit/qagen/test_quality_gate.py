@@ -85,3 +85,13 @@ def test_gate_rules_are_registered_filters_with_reasons() -> None:
     out = QA_FILTERS.get("question_quality", "test")(None, items, cfg)  # type: ignore[arg-type]
     assert [o.passes(1.0) for o in out] == [True, False]
     assert out[1].judge == "question_quality" and "the article" in (out[1].reason or "")
+
+
+def test_degenerate_filter_reads_the_writer_prompt_version_not_the_filters() -> None:
+    """The filters' version (v2) has no writer templates; the echo check must read the
+    writer's (qagen.prompt_version v2-lang) instead of failing on a missing prompt."""
+    cfg = JudgeSettings(model="rule", prompt_version="v2", writer_prompt_version="v2-lang")
+    echo = "Write one question in English that a reader could answer with a fact from this text?"
+    items = [QAItem(echo, "Iron was weighed twice.", EN)]
+    (out,) = QA_FILTERS.get("degenerate", "test")(None, items, cfg)  # type: ignore[arg-type]
+    assert out.score == 0.0 and "echoes the prompt" in out.reason
