@@ -22,6 +22,10 @@ the judge stage (per-answer correctness) and the tournament stage. Per configura
         --workdir /tmp/metaeval-demo --cache-dir /tmp/metaeval-cache \
         --n-items 40 --max-attempts 100 --configs margin-similarity,llm
 
+``--gold-quotes FILE`` replaces qagen with hand-written items (``{question_id, file, question,
+answer, quote}``, the span located by the verbatim quote), read as ``qagen.qa_file``; the
+README's table used benchmarks/data/meta_eval_demo_gold.jsonl.
+
 Prints a markdown table and writes the JSON to ``--out``.
 """
 
@@ -142,7 +146,8 @@ class MetaEval(_Model):
     documents: int
     generation_model: str
     qa_items: int
-    qagen_attempts: int
+    qagen_attempts: int  # 0: the QA set is a hand-written file (qa_source)
+    qa_source: str | None = None  # None: synthetic (qagen); else the --gold-quotes file
     prepare_wall_s: dict[str, float]
     prepare_calls: Calls
     configs: list[ConfigResult]
@@ -193,8 +198,34 @@ def _calls(metrics_dir: str, stages: Sequence[str]) -> Calls:
     return Calls(requests=req, model_calls=calls, model_time_s=round(t, 1))
 
 
-def prepare(params: Params) -> tuple[dict[str, float], Calls]:
-    """ingest, chunk, embed, qagen, answer (the real stage functions); wall time per stage."""
+def gold_qa_file(gold: Path, target: Path) -> Path:
+    """A bring-your-own QA file (``qagen.qa_file``) from hand-written items
+    ``{question_id, file, question, answer, quote}``: the span is where ``quote`` (a verbatim
+    phrase of the corpus file) occurs in the ingested document's text."""
+    docs = read_table(catalog.path("documents"), "documents")
+    cols = docs.select("doc_id", "path", "text").iter_rows()
+    by_file = {Path(p).name: (d, t) for d, p, t in cols}
+    rows = []
+    for line in gold.read_text().splitlines():
+        item = json.loads(line)
+        if item["file"] not in by_file:
+            continue  # the file is not in this (--max-docs) corpus
+        doc_id, text = by_file[item["file"]]
+        start = text.find(item["quote"])
+        if start < 0:
+            raise SystemExit(f"{gold}: quote of {item['question_id']} not in {item['file']}")
+        rows.append(
+            {"question_id": item["question_id"], "question": item["question"],
+             "reference_answers": [item["answer"]], "doc_id": doc_id, "char_start": start,
+             "char_end": start + len(item["quote"])}
+        )  # fmt: skip
+    target.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return target
+
+
+def prepare(params: Params, gold: Path | None = None) -> tuple[dict[str, float], Calls]:
+    """ingest, chunk, embed, qagen, answer (the real stage functions); wall time per stage.
+    With ``gold`` the QA set is that hand-written file (qagen reads it as ``qa_file``)."""
     from ragcourt.answering import stage as answer
     from ragcourt.corpus import chunking, ingest
     from ragcourt.qagen import stage as qagen
@@ -204,7 +235,7 @@ def prepare(params: Params) -> tuple[dict[str, float], Calls]:
         ("ingest", lambda: ingest.run(params)),
         ("chunk", lambda: [chunking.run(params, c) for c in params.chunkings]),
         ("embed", lambda: indexing.run(params, "c256", "minilm")),
-        ("qagen", lambda: qagen.run(params)),
+        ("qagen", lambda: _qagen(params, gold, qagen.run)),
         ("answer", lambda: answer.run(params)),
     ]
     wall: dict[str, float] = {}
@@ -214,6 +245,12 @@ def prepare(params: Params) -> tuple[dict[str, float], Calls]:
         wall[name] = round(time.perf_counter() - t0, 1)
         print(f"[meta-eval] {name}: {wall[name]} s", file=sys.stderr, flush=True)
     return wall, _calls(params.llm.metrics_dir, ["qagen", "answer"])
+
+
+def _qagen(params: Params, gold: Path | None, run: Any) -> None:
+    if gold is not None:
+        params.qagen.qa_file = str(gold_qa_file(gold, Path("gold_qa.jsonl").resolve()))
+    run(params)
 
 
 # ------------------------------------------------------------------------------ the measures
@@ -344,9 +381,14 @@ def _fmt_point(pt: GapPoint) -> str:
 
 def markdown(res: MetaEval) -> str:
     """Two tables: the order measures and the question curve per configuration."""
+    origin = (
+        f"hand-written ({res.qa_source})"
+        if res.qa_source
+        else f"synthetic, from {res.qagen_attempts} attempts"
+    )
     lines = [
-        f"corpus {res.corpus} ({res.documents} docs), {res.qa_items} QA items from "
-        f"{res.qagen_attempts} attempts, generation {res.generation_model}",
+        f"corpus {res.corpus} ({res.documents} docs), {res.qa_items} QA items {origin}, "
+        f"answers by {res.generation_model}",
         "",
         "| configuration | judge model | Q | pairwise acc. | τ-b ladder | Elo oracle / dense / "
         "random / shuffled / none | judge calls (executed) | wall s |",
@@ -384,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/ragcourt-meta-eval-cache"))
     ap.add_argument("--model", default="local/smollm2-135m", help="generation + answers")
     ap.add_argument("--judge-model", default="local/smollm2-135m")
+    ap.add_argument("--gold-quotes", type=Path, default=None, help="hand-written QA (jsonl)")
     ap.add_argument("--n-items", type=int, default=40)
     ap.add_argument("--max-attempts", type=int, default=100)
     ap.add_argument("--configs", default="margin-similarity", help=f"comma list of {list(CONFIGS)}")
@@ -400,11 +443,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     if unknown:
         ap.error(f"--configs: unknown {unknown}; known {list(CONFIGS)}")
     corpus, out = args.corpus.resolve(), args.out.resolve()
+    gold = args.gold_quotes.resolve() if args.gold_quotes else None
     params = make_project(
         args.workdir.resolve(), corpus, args.max_docs, args.model, args.cache_dir.resolve()
     )
     params.qagen.n_items, params.qagen.max_attempts = args.n_items, args.max_attempts
-    wall, calls = prepare(params)
+    wall, calls = prepare(params, gold)
     ns = [int(n) for n in args.questions.split(",")]
     results: list[ConfigResult] = []
     qa_items = read_table(catalog.path("qa"), "qa").height
@@ -419,7 +463,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             documents=len(list(Path(params.corpus.dir).iterdir())),
             generation_model=args.model,
             qa_items=qa_items,
-            qagen_attempts=args.max_attempts,
+            qagen_attempts=0 if gold else args.max_attempts,
+            qa_source=str(args.gold_quotes) if gold else None,
             prepare_wall_s=wall,
             prepare_calls=calls,
             configs=results,
