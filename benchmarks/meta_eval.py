@@ -1,0 +1,477 @@
+"""Known-order meta-evaluation (issue 13): does the ranking recover a ladder of systems whose
+order is known in expectation?
+
+Ladder: oracle-k3 > dense-k3 > random-k3 > shuffled (dense-k3's answers to other questions),
+and oracle-k3 > none (closed book). The script runs the real stage functions in a temp copy of
+the project (params.yaml, configs/, stages/; corpus.dir pointed at ``--corpus``, a systems.yaml
+holding the ladder): ingest, chunk, embed, qagen and answer once, then per judge configuration
+the judge stage (per-answer correctness) and the tournament stage. Per configuration it reports
+
+- pairwise accuracy: share of the known pairs (:data:`KNOWN_PAIRS`) whose Swiss Elo order
+  matches (a tie counts as a miss), and Kendall τ-b (scipy) of the 4-system ladder vs Elo;
+- the question curve: for n in ``--questions`` a seeded nested subsample of n questions, a
+  fresh Swiss tournament on it (:func:`ragcourt.tournament.runner.run_tournament`; its judge
+  calls hit the reply cache) and the bootstrap interval of the Elo gap of oracle−random and
+  dense−random (:func:`ragcourt.tournament.bootstrap.elo_replicates`, percentile interval):
+  ``separated`` when the interval excludes 0 on the right side
+  (:func:`ragcourt.judging.discrimination.verdict`);
+- judge calls (gateway requests, model calls actually executed) and wall time of the
+  configuration's judge + tournament stages.
+
+    PYTHONPATH=. python benchmarks/meta_eval.py --out /tmp/meta_eval.json \
+        --workdir /tmp/metaeval-demo --cache-dir /tmp/metaeval-cache \
+        --n-items 40 --max-attempts 100 --configs margin-similarity,llm
+
+``--gold-quotes FILE`` replaces qagen with hand-written items (``{question_id, file, question,
+answer, quote}``, the span located by the verbatim quote), read as ``qagen.qa_file``; the
+README's table used benchmarks/data/meta_eval_demo_gold.jsonl.
+
+Prints a markdown table and writes the JSON to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import yaml
+from pydantic import BaseModel, ConfigDict
+from scipy.stats import kendalltau
+
+from ragcourt.core import catalog, offline
+from ragcourt.core.entry import setup_logging
+from ragcourt.core.io import read_table, write_parquet
+from ragcourt.core.params import Params, load_params
+from ragcourt.judging.discrimination import SEPARATED, percentile_interval, verdict
+from ragcourt.judging.vocabulary import JudgeContext
+from ragcourt.llm.gateway import Gateway
+from ragcourt.tournament import bootstrap
+from ragcourt.tournament.builders import build_pairwise_judge
+from ragcourt.tournament.runner import run_tournament
+from ragcourt.tournament.score_matrix import ScoreMatrix
+from ragcourt.tournament.swiss import Pair
+
+ROOT = Path(__file__).resolve().parents[1]
+ORACLE, DENSE, RANDOM, SHUFFLED, NONE = (
+    "oracle-k3",
+    "dense-k3",
+    "random-k3",
+    "shuffled-dense-k3",
+    "none",
+)
+LADDER = (ORACLE, DENSE, RANDOM, SHUFFLED)  # best first
+SYSTEMS_YAML: dict[str, Any] = {
+    "defaults": {
+        "chunking": "c256",
+        "embedder": "minilm",
+        "prompt_version": "v1",
+        "max_tokens": 64,
+    },
+    "systems": [
+        {"name": DENSE, "retriever": "dense", "top_k": 3},
+        {"name": ORACLE, "retriever": "oracle", "top_k": 3},
+        {"name": RANDOM, "retriever": "random", "top_k": 3},
+        {"name": NONE, "retriever": "none", "top_k": 3},
+        {"name": SHUFFLED, "answers": "shuffled", "base": DENSE},
+    ],
+}
+KNOWN_PAIRS: tuple[Pair, ...] = (
+    (ORACLE, DENSE),
+    (DENSE, RANDOM),
+    (RANDOM, SHUFFLED),
+    (ORACLE, RANDOM),
+    (ORACLE, SHUFFLED),
+    (DENSE, SHUFFLED),
+    (ORACLE, NONE),
+)
+CURVE_PAIRS: tuple[Pair, ...] = ((ORACLE, RANDOM), (DENSE, RANDOM))
+# name -> (tournament.judge, judge.correctness_mode or None when the judge reads no correctness)
+CONFIGS: dict[str, tuple[str, str | None]] = {
+    "margin-similarity": ("correctness_margin", "similarity"),
+    "margin-rubric": ("correctness_margin", "rubric"),
+    "margin-expected": ("correctness_margin", "expected"),
+    "llm": ("llm", None),
+}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GapPoint(_Model):
+    """Elo gap better − worse on ``questions`` questions, its bootstrap interval, verdict."""
+
+    questions: int
+    better: str
+    worse: str
+    elo_gap: float
+    lo: float | None
+    hi: float | None
+    verdict: str
+    separated: bool
+
+
+class Calls(_Model):
+    requests: int  # gateway requests (cache hits included)
+    model_calls: int  # executed by a model (cache misses)
+    model_time_s: float
+
+
+class ConfigResult(_Model):
+    name: str
+    tournament_judge: str
+    correctness_mode: str | None
+    judge_model: str
+    questions: int
+    elo: dict[str, float]
+    pairs: dict[str, bool]  # "a>b" -> Elo order matches
+    pairwise_accuracy: float
+    kendall_tau_b: float | None
+    curve: list[GapPoint]
+    calls: Calls
+    wall_s: float
+
+
+class MetaEval(_Model):
+    corpus: str
+    documents: int
+    generation_model: str
+    qa_items: int
+    qagen_attempts: int  # 0: the QA set is a hand-written file (qa_source)
+    qa_source: str | None = None  # None: synthetic (qagen); else the --gold-quotes file
+    prepare_wall_s: dict[str, float]
+    prepare_calls: Calls
+    configs: list[ConfigResult]
+
+
+# ------------------------------------------------------------------------------ the project
+
+
+def make_project(
+    work: Path, corpus: Path, max_docs: int | None, model: str, cache_dir: Path
+) -> Params:
+    """A temp copy of the project in ``work`` (the cwd afterwards) and its params."""
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "params.yaml", work / "params.yaml")
+    for folder in ("configs", "stages"):
+        shutil.copytree(ROOT / folder, work / folder, dirs_exist_ok=True)
+    docs = sorted(p for p in corpus.iterdir() if p.is_file() and not p.name.startswith("."))
+    docs = docs[:max_docs] if max_docs else docs
+    target = work / "corpus"
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir()
+    for p in docs:
+        shutil.copy(p, target / p.name)
+    (work / "systems.yaml").write_text(yaml.safe_dump(SYSTEMS_YAML, sort_keys=False))
+    os.chdir(work)
+    params = load_params(work / "params.yaml").model_copy(deep=True)
+    params.corpus.dir = "corpus"
+    params.systems_file = "systems.yaml"
+    params.llm.model = model
+    params.llm.cache_dir = str(cache_dir)
+    params.retrieval.retrievers = ["dense"]
+    params.controls.kinds = []
+    return params
+
+
+def _calls(metrics_dir: str, stages: Sequence[str]) -> Calls:
+    req = calls = 0
+    t = 0.0
+    for stage in stages:
+        path = catalog.llm_metrics(metrics_dir, stage)
+        if path.exists():
+            total = json.loads(path.read_text())["total"]
+            req += total["requests"]
+            calls += total["model_calls"]
+            t += total["model_time_s"]
+            path.unlink()  # a later configuration that skips the stage must not count it
+    return Calls(requests=req, model_calls=calls, model_time_s=round(t, 1))
+
+
+def gold_qa_file(gold: Path, target: Path) -> Path:
+    """A bring-your-own QA file (``qagen.qa_file``) from hand-written items
+    ``{question_id, file, question, answer, quote}``: the span is where ``quote`` (a verbatim
+    phrase of the corpus file) occurs in the ingested document's text."""
+    docs = read_table(catalog.path("documents"), "documents")
+    cols = docs.select("doc_id", "path", "text").iter_rows()
+    by_file = {Path(p).name: (d, t) for d, p, t in cols}
+    rows = []
+    for line in gold.read_text().splitlines():
+        item = json.loads(line)
+        if item["file"] not in by_file:
+            continue  # the file is not in this (--max-docs) corpus
+        doc_id, text = by_file[item["file"]]
+        start = text.find(item["quote"])
+        if start < 0:
+            raise SystemExit(f"{gold}: quote of {item['question_id']} not in {item['file']}")
+        rows.append(
+            {"question_id": item["question_id"], "question": item["question"],
+             "reference_answers": [item["answer"]], "doc_id": doc_id, "char_start": start,
+             "char_end": start + len(item["quote"])}
+        )  # fmt: skip
+    target.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return target
+
+
+def prepare(params: Params, gold: Path | None = None) -> tuple[dict[str, float], Calls]:
+    """ingest, chunk, embed, qagen, answer (the real stage functions); wall time per stage.
+    With ``gold`` the QA set is that hand-written file (qagen reads it as ``qa_file``)."""
+    from ragcourt.answering import stage as answer
+    from ragcourt.corpus import chunking, ingest
+    from ragcourt.qagen import stage as qagen
+    from ragcourt.retrieval import indexing
+
+    steps: list[tuple[str, Any]] = [
+        ("ingest", lambda: ingest.run(params)),
+        ("chunk", lambda: [chunking.run(params, c) for c in params.chunkings]),
+        ("embed", lambda: indexing.run(params, "c256", "minilm")),
+        ("qagen", lambda: _qagen(params, gold, qagen.run)),
+        ("answer", lambda: answer.run(params)),
+    ]
+    wall: dict[str, float] = {}
+    for name, step in steps:
+        t0 = time.perf_counter()
+        step()
+        wall[name] = round(time.perf_counter() - t0, 1)
+        print(f"[meta-eval] {name}: {wall[name]} s", file=sys.stderr, flush=True)
+    return wall, _calls(params.llm.metrics_dir, ["qagen", "answer"])
+
+
+def _qagen(params: Params, gold: Path | None, run: Any) -> None:
+    if gold is not None:
+        params.qagen.qa_file = str(gold_qa_file(gold, Path("gold_qa.jsonl").resolve()))
+    run(params)
+
+
+# ------------------------------------------------------------------------------ the measures
+
+
+def pair_key(pair: Pair) -> str:
+    return f"{pair[0]}>{pair[1]}"
+
+
+def order_measures(elo: dict[str, float]) -> tuple[dict[str, bool], float, float | None]:
+    """Known pairs whose Elo order matches (ties miss), their share, and τ-b of the ladder."""
+    hits = {pair_key(p): elo[p[0]] > elo[p[1]] for p in KNOWN_PAIRS if p[0] in elo and p[1] in elo}
+    acc = sum(hits.values()) / len(hits) if hits else float("nan")
+    ladder = [s for s in LADDER if s in elo]
+    tau = kendalltau([-LADDER.index(s) for s in ladder], [elo[s] for s in ladder]).statistic
+    return hits, acc, None if tau is None or np.isnan(tau) else float(tau)
+
+
+def swiss_schedule(matches: pl.DataFrame) -> list[list[Pair]]:
+    """The Swiss rounds as played (byes dropped), for the bootstrap replay."""
+    sw = matches.filter((pl.col("tournament") == "swiss") & pl.col("system_b").is_not_null())
+    return [
+        list(zip(g["system_a"].to_list(), g["system_b"].to_list(), strict=True))
+        for _, g in sw.group_by("round", maintain_order=True)
+    ]
+
+
+def gap_curve(
+    params: Params, judge_ctx: JudgeContext, kind: str, ns: Sequence[int], n_boot: int, seed: int
+) -> list[GapPoint]:
+    """Per n: a Swiss tournament on the first n of a seeded question permutation, and the
+    bootstrap interval of each :data:`CURVE_PAIRS` Elo gap."""
+    assert judge_ctx.answers is not None and judge_ctx.qa is not None
+    judge = build_pairwise_judge(kind, judge_ctx)
+    systems = sorted(judge_ctx.answers["system"].unique().to_list())
+    order = list(np.random.default_rng(seed).permutation(judge_ctx.qa["question_id"].to_list()))
+    tp = params.tournament.model_copy(update={"bootstrap": n_boot, "seed": seed})
+    points: list[GapPoint] = []
+    for n in ns:
+        out = run_tournament(judge, systems, [str(q) for q in order[:n]], tp)
+        elo = dict(zip(out.leaderboard["system"], out.leaderboard["elo"], strict=True))
+        sm = ScoreMatrix.from_pairwise(out.pairwise, systems)
+        reps = bootstrap.elo_replicates(
+            sm, swiss_schedule(out.matches), n_boot, seed, tp.k_factor, tp.upset_weighting,
+            tp.initial_elo,
+        )  # fmt: skip
+        idx = {s: i for i, s in enumerate(systems)}
+        for good, bad in CURVE_PAIRS:
+            ci = percentile_interval(reps[:, idx[good]] - reps[:, idx[bad]]) if len(reps) else None
+            lo, hi = ci if ci is not None else (None, None)
+            v = verdict(lo, hi)
+            points.append(
+                GapPoint(
+                    questions=n,
+                    better=good,
+                    worse=bad,
+                    elo_gap=round(elo[good] - elo[bad], 2),
+                    lo=None if lo is None else round(lo, 2),
+                    hi=None if hi is None else round(hi, 2),
+                    verdict=v,
+                    separated=v == SEPARATED,
+                )
+            )
+    return points
+
+
+def evaluate(
+    params: Params,
+    name: str,
+    judge_model: str,
+    ns: Sequence[int],
+    n_boot: int,
+    seed: int,
+    max_questions: int | None = None,
+) -> ConfigResult:
+    """One judge configuration on the prepared answers: judge + tournament stages, measures."""
+    from ragcourt.judging import answers_stage
+    from ragcourt.tournament import stage as tournament
+
+    kind, mode = CONFIGS[name]
+    p = params.model_copy(deep=True)
+    p.tournament.judge = kind
+    p.tournament.model = judge_model
+    p.judge.correctness_model = judge_model
+    if mode is not None:
+        p.judge.correctness_mode = mode  # type: ignore[assignment]
+    qa_path = catalog.path("qa")
+    full_qa = read_table(qa_path, "qa")
+    qa = full_qa.head(max_questions) if max_questions else full_qa
+    t0 = time.perf_counter()
+    try:
+        if max_questions:  # the stages read the QA table: a smaller run reads a head of it
+            write_parquet(qa, qa_path, "qa")
+        if mode is not None:
+            answers_stage.run(p)
+        tournament.run(p)
+        wall = time.perf_counter() - t0
+        calls = _calls(p.llm.metrics_dir, ["judge", "tournament"])
+        board = read_table(catalog.path("leaderboard"), "leaderboard")
+        elo = dict(zip(board["system"].to_list(), board["elo"].to_list(), strict=True))
+        hits, acc, tau = order_measures(elo)
+        answers = read_table(catalog.path("answers"), "answers")
+        ctx = JudgeContext(
+            p, stage="meta_eval", answers=answers, qa=qa,
+            read_correctness=lambda: read_table(catalog.path("correctness"), "correctness"),
+            shared_gateway=Gateway(p.llm, stage="meta_eval"),
+        )  # fmt: skip
+        usable = [n for n in ns if n < qa.height] + [qa.height]
+        curve = gap_curve(p, ctx, kind, sorted(set(usable)), n_boot, seed)
+    finally:
+        if max_questions:
+            write_parquet(full_qa, qa_path, "qa")
+    return ConfigResult(
+        name=name, tournament_judge=kind, correctness_mode=mode, judge_model=judge_model,
+        questions=qa.height, elo={s: round(e, 1) for s, e in elo.items()}, pairs=hits,
+        pairwise_accuracy=round(acc, 3), kendall_tau_b=None if tau is None else round(tau, 3),
+        curve=curve, calls=calls, wall_s=round(wall, 1),
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ the table
+
+
+def _fmt_point(pt: GapPoint) -> str:
+    ci = "n/a" if pt.lo is None else f"[{pt.lo:.0f}, {pt.hi:.0f}]"
+    return f"{'yes' if pt.separated else 'no'} {pt.elo_gap:+.0f} {ci}"
+
+
+def markdown(res: MetaEval) -> str:
+    """Two tables: the order measures and the question curve per configuration."""
+    origin = (
+        f"hand-written ({res.qa_source})"
+        if res.qa_source
+        else f"synthetic, from {res.qagen_attempts} attempts"
+    )
+    lines = [
+        f"corpus {res.corpus} ({res.documents} docs), {res.qa_items} QA items {origin}, "
+        f"answers by {res.generation_model}",
+        "",
+        "| configuration | judge model | Q | pairwise acc. | τ-b ladder | Elo oracle / dense / "
+        "random / shuffled / none | judge calls (executed) | wall s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in res.configs:
+        elos = " / ".join(f"{c.elo.get(s, float('nan')):.0f}" for s in (*LADDER, NONE))
+        tau = "n/a" if c.kendall_tau_b is None else f"{c.kendall_tau_b:.2f}"
+        lines.append(
+            f"| {c.name} | {c.judge_model} | {c.questions} | {c.pairwise_accuracy:.2f} "
+            f"({sum(c.pairs.values())}/{len(c.pairs)}) | {tau} | {elos} | "
+            f"{c.calls.requests} ({c.calls.model_calls}) | {c.wall_s:.0f} |"
+        )
+    ns = sorted({pt.questions for c in res.configs for pt in c.curve})
+    lines += [
+        "",
+        "Separated? Elo gap [95% bootstrap CI] on n questions:",
+        "",
+        "| configuration | pair | " + " | ".join(f"n={n}" for n in ns) + " |",
+        "|---|---|" + "---|" * len(ns),
+    ]
+    for c in res.configs:
+        for good, bad in CURVE_PAIRS:
+            by_n = {pt.questions: pt for pt in c.curve if (pt.better, pt.worse) == (good, bad)}
+            cells = [_fmt_point(by_n[n]) if n in by_n else "–" for n in ns]
+            lines.append(f"| {c.name} | {good} > {bad} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    ap.add_argument("--corpus", type=Path, default=ROOT / "data/corpus")
+    ap.add_argument("--max-docs", type=int, default=None)
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/ragcourt-meta-eval"))
+    ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/ragcourt-meta-eval-cache"))
+    ap.add_argument("--model", default="local/smollm2-135m", help="generation + answers")
+    ap.add_argument("--judge-model", default="local/smollm2-135m")
+    ap.add_argument("--gold-quotes", type=Path, default=None, help="hand-written QA (jsonl)")
+    ap.add_argument("--n-items", type=int, default=40)
+    ap.add_argument("--max-attempts", type=int, default=100)
+    ap.add_argument("--configs", default="margin-similarity", help=f"comma list of {list(CONFIGS)}")
+    ap.add_argument("--llm-questions", type=int, default=None, help="QA head for the llm config")
+    ap.add_argument("--questions", default="5,10,20,40", help="question curve sizes")
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    offline.apply()
+    setup_logging()
+    names = [c.strip() for c in args.configs.split(",") if c.strip()]
+    unknown = [c for c in names if c not in CONFIGS]
+    if unknown:
+        ap.error(f"--configs: unknown {unknown}; known {list(CONFIGS)}")
+    corpus, out = args.corpus.resolve(), args.out.resolve()
+    gold = args.gold_quotes.resolve() if args.gold_quotes else None
+    params = make_project(
+        args.workdir.resolve(), corpus, args.max_docs, args.model, args.cache_dir.resolve()
+    )
+    params.qagen.n_items, params.qagen.max_attempts = args.n_items, args.max_attempts
+    wall, calls = prepare(params, gold)
+    ns = [int(n) for n in args.questions.split(",")]
+    results: list[ConfigResult] = []
+    qa_items = read_table(catalog.path("qa"), "qa").height
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        cap = args.llm_questions if CONFIGS[name][0] == "llm" else None
+        print(f"[meta-eval] configuration {name} ...", file=sys.stderr, flush=True)
+        results.append(evaluate(params, name, args.judge_model, ns, args.bootstrap, args.seed, cap))
+        print(f"[meta-eval] {name}: {results[-1].wall_s} s", file=sys.stderr, flush=True)
+        res = MetaEval(
+            corpus=str(args.corpus),
+            documents=len(list(Path(params.corpus.dir).iterdir())),
+            generation_model=args.model,
+            qa_items=qa_items,
+            qagen_attempts=0 if gold else args.max_attempts,
+            qa_source=str(args.gold_quotes) if gold else None,
+            prepare_wall_s=wall,
+            prepare_calls=calls,
+            configs=results,
+        )
+        out.write_text(json.dumps(res.model_dump(mode="json"), indent=2))  # after each config
+    print(markdown(res))
+
+
+if __name__ == "__main__":
+    main()
