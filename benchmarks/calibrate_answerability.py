@@ -87,11 +87,12 @@ def calibrate(
         reason=form == "generated",
     )
     threshold = params.qagen.thresholds.answerability
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     outcomes = judge_answerability(
         gw, [i["question"] for i in items], [i["context"] for i in items], cfg, "calibration"
     )
     seconds = time.perf_counter() - t0
+    cpu = time.process_time() - c0  # all threads of this process: less load-sensitive
     human = np.array([round(i["answerability"]) for i in items])
     ok = np.array([o.ok for o in outcomes])
     scores = np.array([o.score if o.ok and o.score is not None else np.nan for o in outcomes])
@@ -113,6 +114,7 @@ def calibrate(
         "cv": cv,
         "items": len(items),
         "s_per_item": round(seconds / max(len(items), 1), 3),
+        "cpu_s_per_item": round(cpu / max(len(items), 1), 3),
         "failures": int((~ok).sum()),
         "seconds": round(seconds, 1),
         "answered": answered,
@@ -167,7 +169,8 @@ def main() -> None:
             results.append(res)
             print(
                 f"\n{model} [{form}; seen {res['forms_seen']}]: {res['failures']} judge failures,"
-                f" {res['seconds']} s ({res['s_per_item']} s/item); threshold {res['threshold']}"
+                f" {res['seconds']} s ({res['s_per_item']} s/item, cpu {res['cpu_s_per_item']}"
+                f" s/item); threshold {res['threshold']}"
             )
             print(f"  answered   : {_fmt(res['answered'])}")
             print(f"  fail=wrong : {_fmt(res['fail=wrong'])}")

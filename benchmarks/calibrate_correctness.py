@@ -167,7 +167,7 @@ def _rubric(
     jp = params.judge
     ctx = JudgeContext(params, stage="calibration")
     model = params.llm.resolve(jp.correctness_model)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if expected:
         graded = grade_correctness_expected(
             jitems, ctx.gateway, model, jp.prompt_version, params.llm.seed, reason,
@@ -188,9 +188,10 @@ def _rubric(
         )
         for g in graded
     ]
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     return evaluate_judge(name, rubric, human, seconds) | {
         "s_per_item": round(seconds / max(len(jitems), 1), 3),
+        "cpu_s_per_item": round(cpu / max(len(jitems), 1), 3),
         "forms_seen": sorted({g.form or "" for g in graded if g.error is None}),
     }
 
@@ -257,7 +258,10 @@ def _print(res: dict[str, Any]) -> None:
             f"{_f(w['macro_f1']):>13s} {_f(w['kappa'])}"
         )
     for r in res.get("forms", []):
-        print(f"expected/{r['form']}: {r['s_per_item']} s/item, forms seen {r['forms_seen']}")
+        print(
+            f"expected/{r['form']}: {r['s_per_item']} s/item (cpu {r['cpu_s_per_item']}),"
+            f" forms seen {r['forms_seen']}"
+        )
     if res["dafe"] is not None:
         print(f"DAFE: {res['dafe']['summary']}")
     for r in rows:
