@@ -52,7 +52,7 @@ def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> float:
     if s.shape != y.shape:
         raise ValueError(f"scores ({s.size}) and labels ({y.size}) differ in length")
     best_t, best_k = 0.5, -2.0
-    for t in candidate_thresholds(s):
+    for t in candidate_thresholds(s.tolist()):
         k = _kappa(y, (s >= t).astype(int))
         if k > best_k:
             best_t, best_k = t, k
