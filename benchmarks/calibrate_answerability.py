@@ -10,10 +10,19 @@ vectors are constant) prints as ``undef``, never as 0. RAGalyst reports rho = 0.
 (Gemini 2.5 Pro) and 0.632 (GPT-4o-mini, 2-shot) for its own prompt.
 
 Models: always the embedded local model (``LLMParams`` default) first, then the params'
-``qagen.filter_model`` when it differs, then every ``--model``.
+``qagen.filter_model`` when it differs, then every ``--model`` (``--only``: just ``--model``).
+
+Forms (``--form``, repeatable; default both): ``probability`` scores P(yes) (prompt v2, one
+forward pass): kappa at the params' ``qagen.thresholds.answerability``, then a threshold fitted
+by stratified 5-fold CV (``ragcourt.calibration.threshold.cv_threshold``: each fold's
+threshold maximises kappa on the other four; reported: pooled held-out kappa / macro-F1 and
+the threshold fitted on all items). ``generated`` asks for a reason and a yes/no label
+(``filter_reason``), scored 1/0. Time per item is wall time / items (no reply cache).
 
     python benchmarks/calibrate_answerability.py --limit 100
     python benchmarks/calibrate_answerability.py --model openai/gpt-4o-mini
+    python benchmarks/calibrate_answerability.py --data /work/shared/validation/squadv2_train.json \
+        --limit 200 --only --model local/qwen2.5-coder-0.5b --form probability
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import confusion_matrix
 
+from ragcourt.calibration.threshold import cv_threshold
 from ragcourt.core.params import LLMParams, Params, load_params
 from ragcourt.judging.agreement import binary_agreement, rank_correlation
 from ragcourt.qagen.filter_registry import JudgeSettings
@@ -38,9 +48,11 @@ DEFAULT_DATA = Path("../shared/validation/squadv2_train.json")
 EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default
 
 
-def models_to_run(params: Params, extra: list[str] | None) -> list[str]:
+def models_to_run(params: Params, extra: list[str] | None, only: bool = False) -> list[str]:
     """The embedded local model first, then the configured filter model, then ``extra``
-    (each once, in that order)."""
+    (each once, in that order); ``only``: just ``extra``."""
+    if only:
+        return list(dict.fromkeys(extra or []))
     configured = params.llm.resolve(params.qagen.filter_model)
     return list(dict.fromkeys([EMBEDDED_MODEL, configured, *(extra or [])]))
 
@@ -58,32 +70,51 @@ def agreement(human: np.ndarray, judge: np.ndarray) -> dict[str, Any]:
     return out
 
 
-def calibrate(items: list[dict[str, Any]], model: str, params_path: str, version: str) -> dict:
+def calibrate(
+    items: list[dict[str, Any]], model: str, params_path: str, version: str, form: str
+) -> dict:
     from ragcourt.llm import Gateway
 
     params = load_params(params_path)
-    gw = Gateway(params.llm, stage="calibration")
+    # no reply cache: the time per item is the model's, not a cache read
+    gw = Gateway(params.llm.model_copy(update={"cache": False}), stage="calibration")
     cfg = JudgeSettings(
         model=model,
         prompt_version=version,
         temperature=0.0,
         seed=params.llm.seed,
         max_tokens=params.qagen.judge_max_tokens,
+        reason=form == "generated",
     )
-    t0 = time.perf_counter()
+    threshold = params.qagen.thresholds.answerability
+    t0, c0 = time.perf_counter(), time.process_time()
     outcomes = judge_answerability(
         gw, [i["question"] for i in items], [i["context"] for i in items], cfg, "calibration"
     )
     seconds = time.perf_counter() - t0
+    cpu = time.process_time() - c0  # all threads of this process: less load-sensitive
     human = np.array([round(i["answerability"]) for i in items])
     ok = np.array([o.ok for o in outcomes])
-    judged = np.array([int(o.score) if o.ok and o.score is not None else -1 for o in outcomes])
+    scores = np.array([o.score if o.ok and o.score is not None else np.nan for o in outcomes])
+    judged = np.where(ok, (np.nan_to_num(scores) >= threshold).astype(int), -1)
     answered = agreement(human[ok], judged[ok])
+    forms = sorted({o.form or "" for o in outcomes if o.ok})
+    cv = (
+        cv_threshold(scores[ok].tolist(), human[ok].tolist()).model_dump()
+        if form == "probability" and ok.sum() >= 10
+        else None
+    )
     # failures scored as the wrong label, so a judge cannot look better by failing
     as_wrong = np.where(ok, judged, 1 - human)
     return {
         "model": model,
+        "form": form,
+        "forms_seen": forms,
+        "threshold": threshold,
+        "cv": cv,
         "items": len(items),
+        "s_per_item": round(seconds / max(len(items), 1), 3),
+        "cpu_s_per_item": round(cpu / max(len(items), 1), 3),
         "failures": int((~ok).sum()),
         "seconds": round(seconds, 1),
         "answered": answered,
@@ -112,6 +143,10 @@ def main() -> None:
         action="append",
         help="litellm model string, run after the embedded model (repeatable)",
     )
+    ap.add_argument("--only", action="store_true", help="run only the --model models")
+    ap.add_argument(
+        "--form", action="append", choices=["probability", "generated"], help="default: both"
+    )
     ap.add_argument("--limit", type=int, default=None, help="first N items only")
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--prompt-version", default=None, help="default: qagen.prompt_version")
@@ -123,20 +158,34 @@ def main() -> None:
         sys.exit(f"calibrate_answerability: {data} not found (expects ../shared/validation)")
     items = json.loads(data.read_text(encoding="utf-8"))[: args.limit]
     params = load_params(args.params)
-    models = models_to_run(params, args.model)
-    version = args.prompt_version or params.qagen.prompt_version
+    models = models_to_run(params, args.model, args.only)
+    version = args.prompt_version or params.qagen.filter_prompt_version
     labels = [round(i["answerability"]) for i in items]
-    print(f"{data}: {len(items)} items, {sum(labels)} answerable; prompt qagen/{version}")
+    print(f"{data}: {len(items)} items, {sum(labels)} answerable; filter prompt {version}")
     results = []
     for model in models:
-        res = calibrate(items, model, args.params, version)
-        results.append(res)
-        print(f"\n{model}: {res['failures']} judge failures, {res['seconds']} s")
-        print(f"  answered   : {_fmt(res['answered'])}")
-        print(f"  fail=wrong : {_fmt(res['fail=wrong'])}")
-        print(f"  confusion [human][judge] (answered): {res['answered'].get('confusion[h][j]')}")
-        for err in res["first_errors"]:
-            print(f"  e.g. failure: {err[:160]}")
+        for form in args.form or ["probability", "generated"]:
+            res = calibrate(items, model, args.params, version, form)
+            results.append(res)
+            print(
+                f"\n{model} [{form}; seen {res['forms_seen']}]: {res['failures']} judge failures,"
+                f" {res['seconds']} s ({res['s_per_item']} s/item, cpu {res['cpu_s_per_item']}"
+                f" s/item); threshold {res['threshold']}"
+            )
+            print(f"  answered   : {_fmt(res['answered'])}")
+            print(f"  fail=wrong : {_fmt(res['fail=wrong'])}")
+            print(
+                f"  confusion [human][judge] (answered): {res['answered'].get('confusion[h][j]')}"
+            )
+            if res["cv"] is not None:
+                cv = res["cv"]
+                print(
+                    f"  5-fold CV  : kappa={cv['cv_kappa']} macroF1={cv['cv_macro_f1']} "
+                    f"fold thresholds {cv['fold_thresholds']}; fitted on all n={cv['n']}: "
+                    f"threshold={cv['threshold']} (train kappa {cv['train_kappa']})"
+                )
+            for err in res["first_errors"]:
+                print(f"  e.g. failure: {err[:160]}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
 

@@ -18,9 +18,17 @@ Metrics are over the items a judge answered; failures are counted, and the ``fai
 row scores each failure as the wrong label so failing cannot look good. Nothing is tuned.
 RAGalyst reports rho = 0.874 (GPT-4o-mini) for its rubric and 0.622 for cosine similarity.
 
+``--form probability|generated`` (repeatable) measures only the expected-level grader
+(``correctness_mode: expected``) in that form, probability = E[level] from P(digit) in one
+forward pass, generated = a written reason and a digit (``judge.reason: true``), next to the
+judges that make no model call (token F1, MiniLM cosine: the baseline) on the same items,
+with no reply cache so the time per item is the model's. ``--only``: just the ``--model``s.
+
     python benchmarks/calibrate_correctness.py --limit 12          # ~5 min on the tiny model
     python benchmarks/calibrate_correctness.py --skip-llm          # non-LLM judges, all 500
     python benchmarks/calibrate_correctness.py --model openai/gpt-4o-mini
+    python benchmarks/calibrate_correctness.py --data /work/shared/validation/sts_train.json \
+        --limit 150 --only --model local/qwen2.5-coder-0.5b --form probability
 """
 
 from __future__ import annotations
@@ -45,10 +53,12 @@ EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default
 EQUIVALENT = 0.7  # human similarity (0-5 scaled to 0-1) at or above which a pair is equivalent
 
 
-def models_to_run(params: Params, extra: list[str] | None) -> list[str | None]:
+def models_to_run(params: Params, extra: list[str] | None, only: bool = False) -> list[str | None]:
     """LLM-role models, one calibration run each: the embedded model, then ``None`` (the
     params' role models as configured) when any LLM role uses another model, then
-    ``extra``; each once, in that order."""
+    ``extra``; each once, in that order (``only``: just ``extra``)."""
+    if only:
+        return list(dict.fromkeys(extra or []))
     jp, llm = params.judge, params.llm
     roles = {llm.resolve(s.model) for s in jp.judges.values() if s.kind == "llm"}
     roles.add(llm.resolve(jp.correctness_model))
@@ -88,10 +98,18 @@ def evaluate_judge(
 
 
 def calibrate(
-    items: list[dict[str, Any]], params: Params, model: str | None, skip_llm: bool = False
+    items: list[dict[str, Any]],
+    params: Params,
+    model: str | None,
+    skip_llm: bool = False,
+    forms: list[str] | None = None,
 ) -> dict[str, Any]:
     """All judges, the rubric and DAFE; LLM roles use ``model`` when given. ``skip_llm``
-    evaluates only the judges that make no model call (DAFE only if all three are such)."""
+    evaluates only the judges that make no model call (DAFE only if all three are such).
+    ``forms``: only the no-call judges and the expected grader in each form."""
+    if forms:
+        params = params.model_copy(update={"llm": params.llm.model_copy(update={"cache": False})})
+        skip_llm = True
     jp = params.judge
     if model is not None:
         judges = {
@@ -116,6 +134,14 @@ def calibrate(
         cache[name] = judge.judge(jitems)
         out["judges"].append(evaluate_judge(name, cache[name], human, time.perf_counter() - t0))
 
+    if forms:
+        out["correctness"] = out["dafe"] = None
+        out["correctness_expected"] = None
+        out["forms"] = [
+            _rubric(jitems, human, params, expected=True, reason=f == "generated") | {"form": f}
+            for f in forms
+        ]
+        return out
     if skip_llm:
         out["correctness"] = out["correctness_expected"] = None
         if not all(n in cache for n in (*jp.primaries, jp.arbitrator)):
@@ -129,18 +155,24 @@ def calibrate(
 
 
 def _rubric(
-    jitems: list[AnswerItem], human: list[float], params: Params, expected: bool = False
+    jitems: list[AnswerItem],
+    human: list[float],
+    params: Params,
+    expected: bool = False,
+    reason: bool = False,
 ) -> dict[str, Any]:
     """The 0-1 rubric grader: JSON reply (``correctness``) or, with ``expected``, the
-    probability-weighted level from one next-token call (``correctness_expected``)."""
+    probability-weighted level from one next-token call (``correctness_expected``; with
+    ``reason`` the generated reason + digit instead)."""
     jp = params.judge
     ctx = JudgeContext(params, stage="calibration")
     model = params.llm.resolve(jp.correctness_model)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if expected:
         graded = grade_correctness_expected(
-            jitems, ctx.gateway, model, jp.prompt_version, params.llm.seed
-        )
+            jitems, ctx.gateway, model, jp.prompt_version, params.llm.seed, reason,
+            params.llm.temperature,
+        )  # fmt: skip
     else:
         graded = grade_correctness(
             jitems, ctx.gateway, model, jp.prompt_version, params.llm.temperature, params.llm.seed
@@ -156,7 +188,12 @@ def _rubric(
         )
         for g in graded
     ]
-    return evaluate_judge(name, rubric, human, time.perf_counter() - t0)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return evaluate_judge(name, rubric, human, seconds) | {
+        "s_per_item": round(seconds / max(len(jitems), 1), 3),
+        "cpu_s_per_item": round(cpu / max(len(jitems), 1), 3),
+        "forms_seen": sorted({g.form or "" for g in graded if g.error is None}),
+    }
 
 
 def _dafe(
@@ -201,7 +238,7 @@ def _f(v: float | None) -> str:
 
 
 def _print(res: dict[str, Any]) -> None:
-    rubrics = (res["correctness"], res.get("correctness_expected"))
+    rubrics = (res["correctness"], res.get("correctness_expected"), *res.get("forms", []))
     rows = [r for r in (*res["judges"], *rubrics, res["dafe"]) if r is not None]
     print(f"\nmodel for LLM roles: {res['model']}  ({res['items']} items)")
     print(
@@ -209,6 +246,8 @@ def _print(res: dict[str, Any]) -> None:
         f"{'acc':>6s} {'macroF1':>7s} {'kappa':>6s} | {'F1 fail=wrong':>13s} {'kappa':>6s}"
     )
     for r in rows:
+        if "form" in r:
+            r = r | {"judge": f"expected/{r['form'][:4]}"}
         s = r["scores"] or {}
         a, w = r["binary"]["answered"], r["binary"]["fail=wrong"]
         print(
@@ -217,6 +256,11 @@ def _print(res: dict[str, Any]) -> None:
             f"{_f(s.get('kendall_tau_b'))} | "
             f"{_f(a['accuracy'])} {_f(a['macro_f1']):>7s} {_f(a['kappa'])} | "
             f"{_f(w['macro_f1']):>13s} {_f(w['kappa'])}"
+        )
+    for r in res.get("forms", []):
+        print(
+            f"expected/{r['form']}: {r['s_per_item']} s/item (cpu {r['cpu_s_per_item']}),"
+            f" forms seen {r['forms_seen']}"
         )
     if res["dafe"] is not None:
         print(f"DAFE: {res['dafe']['summary']}")
@@ -237,6 +281,13 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--json", default=None, help="also write the results to this file")
     ap.add_argument("--skip-llm", action="store_true", help="only judges without model calls")
+    ap.add_argument("--only", action="store_true", help="run only the --model models")
+    ap.add_argument(
+        "--form",
+        action="append",
+        choices=["probability", "generated"],
+        help="only the expected grader in this form (repeatable), plus the no-call judges",
+    )
     args = ap.parse_args()
 
     data = Path(args.data)
@@ -247,8 +298,8 @@ def main() -> None:
     n_eq = sum(float(i["similarity"]) >= EQUIVALENT for i in items)
     print(f"{data}: {len(items)} pairs, {n_eq} equivalent (similarity >= {EQUIVALENT})")
     results = []
-    for model in [None] if args.skip_llm else models_to_run(params, args.model):
-        res = calibrate(items, params, model, args.skip_llm)
+    for model in [None] if args.skip_llm else models_to_run(params, args.model, args.only):
+        res = calibrate(items, params, model, args.skip_llm, args.form)
         results.append(res)
         _print(res)
     if args.json:

@@ -5,6 +5,7 @@ unpacked once, as a run would), GGUF files are sha256-verified, llama-cpp is imp
 repository is opened, and the Prefect API's ``/health`` is asked only when an API URL is set.
 Models checked: every embedder of params, judge embedders given as registry names, and every
 ``local/<name>`` LLM of a params role or of a candidate system (generator, RAG-Fusion model).
+Profiles (``configs/profiles``): which one params match, and whether its models are installed.
 """
 
 from __future__ import annotations
@@ -209,6 +210,37 @@ def check_languages(params: Params, root: Path) -> list[Check]:
         return [Check("languages", "fail", f"{type(err).__name__}: {err}")]
 
 
+def check_profiles(params_path: Path, root: Path = Path(".")) -> list[Check]:
+    """Which profile params match (``ragcourt profile apply``), and for every profile
+    whether its ``local/`` models are installed (sha256-verified, memoised)."""
+    from ragcourt.core.model_registry import load_registry
+    from ragcourt.core.profiles import is_active, merged_params, profile_names
+    from ragcourt.llm.gguf_files import resolve_gguf
+
+    names = profile_names(root)
+    if not names:
+        return []
+
+    def one(name: str) -> Check:
+        label = f"profile {name}"
+        merged = merged_params(name, params_path, root)
+        registry = load_registry(root / merged.llm.models_file)
+        missing = []
+        models = local_models(merged)
+        for model in models:
+            try:
+                resolve_gguf(model, registry.llm(model))
+            except RagcourtError as err:
+                missing.append(str(err))
+        state = "active" if is_active(name, params_path, root) else "not active"
+        if missing:
+            return Check(label, "warn", f"{state}; model missing: {'; '.join(missing)}")
+        how = "" if state == "active" else f" (ragcourt profile apply {name})"
+        return Check(label, "ok", f"{state}{how}; models installed: {', '.join(models)}")
+
+    return [_guard(f"profile {n}", partial(one, n)) for n in names]
+
+
 def run_checks(params_path: Path, root: Path = Path(".")) -> list[Check]:
     """Every check, in the order they are shown."""
     checks = [check_python()]
@@ -223,6 +255,7 @@ def run_checks(params_path: Path, root: Path = Path(".")) -> list[Check]:
         checks.append(systems_check)
         checks += check_embedders(params)
         checks += check_local_llms(params, systems)
+        checks += check_profiles(params_path, root)
         checks += check_languages(params, root)
     checks.append(check_llama_cpp())
     checks += check_dvc(root.resolve())

@@ -3,7 +3,8 @@
 ``ragcourt run`` runs the pipeline (``dvc repro`` by default, ``--engine prefect`` for the
 Prefect flow), ``report`` writes the HTML/Markdown report, ``systems list`` shows the candidate
 systems, ``doctor`` checks the environment offline, ``cache`` manages the LLM reply cache,
-``serve`` registers and serves scheduled Prefect deployments, ``sweep`` runs a parameter grid.
+``serve`` registers and serves scheduled Prefect deployments, ``sweep`` runs a parameter grid,
+``profile`` lists and applies params overlays (``run --profile NAME``).
 A user error is one line on stderr and exit code 2.
 """
 
@@ -25,6 +26,7 @@ from ragcourt.cli.cache_cmd import app as cache_app
 from ragcourt.cli.errors import err_console, user_errors
 from ragcourt.cli.external_cmd import answers_app, questions_app
 from ragcourt.cli.label_cmd import app as label_app
+from ragcourt.cli.profile_cmd import app as profile_app
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.offline import apply as apply_offline
@@ -40,6 +42,7 @@ app.add_typer(systems_app, name="systems")
 dvc_app = typer.Typer(help="dvc.yaml, generated from the stage graph and the artifact catalog.")
 app.add_typer(dvc_app, name="dvc")
 app.add_typer(label_app, name="label")
+app.add_typer(profile_app, name="profile")
 app.add_typer(questions_app, name="questions")
 app.add_typer(answers_app, name="answers")
 
@@ -153,11 +156,18 @@ def run(
     ),
     workers: int = typer.Option(2, help="prefect engine: threads or Dask worker processes"),
     dask_address: str | None = typer.Option(None, help="prefect engine: existing Dask cluster"),
+    profile: str | None = typer.Option(
+        None, help="first write this profile (configs/profiles/NAME.yaml) into the params file"
+    ),
 ) -> None:
     """Run the pipeline in the current folder."""
     from ragcourt.orchestration.plan import selected_stages
 
     root = Path.cwd()
+    if profile is not None:
+        from ragcourt.cli.profile_cmd import apply_and_report
+
+        apply_and_report(profile, params)
     if engine is Engine.prefect:
         results = run_prefect(params, root, until, task_runner.value, workers, dask_address)
         cached = sum(1 for r in results if r["state"] == "Cached")

@@ -24,6 +24,7 @@ PROMPTS_DIR = "configs/prompts"
 DEFAULT_PARAMS_FILE = "params.yaml"  # what DVC reads; every --params default
 DEFAULT_MODELS_FILE = "configs/models.yaml"  # params llm.models_file default
 DEFAULT_SYSTEMS_FILE = "configs/systems.yaml"  # params systems_file default
+DEFAULT_PROFILES_DIR = "configs/profiles"  # params overlays, `ragcourt profile apply NAME`
 DEFAULT_EXTERNAL_DIR = "data/external"  # answers files registered by `ragcourt answers import`
 DEFAULT_LABELS_DIR = "data/labels"  # params calibration.labels_dir default (human labels)
 DEFAULT_CORPUS_DIR = "data/corpus"  # params corpus.dir default
