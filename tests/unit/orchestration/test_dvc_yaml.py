@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import yaml
@@ -40,11 +41,15 @@ def test_code_deps_are_package_folders_and_the_entry() -> None:
     assert "__pycache__/" in (ROOT / ".dvcignore").read_text()
 
 
-def test_no_stage_depends_on_its_own_outputs() -> None:
-    """The demo's shuffled control reads its base system's partition inside the answer stage's
-    own output folder: a DVC dep there would make the stage depend on itself."""
-    assert "shuffled" in yaml.safe_load((ROOT / "params.yaml").read_text())["controls"]["kinds"]
-    stages = yaml.safe_load(dvc_yaml.render(ROOT))["stages"]
+def test_no_stage_depends_on_its_own_outputs(tmp_path: Path) -> None:
+    """With a shuffled control (it reads its base system's partition inside the answer stage's
+    own output folder) no stage may depend on its own outputs."""
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    shutil.copytree(ROOT / "stages", tmp_path / "stages")
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["controls"]["kinds"] = ["oracle", "random", "none", "shuffled"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    stages = yaml.safe_load(dvc_yaml.render(tmp_path))["stages"]
     for name, body in stages.items():
         body = body.get("do") or body
         outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", [])]
