@@ -279,6 +279,8 @@ class Gateway:
         ok: Any,
     ) -> list[R]:
         """``one(req)`` for every request, started in ``prefix_order``; results in order."""
+        if not reqs:
+            return []
         order = prefix_order(reqs)
         coros = [one(reqs[i]) for i in order]
         progress = _Progress(desc, len(coros))
