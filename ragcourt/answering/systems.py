@@ -624,7 +624,8 @@ def parse_systems(
 
     raws: list[tuple[str, dict[str, Any]]] = []
     for i, raw in enumerate(doc.systems):
-        label = f"system '{raw['name']}'" if isinstance(raw.get("name"), str) else f"systems[{i}]"
+        name = raw.get("name")
+        label = f"system {name!r}" if isinstance(name, str) else f"systems[{i}]"
         external = "answers" in raw or _kind(raw, f"{source}: {label}") != BUILTIN
         raws.append((label, dict(raw) if external else {**doc.defaults, **raw}))
     for i, grid in enumerate(doc.grids):
