@@ -10,15 +10,26 @@ is one process per stage, so its file counts exactly that run). Inside
 (a Prefect task: concurrent tasks in threads or a long-lived Dask worker neither share nor
 pile up counts). A stage computed in partitions (one task per system) saves each partition's
 ``as_dict()`` and writes ``merge_account_dicts`` of them: counters and wall time are sums.
+
+Two processes running the same stage at once (issue 17) must not overwrite each other's
+counts: :meth:`StageAccount.write` holds ``flock`` on the metrics folder, and when the file
+there was written by a run whose window overlaps this one's (its ``window.finished_utc`` is
+not before this account's start) the two are merged (sums, ``processes`` counts the runs,
+the window is their union); a file from an earlier, finished run is replaced.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import threading
+import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +65,9 @@ class StageAccount:
     stage: str
     models: dict[str, ModelCounters] = field(default_factory=dict)
     wall_time_s: float = 0.0
+    started: datetime = field(default_factory=lambda: datetime.now(UTC))
+    processes: int = 1  # runs merged into this account (concurrent processes of one stage)
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(
@@ -110,7 +124,65 @@ class StageAccount:
             }
 
     def write(self, path: Path | str) -> Path:
-        return write_json(self.as_dict(), path)
+        """Write the metrics file under ``flock`` on its folder, merged with the file already
+        there when that run overlapped this one in time (see the module docstring)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        finished = datetime.now(UTC)
+        with _folder_lock(path.parent):
+            mine = {**self.as_dict(), "processes": self.processes}
+            mine["window"] = {
+                "started_utc": _iso(self.started),
+                "finished_utc": _iso(finished),
+                "runs": self.run_id,
+            }
+            other = _overlapping_run(path, self.stage, self.started, self.run_id)
+            if other is not None:
+                merged = merge_account_dicts(self.stage, [other, mine])
+                merged.processes = int(other.get("processes", 1)) + self.processes
+                win = other["window"]
+                out = {**merged.as_dict(), "processes": merged.processes}
+                out["window"] = {
+                    "started_utc": min(win["started_utc"], mine["window"]["started_utc"]),
+                    "finished_utc": max(win["finished_utc"], mine["window"]["finished_utc"]),
+                    "runs": f"{win.get('runs', '?')},{self.run_id}",
+                }
+                mine = out
+            return write_json(mine, path)
+
+
+def _iso(t: datetime) -> str:
+    return t.isoformat(timespec="microseconds")
+
+
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """``flock`` on the folder itself (no lock file is left beside the metrics)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _overlapping_run(
+    path: Path, stage: str, started: datetime, run_id: str
+) -> dict[str, Any] | None:
+    """The metrics dict at ``path`` when it is this stage's, written by another run (not
+    ``run_id``, whose counts this account already holds) that finished at or after ``started``
+    (the runs overlapped); None for no file, another stage, our own or an older run, or a file
+    that does not parse (it is then replaced)."""
+    try:
+        other = json.loads(path.read_text(encoding="utf-8"))
+        if other.get("stage") != stage:
+            return None
+        window = other["window"]
+        finished = datetime.fromisoformat(window["finished_utc"])
+        runs = str(window.get("runs", "")).split(",")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return other if finished >= started and run_id not in runs else None
 
 
 def _rounded(c: ModelCounters) -> dict[str, Any]:
