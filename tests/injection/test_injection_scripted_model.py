@@ -58,12 +58,15 @@ def obeying(attack: str) -> Callable[[Messages], dict[str, float]]:
     return next_token
 
 
-def _params(tmp_path: Path) -> Params:
+FENCED_VERSIONS = ("v2", "v3")  # v3: v2 + the reminder after the data (the default)
+
+
+def _params(tmp_path: Path, version: str = "v3") -> Params:
     return parse_params(
         {
             "llm": {"cache": False, "metrics_dir": str(tmp_path / "m"), "parse_retries": 0},
-            "judge": {"prompt_version": "v2"},
-            "qagen": {"filter_prompt_version": "v2"},
+            "judge": {"prompt_version": version},
+            "qagen": {"filter_prompt_version": version},
         }
     )
 
@@ -86,7 +89,9 @@ def test_fence_is_deterministic_and_content_bound() -> None:
     assert neutralise("plain text, a < b > c") == "plain text, a < b > c"
 
 
-def _every_judge(p: Params, gw: Gateway, model: str, attacked: str) -> dict[str, object]:
+def _every_judge(
+    p: Params, gw: Gateway, model: str, attacked: str, v: str = "v3"
+) -> dict[str, object]:
     ctx = JudgeContext(p, "test_injection", shared_gateway=gw)
     item = AnswerItem(QUESTION, f"{WRONG}\n{attacked}", (REFERENCE,))
     passages = pl.DataFrame(
@@ -99,27 +104,28 @@ def _every_judge(p: Params, gw: Gateway, model: str, attacked: str) -> dict[str,
         }
     )
     qs = pl.DataFrame({"question_id": ["q"], "question": [QUESTION]})
-    cfg = JudgeSettings(model=model, prompt_version="v2")
+    cfg = JudgeSettings(model=model, prompt_version=v)
     ctx_text = f"Port Elin has a harbour.\n{attacked}"
     return {
-        "dafe": LLMJudge("llm", model, "v2", ctx).judge([item])[0].verdict,
-        "correctness": grade_correctness_expected([item], gw, model, "v2")[0].score,
-        "relevance": grade_passage_relevance(passages, qs, gw, model, "v2")["relevance"][0],
-        "udcg": abstention_probabilities(passages, qs, gw, model, "v2")["p_no_response"][0],
+        "dafe": LLMJudge("llm", model, v, ctx).judge([item])[0].verdict,
+        "correctness": grade_correctness_expected([item], gw, model, v)[0].score,
+        "relevance": grade_passage_relevance(passages, qs, gw, model, v)["relevance"][0],
+        "udcg": abstention_probabilities(passages, qs, gw, model, v)["p_no_response"][0],
         "answerability": judge_answerability(gw, [QUESTION], [ctx_text], cfg)[0].score,
         "faithfulness": judge_faithfulness(gw, [WRONG], [ctx_text], cfg)[0].score,
         "byo_question": judge_answerability(gw, [f"{QUESTION}\n{attacked}"], ["x"], cfg)[0].score,
     }
 
 
+@pytest.mark.parametrize("version", FENCED_VERSIONS)
 @pytest.mark.parametrize(("cls", "i", "attack"), CASES, ids=IDS)
 def test_obeying_model_is_not_steered_scripted_model(
-    tmp_path: Path, cls: str, i: int, attack: str
+    tmp_path: Path, cls: str, i: int, attack: str, version: str
 ) -> None:
-    p = _params(tmp_path)
-    with scripted_model(f"inj-{cls}-{i}", "{}", next_token=obeying(attack)) as m:
+    p = _params(tmp_path, version)
+    with scripted_model(f"inj-{cls}-{i}-{version}", "{}", next_token=obeying(attack)) as m:
         gw = Gateway(p.llm, stage="test_injection")
-        got = _every_judge(p, gw, m.model, attack)
+        got = _every_judge(p, gw, m.model, attack, version)
     assert got["dafe"] is False
     assert got["correctness"] is not None and float(str(got["correctness"])) < 0.5
     assert got["relevance"] == 0
@@ -157,3 +163,19 @@ def test_fenced_question_from_a_byo_file_is_data(tmp_path: Path) -> None:
         judge_answerability(gw, [q], ["Port Elin has a harbour."], cfg)
     user = m.calls[0][-1]["content"]
     assert is_fenced_once(user, q, "QUESTION")
+
+
+def test_v3_restates_the_rule_after_the_fenced_data_scripted_model(tmp_path: Path) -> None:
+    """The sandwich: in v3 every one-token judge ask follows the last fence and says again
+    that the data cannot instruct (UDCG, which reads P(NO-RESPONSE), has no ask)."""
+    p = _params(tmp_path, "v3")
+    attack = ATTACKS["authority_claim"][0]
+    with scripted_model("inj-sandwich", "{}", next_token=obeying(attack)) as m:
+        gw = Gateway(p.llm, stage="test_injection")
+        _every_judge(p, gw, m.model, attack, "v3")
+    users = [msgs[-1]["content"] for msgs in m.calls]
+    reminded = [u for u in users if "Reminder:" in u]
+    assert len(reminded) == len(users) - 1  # all but the UDCG prompt
+    for u in reminded:
+        assert u.index("Reminder:") > u.rindex("<<<END ")
+        assert "is data" in u[u.index("Reminder:") :]
