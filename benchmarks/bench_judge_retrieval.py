@@ -1,0 +1,110 @@
+"""``judge_retrieval`` wall time before and after probability grading and prefix reuse (issue 14).
+
+Runs :func:`ragcourt.judging.retrieval_stage.judge_retrieval` (RAGElo passage relevance +
+UDCG passage utility) on the answers and QA set of a finished demo run (``data/answers``,
+``data/qa``; run ``dvc repro`` first) with the same model under four settings, side by side in
+one process, each with its own empty reply cache so every call reaches the model:
+
+- ``before``: judge prompts v1 (relevance as a generated JSON with a reason), prefix reuse off
+  (the pipeline before issue 14);
+- ``v1+reuse``: the same prompts with prefix reuse: the form did not change, so every
+  relevance grade and P(NO-RESPONSE) must be identical to ``before``;
+- ``after-no-reuse``: ``--after`` prompts (one-token probability form), reuse off;
+- ``after``: ``--after`` prompts with prefix reuse (the shipped default); identical outputs
+  to ``after-no-reuse``.
+
+Prints wall time, model calls, prompt tokens evaluated, the speed-up ``before / after`` and
+whether the outputs that must match do.
+
+    PYTHONPATH=. python benchmarks/bench_judge_retrieval.py --model local/smollm2-135m
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ragcourt.core import offline
+from ragcourt.core.params import Params, load_params
+from ragcourt.judging.retrieval_stage import judge_retrieval
+from ragcourt.judging.stage_inputs import read_answers_and_qa
+from ragcourt.judging.vocabulary import JudgeContext
+from ragcourt.llm.accounting import fresh_accounts
+
+SETTINGS = (  # name, prompt version ("after" = --after), prefix reuse
+    ("before", "v1", False),
+    ("v1+reuse", "v1", True),
+    ("after-no-reuse", "after", False),
+    ("after", "after", True),
+)
+
+
+def one(
+    params: Params, version: str, reuse: bool, cache: Path, questions: int | None
+) -> dict[str, Any]:
+    p = params.model_copy(deep=True)
+    p.judge.prompt_version = version
+    p.judge.reason = False
+    p.llm.prefix_reuse = reuse
+    p.llm.cache_dir = str(cache)
+    answers, qa = read_answers_and_qa()
+    if questions:
+        qa = qa.head(questions)
+        answers = answers.join(qa.select("question_id"), on="question_id", how="semi")
+    with fresh_accounts() as accounts:
+        ctx = JudgeContext(p, stage="bench_judge_retrieval")
+        t0 = time.perf_counter()
+        relevance, utility, _ = judge_retrieval(answers, qa, ctx)
+        wall = time.perf_counter() - t0
+        acc = accounts["bench_judge_retrieval"].as_dict()["total"]
+    return {
+        "wall_s": wall,
+        "calls": acc["model_calls"],
+        "prompt_tokens": acc["prompt_tokens"],
+        "evaluated_tokens": acc["evaluated_tokens"],
+        "relevance": relevance.sort("question_id", "chunk_id")["relevance_expected"].to_list(),
+        "p_no_response": utility.sort("question_id", "chunk_id")["p_no_response"].to_list(),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--model", default=None, help="judge model (default: params llm.model)")
+    ap.add_argument("--after", default=None, help="prompt version after (default: params)")
+    ap.add_argument("--questions", type=int, default=None, help="first n questions only")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    offline.apply()
+    params = load_params("params.yaml")
+    if args.model:
+        params.llm.model = args.model
+        params.judge.relevance_model = None
+        params.judge.udcg.model = None
+    after = args.after or params.judge.prompt_version
+    res: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench_jr_") as tmp:
+        for name, version, reuse in SETTINGS:
+            v = after if version == "after" else version
+            res[name] = one(params, v, reuse, Path(tmp) / name, args.questions)
+            r = res[name]
+            print(f"{name:15s} prompts {v}, reuse {reuse!s:5s}: {r['wall_s']:7.1f} s, "
+                  f"{r['calls']} calls, {r['prompt_tokens']} prompt tokens, "
+                  f"{r['evaluated_tokens']} evaluated", flush=True)  # fmt: skip
+    b, a = res["before"], res["after"]
+    reuse_only, form_only = res["v1+reuse"]["wall_s"], res["after-no-reuse"]["wall_s"]
+    print(f"speed-up before/after: {b['wall_s'] / a['wall_s']:.2f}x "
+          f"(prefix reuse alone, v1: {b['wall_s'] / reuse_only:.2f}x; "
+          f"probability form alone: {b['wall_s'] / form_only:.2f}x)")  # fmt: skip
+    for x, y in (("before", "v1+reuse"), ("after-no-reuse", "after")):
+        same = all(res[x][k] == res[y][k] for k in ("relevance", "p_no_response"))
+        print(f"outputs {x} == {y}: {same}")
+    if args.out:
+        args.out.write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
