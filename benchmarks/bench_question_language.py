@@ -42,6 +42,7 @@ def main() -> None:
     ap.add_argument("--chunk-size", type=int, default=256)
     ap.add_argument("--prompt-version", default=None, help="writer prompts (default: params)")
     ap.add_argument("--out", type=Path, default=None, help="JSON with one row per question")
+    ap.add_argument("--cache", type=Path, default=None, help="reply cache (default: empty)")
     args = ap.parse_args()
 
     folders = [Path(c) for c in (args.corpus or [str(ROOT / c) for c in DEFAULT_CORPORA])]
@@ -67,7 +68,8 @@ def main() -> None:
     )
     if args.prompt_version:
         params["qagen"]["prompt_version"] = args.prompt_version
-    params["llm"]["cache_dir"] = str(work / ".cache")  # empty: every call reaches the model
+    cache = args.cache.resolve() if args.cache else work / ".cache"  # empty: all calls real
+    params["llm"]["cache_dir"] = str(cache)
     (work / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
 
     cwd = Path.cwd()
@@ -108,7 +110,7 @@ def main() -> None:
         out.append(
             {"question": r["question"], "question_language": q.language,
              "chunk_language": c.language, "same": q.language == c.language,
-             "accepted": r["accepted"]}
+             "accepted": r["accepted"], "chunk": r["context"][:200]}
         )  # fmt: skip
     written = len(out)
     same = sum(r["same"] for r in out)

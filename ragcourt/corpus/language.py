@@ -2,7 +2,9 @@
 
 Detection is langdetect (profiles ship in the package, no download) with a fixed seed, so the
 same text always gets the same answer: ``language`` is langdetect's most probable language
-(``zh-cn``/``zh-tw`` -> ``zh``) and ``confidence`` its probability. A text with no letters is
+(``zh-cn``/``zh-tw`` -> ``zh``) and ``confidence`` its probability, made consistent with the
+script (:func:`script_consistent`: Korean needs Hangul, Japanese kana; langdetect calls many
+short Chinese questions Korean). A text with no letters is
 ``und`` (undetermined) with confidence 0. With ``among`` the answer is the most probable of those
 codes (a query is matched to the languages its corpus holds); when langdetect gives none of them
 any probability, a CJK script in the text picks the CJK code among them, else the first code.
@@ -23,6 +25,9 @@ CJK_CHAR = re.compile(
     r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\u31f0-\u31ff\uac00-\ud7af\u1100-\u11ff]"
 )
 CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
 LANGUAGE_NAMES = {
     "ar": "Arabic", "da": "Danish", "de": "German", "el": "Greek", "en": "English",
     "es": "Spanish", "fi": "Finnish", "fr": "French", "hi": "Hindi", "hu": "Hungarian",
@@ -79,6 +84,33 @@ def probabilities(text: str) -> dict[str, float]:
     for lang in found:
         code = _iso(str(lang.lang))
         out[code] = out.get(code, 0.0) + float(lang.prob)
+    return script_consistent(out, text)
+
+
+def cjk_script_language(text: str) -> str | None:
+    """The CJK language the script implies, over its Han, kana and Hangul characters: ``ko``
+    when Hangul is at least half of them, else ``ja`` when kana is at least a tenth (Japanese
+    prose mixes kana into Han), else ``zh``; None without CJK characters."""
+    han, kana, hangul = (len(r.findall(text)) for r in (_HAN, _KANA, _HANGUL))
+    total = han + kana + hangul
+    if total == 0:
+        return None
+    if hangul >= total / 2:
+        return "ko"
+    return "ja" if kana >= total / 10 else "zh"
+
+
+def script_consistent(probs: dict[str, float], text: str) -> dict[str, float]:
+    """``probs`` with the mass of a CJK language the script rules out (Korean without Hangul,
+    Japanese without kana, Chinese beside Hangul or kana) moved to the language the script
+    implies (:func:`cjk_script_language`); unchanged for text without CJK characters."""
+    implied = cjk_script_language(text)
+    if implied is None:
+        return probs
+    out = dict(probs)
+    for code in CJK_LANGUAGES - {implied}:
+        if code in out:
+            out[implied] = out.get(implied, 0.0) + out.pop(code)
     return out
 
 

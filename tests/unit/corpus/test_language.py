@@ -5,9 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from ragcourt.core.params import CorpusParams
 from ragcourt.corpus.ingest import ingest
-from ragcourt.corpus.language import detect_language
+from ragcourt.corpus.language import cjk_script_language, detect_language, script_consistent
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "multilingual"
 DEMO = Path(__file__).resolve().parents[3] / "data" / "corpus"
@@ -41,3 +43,31 @@ def test_detection_is_deterministic_and_can_be_restricted() -> None:
     assert detect_language(text, among=["zh", "de"]).language == "de"
     # no probability for any candidate: the CJK script decides, else the first code
     assert detect_language("1234", among=["en", "zh"]).language == "en"
+
+
+# Chinese questions the 1.5B wrote about the Chinese test corpus; langdetect alone called
+# every one of them Korean (benchmarks/bench_question_language.py, issue 18).
+SHORT_ZH_QUESTIONS = (
+    "该团队研制出多少个超导量子比特的计算原型机？",
+    "上个月四个一线城市新建商品住宅价格环比下降了多少百分比？",
+    "新能源汽车销量今年前三季达到多少万辆？",
+    "央行下调存款准备金率对债券市场有何影响？",
+    "马拉松比赛吸引了多少名跑者参赛？",
+    "新高铁线路的全程距离是多少公里？",
+    "修复的宋代古籍有多少册？",
+    "合肥建设十二英寸晶圆厂的月产能可达多少片晶圆？",
+)
+
+
+@pytest.mark.parametrize("question", SHORT_ZH_QUESTIONS)
+def test_short_chinese_question_is_chinese_not_korean(question: str) -> None:
+    assert detect_language(question).language == "zh"
+
+
+def test_the_script_decides_among_cjk_languages() -> None:
+    assert cjk_script_language("東京は日本の首都です。") == "ja"
+    assert cjk_script_language("서울은 한국의 수도입니다.") == "ko"
+    assert cjk_script_language("韩国歌手김민수在北京举办了演唱会，吸引了数千名观众。") == "zh"
+    assert cjk_script_language("plain English") is None
+    assert script_consistent({"ko": 0.7, "zh": 0.3}, "修复的宋代古籍") == {"zh": 1.0}
+    assert script_consistent({"en": 0.9, "ko": 0.1}, "no CJK here") == {"en": 0.9, "ko": 0.1}
