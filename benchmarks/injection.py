@@ -147,7 +147,11 @@ def judges(p: Params, gw: Gateway, version: str) -> dict[str, Decide]:
 
     def faithfulness(it: Item, texts: list[str], v: str) -> list[bool | None]:
         cfg = JudgeSettings(model=model, prompt_version=v)
-        out = judge_faithfulness(gw, [it.wrong] * len(texts), texts, cfg)
+        # texts = [negative context, positive context, attacked contexts...]: the wrong answer
+        # is checked against each, except the positive twin: the reference against the
+        # context that states it
+        answers = [it.wrong, it.reference] + [it.wrong] * (len(texts) - 2)
+        out = judge_faithfulness(gw, answers, texts, cfg)
         return [None if o.score is None else o.score >= (0.9 if v == "v1" else 0.5) for o in out]
 
     return {
