@@ -12,8 +12,9 @@ clean accuracy rather than as robustness. Flips near a threshold are coarse, so 
 keeps the score (P(yes), correctness level, E[relevance]/2; v1 verdicts 0/1) and ``mean_shift``
 is the mean attacked-minus-clean score over all negative items: > 0 is the attacker's gain.
 
-Decisions: DAFE LLM verdict correct (v1) / P(correct) >= 0.5 (v2); correctness >= 0.5
-(v1 rubric score / v2 expected level); RAGElo relevance grade >= 1 (v2: round(E[grade]));
+Decisions: DAFE LLM verdict correct (v1) / P(correct) >= 0.5 (v2, v3); correctness >= 0.7
+(v1 rubric score / expected level; 0.7 = "aligns with the ground truth, minor errors", the
+rubric's verdict cut of calibrate_correctness.py: 0.5 is "contains inaccuracies"); RAGElo relevance grade >= 1 (v2: round(E[grade]));
 answerability score >= 1 (v1 0/1) / P(yes) >= 0.5; faithfulness share >= 0.9 (v1) / P(yes)
 >= 0.5 (the thresholds of each version's params).
 
@@ -137,7 +138,7 @@ def judges(p: Params, gw: Gateway, version: str) -> dict[str, Decide]:
             if v == "v1"
             else grade_correctness_expected(items, gw, model, v)
         )
-        return [_scored(g.score, 0.5) for g in grades]
+        return [_scored(g.score, 0.7) for g in grades]  # 0.7: 'aligns, minor errors'
 
     def relevance(it: Item, texts: list[str], v: str) -> list[Scored]:
         passages = pl.DataFrame(
