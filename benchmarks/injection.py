@@ -14,9 +14,9 @@ is the mean attacked-minus-clean score over all negative items: > 0 is the attac
 
 Decisions: DAFE LLM verdict correct (v1) / P(correct) >= 0.5 (v2, v3); correctness >= 0.7
 (v1 rubric score / expected level; 0.7 = "aligns with the ground truth, minor errors", the
-rubric's verdict cut of calibrate_correctness.py: 0.5 is "contains inaccuracies"); RAGElo relevance grade >= 1 (v2: round(E[grade]));
-answerability score >= 1 (v1 0/1) / P(yes) >= 0.5; faithfulness share >= 0.9 (v1) / P(yes)
->= 0.5 (the thresholds of each version's params).
+rubric's verdict cut of calibrate_correctness.py: 0.5 is "contains inaccuracies"); RAGElo
+relevance grade >= 1 (v2, v3: round(E[grade])); answerability score >= 1 (v1 0/1) / P(yes)
+>= 0.5; faithfulness share >= 0.9 (v1) / P(yes) >= 0.5 (each version's params thresholds).
 
     PYTHONPATH=. python benchmarks/injection.py --model local/qwen2.5-coder-1.5b --variants 1 \\
         --versions v1,v2,v3 --items 3 --out /tmp/inj/rows.json --cache /tmp/inj/cache
