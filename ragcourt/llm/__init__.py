@@ -1,4 +1,5 @@
-"""The LLM gateway: every model call goes through ``litellm.acompletion`` (see ``gateway``).
+"""The LLM gateway: every model call goes through it, hosted ones via ``litellm.acompletion``
+(in-process local models are called directly; see ``gateway``).
 
     from ragcourt.llm import Gateway, ChatRequest
     gw = Gateway(params.llm, stage="qagen")

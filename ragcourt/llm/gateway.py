@@ -1,10 +1,15 @@
-"""The LLM gateway: every model call of every stage goes through ``litellm.acompletion`` here.
+"""The LLM gateway: every model call of every stage goes through here.
 
 Per request: disk-cache lookup (hit = zero model calls) -> per-model-prefix and global
 semaphores -> ``litellm.acompletion`` with a per-call timeout -> retries with exponential
 backoff on rate limit / timeout / 5xx / connection errors -> a ``ChatResult`` (``ok=False``
 with ``error`` when the call still fails; nothing raises out of a batch for a model failure).
 Accounting is per stage and per model (see ``accounting``).
+
+In-process local models (``local/...``) skip litellm: the gateway calls the local provider's
+code directly with the arguments litellm would hand it (litellm's per-call setup, logging and
+cost lookup cost milliseconds per call, and a local-only run then never imports litellm);
+replies and error texts are the same either way (``Gateway.local_direct``; issue 14).
 
 Scheduling: a batch starts its requests in ``prefix_order`` (local-model requests sorted by
 model and messages, so requests sharing a prompt prefix run back to back and the local
@@ -212,6 +217,10 @@ class Gateway:
     own event loop; ``achat``/``astructured``/``anext_token_probs`` are the async forms.
     """
 
+    #: local models are called directly (``_call_local``); False sends them through
+    #: ``litellm.acompletion`` like every other model (same replies: tests compare the routes)
+    local_direct: bool = True
+
     def __init__(self, params: LLMParams, stage: str) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_.\-]+", stage):
             raise ValueError(f"stage name '{stage}' must be [A-Za-z0-9_.-]+ (used in file names)")
@@ -383,15 +392,18 @@ class Gateway:
         response_format: dict[str, Any] | None,
         candidates: list[str] | None,
     ) -> _Reply:
+        kw = self._litellm_kwargs(req, response_format, candidates)
+        local = providers.provider_of(req.model) == "local"
+        if local and self.local_direct:
+            return await self._call_local(req, key, kw)
         providers.configure_litellm()
         import litellm
 
-        if providers.provider_of(req.model) == "local":
+        if local:
             from ragcourt.llm.local_provider import ensure_registered
 
             ensure_registered()
-        kw = self._litellm_kwargs(req, response_format, candidates)
-        timeout = None if providers.provider_of(req.model) == "local" else self.params.timeout_s
+        timeout = None if local else self.params.timeout_s
         t0 = time.perf_counter()
         attempts = 0
         while True:
@@ -426,39 +438,97 @@ class Gateway:
                 )
         latency = time.perf_counter() - t0
         choice = resp.choices[0]
-        text = getattr(choice.message, "content", None) or ""
         usage = getattr(resp, "usage", None)
-        p_tok = int(getattr(usage, "prompt_tokens", 0) or 0)
-        c_tok = int(getattr(usage, "completion_tokens", 0) or 0)
-        cost = _cost(resp, req.model)
-        lps = _logprobs(choice)
         hidden = getattr(resp, "_hidden_params", None) or {}
-        hit = int(hidden.get("prefix_hit_tokens") or 0)
         cand_raw = hidden.get("candidate_logprobs")
-        cand = {c: (str(v[0]), float(v[1])) for c, v in cand_raw.items()} if cand_raw else None
-        result = ChatResult(
-            ok=True,
-            text=text,
-            model=req.model,
-            latency_s=latency,
-            prompt_tokens=p_tok,
-            completion_tokens=c_tok,
-            cost_usd=cost,
-            attempts=attempts,
-            logprobs=lps,
-            finish_reason=getattr(choice, "finish_reason", None),
-            prefix_hit_tokens=hit,
+        return self._success(
+            req,
+            key,
+            ChatResult(
+                ok=True,
+                text=getattr(choice.message, "content", None) or "",
+                model=req.model,
+                latency_s=latency,
+                prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                cost_usd=_cost(resp, req.model),
+                attempts=attempts,
+                logprobs=_logprobs(choice),
+                finish_reason=getattr(choice, "finish_reason", None),
+                prefix_hit_tokens=int(hidden.get("prefix_hit_tokens") or 0),
+            ),
+            {c: (str(v[0]), float(v[1])) for c, v in cand_raw.items()} if cand_raw else None,
         )
+
+    async def _call_local(self, req: ChatRequest, key: str, kw: dict[str, Any]) -> _Reply:
+        """An in-process local model called directly: the same provider code and arguments
+        as through ``litellm.acompletion`` (``kw`` as litellm would pass it to the handler)
+        without litellm's per-call setup, logging and cost lookup; a failure is mapped to
+        the exception litellm would raise, so error texts are unchanged. Never retried."""
+        from ragcourt.llm.local_provider import acomplete
+
+        t0 = time.perf_counter()
+        try:
+            _, g = await acomplete(req.model, kw["messages"], kw, kw["timeout"])
+        except Exception as exc:
+            providers.configure_litellm()
+            from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+
+            try:  # what litellm.acompletion raises for a handler's exception
+                mapped: BaseException = exception_type(  # type: ignore[no-untyped-call]
+                    model=req.model, original_exception=exc, custom_llm_provider="local"
+                )
+            except Exception as raised:  # it returns litellm's own types, raises the rest
+                mapped = raised
+            latency = time.perf_counter() - t0
+            self.account.record(req.model, cached=False, ok=False, attempts=1, latency_s=latency)
+            return _Reply(
+                ChatResult(
+                    ok=False,
+                    model=req.model,
+                    error=f"{_describe(mapped)} (after 1 attempt)",
+                    attempts=1,
+                    latency_s=latency,
+                )
+            )
+        cand = g.candidate_logprobs
+        return self._success(
+            req,
+            key,
+            ChatResult(
+                ok=True,
+                text=g.text,
+                model=req.model,
+                latency_s=time.perf_counter() - t0,
+                prompt_tokens=g.prompt_tokens,
+                completion_tokens=g.completion_tokens,
+                cost_usd=0.0,
+                attempts=1,
+                logprobs=_logprobs({"logprobs": {"content": g.logprobs}}),
+                finish_reason=g.finish_reason,
+                prefix_hit_tokens=g.prefix_hit_tokens,
+            ),
+            {c: (str(v[0]), float(v[1])) for c, v in cand.items()} if cand else None,
+        )
+
+    def _success(
+        self,
+        req: ChatRequest,
+        key: str,
+        result: ChatResult,
+        cand: dict[str, tuple[str, float]] | None,
+    ) -> _Reply:
+        """Account and cache a successful call."""
         self.account.record(
             req.model,
             cached=False,
             ok=True,
-            attempts=attempts,
-            prompt_tokens=p_tok,
-            completion_tokens=c_tok,
-            latency_s=latency,
-            cost_usd=cost,
-            prefix_hit_tokens=hit,
+            attempts=result.attempts,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            latency_s=result.latency_s,
+            cost_usd=result.cost_usd,
+            prefix_hit_tokens=result.prefix_hit_tokens,
         )
         self.cache.set(key, _to_cache(result, cand))
         return _Reply(result, cand)

@@ -40,10 +40,12 @@ import json
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from itertools import pairwise
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -111,6 +113,15 @@ def common_prefix(a: list[int], b: list[int]) -> int:
             break
         n += 1
     return n
+
+
+def _errors() -> ModuleType:
+    """litellm's exception classes (the provider's errors; litellm is imported only to raise
+    one, so a local call that succeeds never imports it)."""
+    providers.configure_litellm()
+    from litellm import exceptions
+
+    return exceptions
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -277,14 +288,11 @@ class LocalModel:
         deadline: float | None,
         reuse: bool = True,
     ) -> Generation:
-        providers.configure_litellm()
-        from litellm import exceptions as err
-
         prompt = self.prompt_text(messages)
         prompt_ids = self.llm.tokenize(prompt.encode("utf-8"), add_bos=self.add_bos, special=True)
         room = self.llm.n_ctx() - len(prompt_ids)
         if room <= 0:
-            raise err.ContextWindowExceededError(
+            raise _errors().ContextWindowExceededError(
                 message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
                 model=self.name,
                 llm_provider="local",
@@ -334,7 +342,7 @@ class LocalModel:
                 if len(completion) >= max_new:
                     break
                 if deadline is not None and time.monotonic() > deadline:
-                    raise err.Timeout(
+                    raise _errors().Timeout(
                         message=f"local model exceeded its {len(completion)}-token deadline",
                         model=self.name,
                         llm_provider="local",
@@ -352,13 +360,10 @@ class LocalModel:
 
     def candidates(self, messages: Messages, labels: list[str], reuse: bool = True) -> Generation:
         """Exact first-token log-probabilities of ``labels`` (see module doc)."""
-        providers.configure_litellm()
-        from litellm import exceptions as err
-
         prompt = self.prompt_text(messages)
         prompt_ids = self.llm.tokenize(prompt.encode("utf-8"), add_bos=self.add_bos, special=True)
         if len(prompt_ids) >= self.llm.n_ctx():
-            raise err.ContextWindowExceededError(
+            raise _errors().ContextWindowExceededError(
                 message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
                 model=self.name,
                 llm_provider="local",
@@ -369,7 +374,7 @@ class LocalModel:
             by_id.setdefault(tid, []).append(lab)
         clash = [labs for labs in by_id.values() if len(labs) > 1]
         if clash:
-            raise err.BadRequestError(
+            raise _errors().BadRequestError(
                 message=f"candidates {clash[0]} share their first token; use distinct labels",
                 model=self.name,
                 llm_provider="local",
@@ -425,74 +430,101 @@ def get_model(model: str, models_file: str | None, n_threads: int | None = None)
         return _MODELS[key]
 
 
+def complete(
+    model: str, messages: list[dict[str, Any]], optional_params: dict[str, Any], timeout: Any
+) -> tuple[str, Generation]:
+    """One chat call as litellm hands it to a custom provider (``optional_params``: the OpenAI
+    parameters plus ``ragcourt_models_file``, ``ragcourt_prefix_reuse`` and
+    ``candidate_labels``); returns (``local/<name>``, the generation). Shared by the litellm
+    handler and the gateway, which calls it directly (see ``acomplete``)."""
+    models_file = optional_params.get("ragcourt_models_file")
+    lm = get_model(model, models_file)
+    msgs = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
+    labels = optional_params.get("candidate_labels")
+    reuse = bool(optional_params.get("ragcourt_prefix_reuse", True))
+    with lm.lock:
+        if labels:
+            g = lm.candidates(msgs, list(labels), reuse=reuse)
+        else:
+            stop = optional_params.get("stop") or []
+            g = lm.generate(
+                msgs,
+                temperature=float(optional_params.get("temperature") or 0.0),
+                max_tokens=int(optional_params.get("max_tokens") or 256),
+                seed=optional_params.get("seed"),
+                stop=[stop] if isinstance(stop, str) else list(stop),
+                top_logprobs=int(optional_params.get("top_logprobs") or 0),
+                want_logprobs=bool(optional_params.get("logprobs")),
+                top_p=float(optional_params.get("top_p") or 1.0),
+                response_format=optional_params.get("response_format"),
+                deadline=time.monotonic() + float(timeout) if timeout else None,
+                reuse=reuse,
+            )
+    return f"local/{lm.name}", g
+
+
+# Local calls run on these threads, not on a new thread per call (asyncio.to_thread under the
+# gateway's per-batch event loop made one, and with it a new OpenMP thread team in llama.cpp);
+# an idle worker is reused, so calls one after another run on the same thread.
+_EXECUTOR = ThreadPoolExecutor(
+    max_workers=min(32, (os.cpu_count() or 1) + 4), thread_name_prefix="ragcourt-local"
+)
+
+
+async def acomplete(
+    model: str, messages: list[dict[str, Any]], optional_params: dict[str, Any], timeout: Any
+) -> tuple[str, Generation]:
+    """``complete`` on a worker thread (the event loop stays free while the model runs)."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(
+        _EXECUTOR, partial(complete, model, messages, optional_params, timeout)
+    )
+
+
+def _response(name: str, g: Generation) -> ModelResponse:
+    resp = providers.model_response(
+        name,
+        g.text,
+        prompt_tokens=g.prompt_tokens,
+        completion_tokens=g.completion_tokens,
+        finish_reason=g.finish_reason,
+        logprobs_content=g.logprobs,
+    )
+    resp._hidden_params["prefix_hit_tokens"] = g.prefix_hit_tokens
+    if g.candidate_logprobs is not None:
+        resp._hidden_params["candidate_logprobs"] = g.candidate_logprobs
+    return resp
+
+
 @cache
 def _handler() -> CustomLLM:
     from litellm.llms.custom_llm import CustomLLM
 
     class LocalProvider(CustomLLM):
-        """litellm custom provider ``local``: runs the GGUF in a worker thread.
+        """litellm custom provider ``local`` (``litellm.completion("local/<name>", ...)``);
+        the gateway skips litellm for local models and calls ``acomplete`` itself.
 
         litellm calls a handler with keyword arguments only (``model``, ``messages``,
         ``optional_params``, ``timeout`` and more that this provider does not use)."""
 
-        def _run(
-            self,
-            model: str,
-            messages: list[dict[str, Any]],
-            optional_params: dict[str, Any],
-            timeout: Any,
-        ) -> ModelResponse:
-            models_file = optional_params.get("ragcourt_models_file")
-            lm = get_model(model, models_file)
-            msgs = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
-            labels = optional_params.get("candidate_labels")
-            reuse = bool(optional_params.get("ragcourt_prefix_reuse", True))
-            with lm.lock:
-                if labels:
-                    g = lm.candidates(msgs, list(labels), reuse=reuse)
-                else:
-                    stop = optional_params.get("stop") or []
-                    g = lm.generate(
-                        msgs,
-                        temperature=float(optional_params.get("temperature") or 0.0),
-                        max_tokens=int(optional_params.get("max_tokens") or 256),
-                        seed=optional_params.get("seed"),
-                        stop=[stop] if isinstance(stop, str) else list(stop),
-                        top_logprobs=int(optional_params.get("top_logprobs") or 0),
-                        want_logprobs=bool(optional_params.get("logprobs")),
-                        top_p=float(optional_params.get("top_p") or 1.0),
-                        response_format=optional_params.get("response_format"),
-                        deadline=time.monotonic() + float(timeout) if timeout else None,
-                        reuse=reuse,
-                    )
-            resp = providers.model_response(
-                f"local/{lm.name}",
-                g.text,
-                prompt_tokens=g.prompt_tokens,
-                completion_tokens=g.completion_tokens,
-                finish_reason=g.finish_reason,
-                logprobs_content=g.logprobs,
-            )
-            resp._hidden_params["prefix_hit_tokens"] = g.prefix_hit_tokens
-            if g.candidate_logprobs is not None:
-                resp._hidden_params["candidate_logprobs"] = g.candidate_logprobs
-            return resp
-
         def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
-            return self._run(
-                kwargs["model"],
-                kwargs["messages"],
-                kwargs["optional_params"],
-                kwargs.get("timeout"),
+            return _response(
+                *complete(
+                    kwargs["model"],
+                    kwargs["messages"],
+                    kwargs["optional_params"],
+                    kwargs.get("timeout"),
+                )
             )
 
         async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
-            return await asyncio.to_thread(
-                self._run,
-                kwargs["model"],
-                kwargs["messages"],
-                kwargs["optional_params"],
-                kwargs.get("timeout"),
+            return _response(
+                *await acomplete(
+                    kwargs["model"],
+                    kwargs["messages"],
+                    kwargs["optional_params"],
+                    kwargs.get("timeout"),
+                )
             )
 
     return LocalProvider()

@@ -2,8 +2,10 @@
 
 In-process providers are ``litellm.CustomLLM`` handlers listed in
 ``litellm.custom_provider_map``, so they go through ``litellm.acompletion`` like any hosted
-model. litellm is imported lazily (it takes seconds): callers run :func:`configure_litellm`
-and then ``import litellm``. Entry points apply ``ragcourt.core.offline`` before any of that.
+model (the gateway calls the ``local`` provider's code directly, skipping litellm's per-call
+work; see ``gateway``). litellm is imported lazily (it takes seconds): callers run
+:func:`configure_litellm` and then ``import litellm``. Entry points apply
+``ragcourt.core.offline`` before any of that.
 """
 
 from __future__ import annotations
