@@ -67,14 +67,16 @@ _ENUM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+")
 
 def clean_question(text: str) -> str | None:
     """The question in a user-agent reply: the first non-empty line, labels ('Question:',
-    '1.') and quotes removed, cut after its first '?'. None if nothing usable remains (fewer
-    than 8 or more than ``MAX_QUESTION_CHARS`` characters: a run-on reply is not a question)."""
+    '1.') and quotes removed, cut after its first question mark ('?' or full-width '？').
+    None if nothing usable remains (fewer than 8 or more than ``MAX_QUESTION_CHARS``
+    characters: a run-on reply is not a question)."""
     for line in text.strip().splitlines():
         line = _ENUM.sub("", _LABEL.sub("", line)).strip().strip("\"'`“”").strip()
         if not line:
             continue
-        if "?" in line:
-            line = line[: line.index("?") + 1]
+        marks = [i for i in (line.find("?"), line.find("\uff1f")) if i >= 0]
+        if marks:
+            line = line[: min(marks) + 1]
         return line if 8 <= len(line) <= MAX_QUESTION_CHARS else None
     return None
 

@@ -8,7 +8,9 @@ each is registered in :data:`~ragcourt.qagen.filter_registry.QA_FILTERS` under i
 
 * ``question_quality``: a meta-question about the source ("the article/text/passage/section/
   document/author", "这篇文章", "本文", ...), a question about a question ("the answer to the
-  question"), or one with fewer than :data:`MIN_QUESTION_UNITS` units (not specific).
+  question"), one with fewer than :data:`MIN_QUESTION_UNITS` units (not specific), or a
+  statement: no question mark (:data:`QUESTION_MARKS`; the 1.5B writer sometimes copies a
+  sentence of the chunk instead of asking, issue 18).
 * ``question_language``: the question is not in its context's language - a CJK context with a
   question without CJK characters or the reverse, or (same script) the detector gives the
   context's language < 0.2 while another language gets >= 0.8 (see
@@ -75,7 +77,12 @@ def units(text: str) -> list[str]:
     return [u.lower() for u in _UNIT.findall(text)]
 
 
+QUESTION_MARKS = ("?", "\uff1f", "\u061f", "\u055e")  # ASCII, full-width, Arabic, Armenian
+
+
 def question_quality_reason(question: str) -> str | None:
+    if not any(mark in question for mark in QUESTION_MARKS):
+        return "not a question: no question mark (a statement, often a sentence of the chunk)"
     m = _META.search(question)
     if m is not None:
         return f"meta-question: asks about '{m.group(0)}' instead of a fact"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ragcourt.core.prompts import prompt
 from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeSettings, QAItem
-from ragcourt.qagen.quality import GATE, gate_rejection
+from ragcourt.qagen.generator import clean_question
+from ragcourt.qagen.quality import GATE, gate_rejection, question_quality_reason
 
 ZH = (
     "美国政府周三宣布，将进口钢铁和铝制品的关税从百分之二十五提高到百分之五十，"
@@ -95,3 +96,20 @@ def test_echo_check_reads_the_writer_prompts_not_the_filter_version() -> None:
     items = [QAItem(echo, "It is about iron.", EN)]
     out = QA_FILTERS.get("degenerate", "test")(None, items, cfg)  # type: ignore[arg-type]
     assert out[0].passes(1.0) is False and out[0].judge == "degenerate"
+
+
+def test_a_statement_copied_from_the_chunk_is_not_a_question() -> None:
+    """The 1.5B writer copied chunk sentences as 'questions' (bench_question_language.py)."""
+    zh = "长江中游多地水位超过警戒线，湖北和湖南两省启动防汛四级应急响应。"
+    reason = question_quality_reason(zh)
+    assert reason is not None and reason.startswith("not a question")
+    assert question_quality_reason("The harbour office opened in 1852.") is not None
+    assert question_quality_reason("马拉松比赛吸引了多少名跑者？") is None
+    assert question_quality_reason("Wie viele Bäume in Deutschland sind geschädigt?") is None
+
+
+def test_a_full_width_question_mark_ends_the_question() -> None:
+    assert (
+        clean_question("新高铁线路的全程距离是多少公里？答案：一千公里")
+        == "新高铁线路的全程距离是多少公里？"
+    )
