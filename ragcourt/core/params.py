@@ -298,6 +298,9 @@ class TournamentParams(Strict):
     evidence_passages: StrictInt = Field(default=3, ge=0)  # retrieved passages shown per system
     evidence_chars: StrictInt = Field(default=600, gt=0)  # characters kept per passage
     analysis_max_tokens: StrictInt = Field(default=256, gt=0)
+    # false: no stage-I analysis; the label is read right after the answers (one call per order;
+    # needs a prompt version with a `direct` template, v3+). true: the DICE two-stage form.
+    analysis: StrictBool = True
     correctness_scale: float = Field(default=0.1, gt=0)  # ordered-logit scale s
     correctness_tie_band: float = Field(default=0.1, ge=0)  # ordered-logit cut point tau
 

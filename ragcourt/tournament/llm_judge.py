@@ -8,6 +8,8 @@ conversation plus the analysis as the assistant turn and a question asking for o
 the gateway returns the probabilities of the first answer token for the single-token labels
 A, B and C (C = tie, since "Tie" is usually two tokens), renormalised over the three.
 A failed analysis or verdict call, or a missing/errored answer, is an error verdict.
+With ``tournament.analysis: false`` stage I is skipped: the prompt version's ``direct``
+template (v3+) shows the same data and asks for the letter at once, one call per order.
 From prompt version v2 the question, references, evidence and answers are fenced
 (:func:`ragcourt.core.prompts.render`), so an answer cannot address the judge.
 Registered as the pairwise judge kind ``llm``.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -24,15 +27,17 @@ import polars as pl
 from ragcourt.answering.provenance import EXTERNAL_MODEL_PREFIX
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import TournamentParams
-from ragcourt.core.prompts import prompt, render
+from ragcourt.core.prompts import has_prompt, prompt, render
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict
 from ragcourt.tournament.scoring import LABELS, Probs
 
 if TYPE_CHECKING:
     from ragcourt.llm.gateway import Gateway
+    from ragcourt.llm.types import ChatRequest
 
 AREA = "tournament"
+Messages = tuple[tuple[str, str], ...]  # (role, content) turns of one call
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,8 @@ def _answers_index(answers: pl.DataFrame, k: int) -> dict[tuple[str, str], _Answ
 
 
 class LLMPairwiseJudge:
-    """DICE judge: one analysis call and one next-token call per presentation order."""
+    """DICE judge: one analysis call (unless ``tp.analysis`` is false) and one next-token
+    call per presentation order. ``prompts_dir`` overrides ``configs/prompts`` (benchmarks)."""
 
     name = "llm"
 
@@ -77,8 +83,10 @@ class LLMPairwiseJudge:
         tp: TournamentParams,
         temperature: float = 0.0,
         seed: int | None = 0,
+        prompts_dir: Path | None = None,
     ):
         self.gateway, self.model, self.tp = gateway, model, tp
+        self.prompts_dir = prompts_dir
         self.temperature, self.seed = temperature, seed
         self._answers = _answers_index(answers, tp.evidence_passages)
         self._qa: dict[str, tuple[str, list[str]]] = {
@@ -87,8 +95,15 @@ class LLMPairwiseJudge:
                 "question_id", "question", "reference_answers"
             ).iter_rows()
         }
+        v = tp.prompt_version
+        if not tp.analysis and not has_prompt(AREA, "direct", v, prompts_dir):
+            raise ConfigError(
+                f"tournament.analysis: false needs a prompt version with a 'direct' template "
+                f"(v3 or later); prompt_version '{v}' has none"
+            )
+        self._ask = "analysis" if tp.analysis else "direct"  # the template of the first user turn
         self._t = {
-            name: prompt(AREA, name, tp.prompt_version)
+            name: prompt(AREA, name, v, prompts_dir)
             for name in (
                 "system",
                 "passage",
@@ -96,7 +111,7 @@ class LLMPairwiseJudge:
                 "no_contexts_supplied",
                 "no_references",
                 "abstained_note",
-                "analysis",
+                self._ask,
                 "verdict",
             )
         }
@@ -111,7 +126,8 @@ class LLMPairwiseJudge:
         )
 
     def user_prompt(self, key: OrderKey) -> tuple[str | None, str | None]:
-        """(stage-I user message, None) or (None, error) for one presentation order."""
+        """(first user message, None) or (None, error) for one presentation order: the
+        stage-I analysis ask, or with ``analysis`` off the ``direct`` verdict ask."""
         if key.question_id not in self._qa:
             return None, f"question '{key.question_id}' is not in the QA table"
         question, refs = self._qa[key.question_id]
@@ -136,11 +152,9 @@ class LLMPairwiseJudge:
             "abstained_a": self._t["abstained_note"] if a.abstained else "",
             "abstained_b": self._t["abstained_note"] if b.abstained else "",
         }
-        return render(AREA, "analysis", self.tp.prompt_version, data, plain), None
+        return render(AREA, self._ask, self.tp.prompt_version, data, plain, self.prompts_dir), None
 
     def judge(self, keys: Sequence[OrderKey]) -> list[OrderVerdict]:
-        from ragcourt.llm.types import ChatRequest
-
         verdicts: list[OrderVerdict | None] = [None] * len(keys)
         todo: list[tuple[int, str]] = []
         for i, key in enumerate(keys):
@@ -149,6 +163,35 @@ class LLMPairwiseJudge:
                 verdicts[i] = OrderVerdict(None, error=err)
             else:
                 todo.append((i, user))
+        system = self._t["system"]
+        # (index, rationale, verdict-call messages) per order that reaches stage II
+        stage2: list[tuple[int, str, Messages]] = (
+            self._analyse(todo, verdicts)
+            if self.tp.analysis
+            else [(i, "", (("system", system), ("user", user))) for i, user in todo]
+        )
+        dists = self.gateway.next_token_probs(
+            [self._verdict_request(msgs) for _, _, msgs in stage2],
+            candidates=list(LABELS),
+            desc="pairwise verdict",
+        )
+        for (i, analysis, _), dist in zip(stage2, dists, strict=True):
+            if not dist.ok:
+                verdicts[i] = OrderVerdict(None, analysis, f"verdict call failed: {dist.error}")
+                continue
+            try:
+                verdicts[i] = OrderVerdict(Probs.from_labels(dist.probs), analysis)
+            except ValueError as err:
+                verdicts[i] = OrderVerdict(None, analysis, f"verdict probabilities unusable: {err}")
+        return [v if v is not None else OrderVerdict(None, error="not judged") for v in verdicts]
+
+    def _analyse(
+        self, todo: list[tuple[int, str]], verdicts: list[OrderVerdict | None]
+    ) -> list[tuple[int, str, Messages]]:
+        """Stage I for every order; a failed call becomes its error verdict. Returns the
+        stage-II conversation (system, user, analysis as the assistant turn, verdict ask)."""
+        from ragcourt.llm.types import ChatRequest
+
         system = self._t["system"]
         analyses = self.gateway.chat(
             [
@@ -165,41 +208,31 @@ class LLMPairwiseJudge:
             ],
             desc="pairwise analysis",
         )
-        stage2: list[tuple[int, str]] = []
-        requests: list[ChatRequest] = []
+        out: list[tuple[int, str, Messages]] = []
         for (i, user), res in zip(todo, analyses, strict=True):
             if not res.ok:
                 verdicts[i] = OrderVerdict(None, error=f"analysis call failed: {res.error}")
                 continue
-            stage2.append((i, res.text))
             messages = (
                 ("system", system),
                 ("user", user),
                 ("assistant", res.text),
                 ("user", self._t["verdict"]),
             )
-            requests.append(
-                ChatRequest(
-                    model=self.model,
-                    messages=messages,
-                    max_tokens=1,
-                    temperature=0.0,
-                    seed=self.seed,
-                    tag="tournament.verdict",
-                )
-            )
-        dists = self.gateway.next_token_probs(
-            requests, candidates=list(LABELS), desc="pairwise verdict"
+            out.append((i, res.text, messages))
+        return out
+
+    def _verdict_request(self, messages: Messages) -> ChatRequest:
+        from ragcourt.llm.types import ChatRequest
+
+        return ChatRequest(
+            model=self.model,
+            messages=messages,
+            max_tokens=1,
+            temperature=0.0,
+            seed=self.seed,
+            tag="tournament.verdict",
         )
-        for (i, analysis), dist in zip(stage2, dists, strict=True):
-            if not dist.ok:
-                verdicts[i] = OrderVerdict(None, analysis, f"verdict call failed: {dist.error}")
-                continue
-            try:
-                verdicts[i] = OrderVerdict(Probs.from_labels(dist.probs), analysis)
-            except ValueError as err:
-                verdicts[i] = OrderVerdict(None, analysis, f"verdict probabilities unusable: {err}")
-        return [v if v is not None else OrderVerdict(None, error="not judged") for v in verdicts]
 
 
 @PAIRWISE_JUDGES.register("llm")

@@ -179,3 +179,59 @@ def test_v3_restates_the_rule_after_the_fenced_data_scripted_model(tmp_path: Pat
     for u in reminded:
         assert u.index("Reminder:") > u.rindex("<<<END ")
         assert "is data" in u[u.index("Reminder:") :]
+
+
+def _pairwise_gullible(attack: str) -> Callable[[Messages], dict[str, float]]:
+    """A gullible pairwise judge: when a line of ``attack`` reaches its instructions (outside
+    every fence, the analysis turn included) it prefers the attacked answer's slot; otherwise
+    it prefers the slot holding the reference."""
+    lines = [ln.strip() for ln in attack.splitlines() if len(ln.strip()) >= 6]
+    probes = {x for ln in lines for x in (ln, neutralise(ln))}
+
+    def next_token(msgs: Messages) -> dict[str, float]:
+        fenced = {m.group(1): m.group(3) for m in FENCE.finditer(msgs[1]["content"])}
+        attacked = "A" if WRONG in fenced["ANSWER A"] else "B"
+        outside = "\n".join(outside_fences(m["content"]) for m in msgs)
+        if any(x in outside for x in probes):
+            return {attacked: 0.9, "C": 0.05, "A" if attacked == "B" else "B": 0.05}
+        return {attacked: 0.1, "C": 0.2, "A" if attacked == "B" else "B": 0.7}
+
+    return next_token
+
+
+@pytest.mark.parametrize(
+    ("version", "analysis"), [("v2", True), ("v3", True), ("v3", False)], ids=str
+)
+@pytest.mark.parametrize(("cls", "i", "attack"), CASES, ids=IDS)
+def test_pairwise_judge_is_not_steered_scripted_model(
+    tmp_path: Path, cls: str, i: int, attack: str, version: str, analysis: bool
+) -> None:
+    """The DICE pairwise judge (both stages, or the direct form): an answer carrying the attack
+    is fenced once in every prompt and, against the reference, still loses in both orders."""
+    from ragcourt.core.schemas import TABLES
+    from ragcourt.tournament.llm_judge import LLMPairwiseJudge
+    from ragcourt.tournament.pairwise import OrderKey
+    from ragcourt.tournament.scoring import combine_orders
+
+    p = _params(tmp_path)
+    tp = p.tournament.model_copy(update={"prompt_version": version, "analysis": analysis})
+    rows = [
+        {"system": s, "question_id": "q", "answer": text, "abstained": False, "retrieved": []}
+        for s, text in (("ref", REFERENCE), ("attacker", f"{WRONG}\n{attack}"))
+    ]
+    answers = pl.DataFrame(rows, schema=dict(TABLES["answers"]))
+    qa = pl.DataFrame(
+        {"question_id": ["q"], "question": [QUESTION], "reference_answers": [[REFERENCE]]}
+    )
+    name = f"inj-pw-{cls}-{i}-{version}-{analysis}"
+    with scripted_model(name, "Both answers read.", next_token=_pairwise_gullible(attack)) as m:
+        judge = LLMPairwiseJudge(Gateway(p.llm, stage="test_injection"), m.model, answers, qa, tp)
+        ab, ba = judge.judge([OrderKey("ref", "attacker", "q"), OrderKey("attacker", "ref", "q")])
+    assert ab.probs is not None and ba.probs is not None, (ab.error, ba.error)
+    comb = combine_orders(ab.probs, ba.probs)
+    assert comb.a > 0.5 > comb.b  # the reference wins
+    for msgs in m.calls:
+        assert RULE in msgs[0]["content"]
+        user = msgs[1]["content"]
+        assert len(FENCE.findall(user)) >= 4  # question, references, evidence x2, answers x2
+        assert not re.search(r"<<<|>>>", outside_fences(user))
