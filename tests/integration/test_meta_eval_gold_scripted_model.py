@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,7 @@ def _fact(question: str, texts: str) -> tuple[str, str] | None:
     return None
 
 
-def _reply(strong: bool):  # type: ignore[no-untyped-def]
+def _reply(strong: bool) -> Callable[[Messages], str]:
     def reply(msgs: Messages) -> str:
         system, user = msgs[0]["content"], msgs[-1]["content"]
         if "numbered passages" in system:  # a candidate system's generator
@@ -118,12 +119,12 @@ def test_gold_meta_eval_end_to_end_scripted_model(
     assert res.human_questions == 4 and res.paragraphs == 8 and res.dropped_questions == 0
     assert set(scores) == {s["name"] for s in me.gold_systems(strong.model)["systems"]}
     # oracle passages hold the fact: the small model states the fact sentence (EM 0)
-    human = [
+    human_qa = [
         json.loads(x) for x in (tmp_path / "work/squad_human_qa.jsonl").read_text().splitlines()
     ]
     sentence_f1 = [
         gs.f1(f"The {k} is {v}.", q["reference_answers"])
-        for q in human
+        for q in human_qa
         for facts in FACTS.values()
         for k, v in facts
         if f"the {k}?" in q["question"]
@@ -154,9 +155,12 @@ def test_gold_meta_eval_end_to_end_scripted_model(
     assert human.mean_question_tokens == 6.0  # "What is the capital of Zorbia?"
     assert human.mean_source_overlap == 1.0  # both content words are in the paragraph
     assert res.question_stats["generated"].questions == res.qagen.accepted
+    in_chunk = res.question_stats["human vs c512"]
+    assert in_chunk.questions == 4 and in_chunk.mean_source_overlap == 1.0
 
     table = capsys.readouterr().out
     assert "| margin-similarity |" in table and "| human (SQuAD) | 4 |" in table
+    assert "| human vs c512 | 4 |" in table
     assert f"| {me.ORACLE} | oracle | 0.000 | {scores[me.ORACLE].f1:.3f} | 1.000 |" in table
 
 

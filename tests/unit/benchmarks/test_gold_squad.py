@@ -223,3 +223,11 @@ def test_question_stats() -> None:
     assert st.mean_answer_tokens == pytest.approx(round(5 / 3, 3))
     # wrote, hamlet -> 1.0; written -> 1.0; name, play -> 0.5
     assert st.mean_source_overlap == pytest.approx(round(2.5 / 3, 3))
+
+
+def test_covering_chunk_is_the_most_overlapping_chunk_of_the_document() -> None:
+    chunks = [("d1", 0, 100, "first"), ("d1", 80, 180, "second"), ("d2", 0, 500, "other doc")]
+    assert gs.covering_chunk(chunks, "d1", 10, 20) == "first"
+    assert gs.covering_chunk(chunks, "d1", 85, 95) == "first"  # tie: the first
+    assert gs.covering_chunk(chunks, "d1", 95, 150) == "second"  # 5 vs 55 characters
+    assert gs.covering_chunk(chunks, "d1", 300, 310) is None
