@@ -4,41 +4,55 @@ other's ``llm_<stage>.json``; a later, sequential run replaces the file."""
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from ragcourt.llm.accounting import StageAccount
 
-
-def _one_run(path: str, calls: int, go: object, started: object) -> None:
-    """A stage process: its account starts, waits until both processes have started, makes
-    ``calls`` model calls and writes its metrics."""
-    acc = StageAccount("answer")
-    started.set()  # type: ignore[attr-defined]
-    go.wait(10)  # type: ignore[attr-defined]
-    for _ in range(calls):
-        acc.record("local/m", cached=False, ok=True, prompt_tokens=10, latency_s=0.5)
-    acc.add_wall_time(1.0)
-    acc.write(path)
+ROOT = Path(__file__).resolve().parents[3]
+# One stage process: its account starts, says so, waits for "go", makes N model calls, writes.
+CHILD = """
+import sys, time
+from pathlib import Path
+from ragcourt.llm.accounting import StageAccount
+path, calls, flags = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
+acc = StageAccount("answer")
+(flags / f"started-{calls}").touch()
+deadline = time.monotonic() + 60
+while not (flags / "go").exists() and time.monotonic() < deadline:
+    time.sleep(0.01)
+for _ in range(calls):
+    acc.record("local/m", cached=False, ok=True, prompt_tokens=10, latency_s=0.5)
+acc.add_wall_time(1.0)
+acc.write(path)
+"""
 
 
 def test_two_concurrent_processes_add_up_their_counts(tmp_path: Path) -> None:
     path = tmp_path / "metrics" / "llm_answer.json"
-    ctx = mp.get_context("fork")  # the child runs this module's function
-    go = ctx.Event()
-    started = [ctx.Event(), ctx.Event()]
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
-        ctx.Process(target=_one_run, args=(str(path), n, go, ev))
-        for n, ev in zip((3, 5), started, strict=True)
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(path), str(n), str(flags)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in (3, 5)
     ]
+    deadline = time.monotonic() + 120
+    while len(list(flags.glob("started-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (flags / "go").touch()  # both accounts began before either writes: the runs overlap
     for p in procs:
-        p.start()
-    for ev in started:
-        assert ev.wait(60)
-    go.set()  # both accounts began before either writes: the runs overlap
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
     data = json.loads(path.read_text())
     assert data["total"]["model_calls"] == 8
     assert data["total"]["prompt_tokens"] == 80
