@@ -20,14 +20,16 @@ from typing import Any
 
 UNDETERMINED = "und"
 SEED = 0
-# CJK unified ideographs (+ ext. A, compatibility), kana, hangul syllables and jamo.
-CJK_CHAR = re.compile(
-    r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\u31f0-\u31ff\uac00-\ud7af\u1100-\u11ff]"
-)
+# Character ranges: CJK unified ideographs (+ ext. A, compatibility), kana, hangul syllables
+# and jamo; CJK_CHAR is any of them.
+_HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KANA_RANGES = "\u3040-\u30ff\u31f0-\u31ff"
+_HANGUL_RANGES = "\uac00-\ud7af\u1100-\u11ff"
+CJK_CHAR = re.compile(f"[{_HAN_RANGES}{_KANA_RANGES}{_HANGUL_RANGES}]")
 CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")
-_HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
+_HAN = re.compile(f"[{_HAN_RANGES}]")
+_KANA = re.compile(f"[{_KANA_RANGES}]")
+_HANGUL = re.compile(f"[{_HANGUL_RANGES}]")
 LANGUAGE_NAMES = {
     "ar": "Arabic", "da": "Danish", "de": "German", "el": "Greek", "en": "English",
     "es": "Spanish", "fi": "Finnish", "fr": "French", "hi": "Hindi", "hu": "Hungarian",
