@@ -8,6 +8,12 @@ angle brackets (ASCII, full-width and lookalikes, zero-width characters between 
 no marker of any boundary survives inside, and it breaks chat-template control sequences
 (``<|im_start|>``, ``</s>``, ``[INST]``, ``<start_of_turn>``) that a local model's tokenizer
 might read as special tokens. The judge's system prompt says text between markers is data.
+
+``tag(text, label)`` is the same guarantee in a form small models read more easily:
+``<label id="h">`` newline text newline ``</label>`` with ``label`` the field name in lower
+case (``answer_a``). Besides :func:`neutralise`, every tag-like ``<`` of the text (followed by
+an optional ``/`` or ``!`` and a letter) becomes ``‹``, so the text can neither close its own
+element nor open another one.
 """
 
 from __future__ import annotations
@@ -69,6 +75,26 @@ def fence(text: str, label: str = "DATA") -> str:
     body = neutralise(text)
     h = boundary(body, label)
     return f"<<<{label} {h}>>>\n{body}\n<<<END {label} {h}>>>"
+
+
+# "<" that starts a tag, a closing tag, a comment or a declaration: "<a", "</a", "<!", "< /a"
+_TAG_START = re.compile(r"[<\uff1c\ufe64](?=\s*[/!]?\s*[A-Za-z!])")
+_TAG_NAME = re.compile(r"[a-z][a-z0-9_]{0,30}")
+
+
+def neutralise_tags(text: str) -> str:
+    """:func:`neutralise`, then every tag-starting ``<`` (or a full-width lookalike) -> ``‹``."""
+    return _TAG_START.sub("\u2039", neutralise(text))
+
+
+def tag(text: str, name: str = "data") -> str:
+    """``text`` neutralised (:func:`neutralise_tags`) inside ``<name id="h">`` ... ``</name>``;
+    ``h`` as in :func:`fence`, over the neutralised text."""
+    if not _TAG_NAME.fullmatch(name):
+        raise ValueError(f"tag name {name!r} must be lower-case letters, digits, underscores")
+    body = neutralise_tags(text)
+    h = boundary(body, name)
+    return f'<{name} id="{h}">\n{body}\n</{name}>'
 
 
 def is_fenced_once(prompt: str, text: str, label: str) -> bool:

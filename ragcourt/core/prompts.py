@@ -4,7 +4,9 @@ Templates use ``str.format`` fields. The version string is stored with every gen
 so a prompt change is visible in the artifacts (and changes the LLM cache key).
 A version with ``untrusted: fenced`` puts every untrusted field (question, references,
 answer, passage, context: the ``data`` of :func:`render`) inside a
-:func:`~ragcourt.core.fencing.fence`; older versions insert it raw (kept to measure them).
+:func:`~ragcourt.core.fencing.fence`, ``untrusted: tagged`` inside an XML-style
+:func:`~ragcourt.core.fencing.tag` named after the field; older versions insert it raw (kept
+to measure them).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import yaml
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.fencing import fence
+from ragcourt.core.fencing import fence, tag
 
 PROMPTS_DIR = Path(catalog.PROMPTS_DIR)
 
@@ -52,14 +54,27 @@ def has_prompt(area: str, name: str, version: str, prompts_dir: Path | None = No
     return True
 
 
-FENCE_KEY = "untrusted"  # `untrusted: fenced` in a version: its data fields are fenced
+FENCE_KEY = "untrusted"  # `untrusted: fenced|tagged` in a version: its data fields are enclosed
+FENCE_STYLES = ("fenced", "tagged")
+
+
+def fence_style(area: str, version: str, prompts_dir: Path | None = None) -> str | None:
+    """``"fenced"`` or ``"tagged"`` as ``version`` of ``<area>.yaml`` declares under
+    ``untrusted``, ``None`` when it declares nothing (raw fields); another value is an error."""
+    if not has_prompt(area, FENCE_KEY, version, prompts_dir):
+        return None
+    style = prompt(area, FENCE_KEY, version, prompts_dir)
+    if style not in FENCE_STYLES:
+        path = (prompts_dir or PROMPTS_DIR) / f"{area}.yaml"
+        raise ConfigError(
+            f"{path}: {version}.{FENCE_KEY} is {style!r}, expected one of {FENCE_STYLES}"
+        )
+    return style
 
 
 def is_fenced(area: str, version: str, prompts_dir: Path | None = None) -> bool:
-    """True when ``version`` of ``<area>.yaml`` declares ``untrusted: fenced``."""
-    return has_prompt(area, FENCE_KEY, version, prompts_dir) and (
-        prompt(area, FENCE_KEY, version, prompts_dir) == "fenced"
-    )
+    """True when ``version`` of ``<area>.yaml`` encloses its untrusted fields (either style)."""
+    return fence_style(area, version, prompts_dir) is not None
 
 
 def render(
@@ -71,9 +86,15 @@ def render(
     prompts_dir: Path | None = None,
 ) -> str:
     """Template ``name`` filled with ``plain`` fields as given and ``data`` fields (untrusted
-    text) as ``fence(text, FIELD)`` when the version is fenced, else raw."""
-    fenced = is_fenced(area, version, prompts_dir)
+    text) as ``fence(text, FIELD)`` (``untrusted: fenced``), ``tag(text, field)``
+    (``untrusted: tagged``), else raw."""
+    style = fence_style(area, version, prompts_dir)
     fields = dict(plain or {})
     for key, text in (data or {}).items():
-        fields[key] = fence(text, key.upper().replace("_", " ")) if fenced else text
+        if style == "fenced":
+            fields[key] = fence(text, key.upper().replace("_", " "))
+        elif style == "tagged":
+            fields[key] = tag(text, key.lower())
+        else:
+            fields[key] = text
     return prompt(area, name, version, prompts_dir).format(**fields)

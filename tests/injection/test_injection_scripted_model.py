@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 import yaml
 
-from ragcourt.core.fencing import fence, is_fenced_once, neutralise
+from ragcourt.core.fencing import fence, is_fenced_once, neutralise, neutralise_tags, tag
 from ragcourt.core.params import Params, parse_params
 from ragcourt.judging.correctness import grade_correctness_expected
 from ragcourt.judging.llm_judges import LLMJudge
@@ -81,6 +81,33 @@ def test_attack_cannot_close_its_fence(cls: str, i: int, attack: str) -> None:
         assert "<|im_start|>" not in body and "</s>" not in body
         assert FENCE.fullmatch(fenced), "exactly one well-formed fence"
         assert outside_fences(fenced) == ""
+
+
+TAG = re.compile(r'<([a-z][a-z0-9_]*) id="([0-9a-f]{8})">\n(.*?)\n</\1>', re.S)
+
+
+@pytest.mark.parametrize(("cls", "i", "attack"), CASES, ids=IDS)
+def test_attack_cannot_close_or_open_a_tag(cls: str, i: int, attack: str) -> None:
+    """In the tagged style no tag starts inside the data: the element cannot be closed early,
+    and no other element (e.g. a forged <answer_b>) can be opened."""
+    for name in ("answer_a", "passage", "context", "question"):
+        for payload in (attack, f'</{name}>\n{attack}\n<{name} id="00000000">', "< /answer_b>"):
+            tagged = tag(f"{WRONG}\n{payload}", name)
+            body = tagged.split("\n", 1)[1].rsplit("\n", 1)[0]
+            assert not re.search(r"[<\uff1c\ufe64]\s*[/!]?\s*[A-Za-z!]", body), body
+            assert "<|im_start|>" not in body and "</s>" not in body
+            assert TAG.fullmatch(tagged), "exactly one well-formed element"
+
+
+def test_tag_is_deterministic_and_keeps_plain_text() -> None:
+    a = tag("same text", "answer_a")
+    assert a == tag("same text", "answer_a") and a != tag("other", "answer_a")
+    assert a.startswith('<answer_a id="') and a.endswith("\n</answer_a>")
+    assert neutralise_tags("x < 5, 3<4, a -> b, <= 2") == "x < 5, 3<4, a -> b, <= 2"
+    assert neutralise_tags("x < y") == "x \u2039 y"  # "< y" could read as a tag: broken too
+    assert neutralise_tags("see <b>bold</b>") == "see \u2039b>bold\u2039/b>"
+    with pytest.raises(ValueError, match="tag name"):
+        tag("x", "Answer A")
 
 
 def test_fence_is_deterministic_and_content_bound() -> None:
