@@ -192,14 +192,21 @@ def make_project(
     model: str,
     cache_dir: Path,
     systems: dict[str, Any] | None = None,
+    only_files: set[str] | None = None,
 ) -> Params:
     """A temp copy of the project in ``work`` (the cwd afterwards) and its params; the
-    systems file holds ``systems`` (default: the ladder, :data:`SYSTEMS_YAML`)."""
+    systems file holds ``systems`` (default: the ladder, :data:`SYSTEMS_YAML`); the corpus is
+    ``corpus``'s files (only those named in ``only_files`` when given, then ``max_docs``)."""
     work.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "params.yaml", work / "params.yaml")
     for folder in ("configs", "stages"):
         shutil.copytree(ROOT / folder, work / folder, dirs_exist_ok=True)
     docs = sorted(p for p in corpus.iterdir() if p.is_file() and not p.name.startswith("."))
+    if only_files is not None:
+        missing = sorted(only_files - {p.name for p in docs})
+        if missing:
+            raise SystemExit(f"{corpus}: files named in the QA file are missing: {missing}")
+        docs = [p for p in docs if p.name in only_files]
     docs = docs[:max_docs] if max_docs else docs
     target = work / "corpus"
     if target.exists():
@@ -766,6 +773,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--model", default="local/smollm2-135m", help="generation + answers")
     ap.add_argument("--judge-model", default="local/smollm2-135m")
     ap.add_argument("--gold-quotes", type=Path, default=None, help="hand-written QA (jsonl)")
+    ap.add_argument(
+        "--quoted-files-only",
+        action="store_true",
+        help="corpus: only the --corpus files named by --gold-quotes (e.g. ../shared/corpora/sotu)",
+    )
     ap.add_argument("--n-items", type=int, default=40)
     ap.add_argument("--max-attempts", type=int, default=100)
     ap.add_argument("--configs", default="margin-similarity", help=f"comma list of {list(CONFIGS)}")
@@ -802,8 +814,20 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     corpus, out = args.corpus.resolve(), args.out.resolve()
     gold = args.gold_quotes.resolve() if args.gold_quotes else None
+    if args.quoted_files_only and gold is None:
+        ap.error("--quoted-files-only needs --gold-quotes")
+    only = (
+        {json.loads(line)["file"] for line in gold.read_text().splitlines() if line.strip()}
+        if gold is not None and args.quoted_files_only
+        else None
+    )
     params = make_project(
-        args.workdir.resolve(), corpus, args.max_docs, args.model, args.cache_dir.resolve()
+        args.workdir.resolve(),
+        corpus,
+        args.max_docs,
+        args.model,
+        args.cache_dir.resolve(),
+        only_files=only,
     )
     params.qagen.n_items, params.qagen.max_attempts = args.n_items, args.max_attempts
     wall, calls = prepare(params, gold)
