@@ -9,9 +9,12 @@ one process, each with its own empty reply cache so every call reaches the model
   (the pipeline before issue 14);
 - ``v1+reuse``: the same prompts with prefix reuse: the form did not change, so every
   relevance grade and P(NO-RESPONSE) must be identical to ``before``;
-- ``after-no-reuse``: ``--after`` prompts (one-token probability form), reuse off;
-- ``after``: ``--after`` prompts with prefix reuse (the shipped default); identical outputs
-  to ``after-no-reuse``.
+- ``v2-no-reuse`` / ``v2``: prompts v2 (one-token probability form), reuse off / on (the
+  default of the previous stop); identical outputs;
+- ``v4-no-reuse`` / ``v4``: prompts v4 (relevance and UDCG share the system prompt and the
+  question-and-passage head, both judges in one batch, so the UDCG call reuses the passage's
+  KV state), reuse off / on; identical outputs. v4 changes the prompt words, so its outputs
+  are compared with v2's by Spearman correlation, not equality.
 
 Prints wall time, model calls, prompt tokens evaluated, the speed-up ``before / after`` and
 whether the outputs that must match do.
@@ -28,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scipy.stats import spearmanr
+
 from ragcourt.core import offline
 from ragcourt.core.params import Params, load_params
 from ragcourt.judging.retrieval_stage import judge_retrieval
@@ -35,12 +40,15 @@ from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm.accounting import fresh_accounts
 
-SETTINGS = (  # name, prompt version ("after" = --after), prefix reuse
-    ("before", "v1", False),
-    ("v1+reuse", "v1", True),
-    ("after-no-reuse", "after", False),
-    ("after", "after", True),
-)
+SETTINGS: dict[str, tuple[str, bool]] = {  # name: (judge prompt version, prefix reuse)
+    "before": ("v1", False),
+    "v1+reuse": ("v1", True),
+    "v2-no-reuse": ("v2", False),
+    "v2": ("v2", True),
+    "v4-no-reuse": ("v4", False),
+    "v4": ("v4", True),
+}
+SAME_FORM = (("before", "v1+reuse"), ("v2-no-reuse", "v2"), ("v4-no-reuse", "v4"))
 
 
 def one(
@@ -74,34 +82,49 @@ def one(
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--model", default=None, help="judge model (default: params llm.model)")
-    ap.add_argument("--after", default=None, help="prompt version after (default: params)")
+    ap.add_argument(
+        "--settings", default=",".join(SETTINGS), help=f"comma list of {list(SETTINGS)}"
+    )
     ap.add_argument("--questions", type=int, default=None, help="first n questions only")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
+    names = [n for n in args.settings.split(",") if n]
+    unknown = [n for n in names if n not in SETTINGS]
+    if unknown:
+        ap.error(f"unknown settings {unknown}; known: {list(SETTINGS)}")
     offline.apply()
     params = load_params("params.yaml")
     if args.model:
         params.llm.model = args.model
         params.judge.relevance_model = None
         params.judge.udcg.model = None
-    after = args.after or params.judge.prompt_version
     res: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="bench_jr_") as tmp:
-        for name, version, reuse in SETTINGS:
-            v = after if version == "after" else version
+        for name in names:
+            v, reuse = SETTINGS[name]
             res[name] = one(params, v, reuse, Path(tmp) / name, args.questions)
             r = res[name]
-            print(f"{name:15s} prompts {v}, reuse {reuse!s:5s}: {r['wall_s']:7.1f} s, "
+            print(f"{name:12s} prompts {v}, reuse {reuse!s:5s}: {r['wall_s']:7.1f} s, "
                   f"{r['calls']} calls, {r['prompt_tokens']} prompt tokens, "
                   f"{r['evaluated_tokens']} evaluated", flush=True)  # fmt: skip
-    b, a = res["before"], res["after"]
-    reuse_only, form_only = res["v1+reuse"]["wall_s"], res["after-no-reuse"]["wall_s"]
-    print(f"speed-up before/after: {b['wall_s'] / a['wall_s']:.2f}x "
-          f"(prefix reuse alone, v1: {b['wall_s'] / reuse_only:.2f}x; "
-          f"probability form alone: {b['wall_s'] / form_only:.2f}x)")  # fmt: skip
-    for x, y in (("before", "v1+reuse"), ("after-no-reuse", "after")):
-        same = all(res[x][k] == res[y][k] for k in ("relevance", "p_no_response"))
-        print(f"outputs {x} == {y}: {same}")
+    if "before" in res:
+        b = res["before"]["wall_s"]
+        for name in names[1:] if names[0] == "before" else names:
+            if name != "before":
+                print(f"speed-up before/{name}: {b / res[name]['wall_s']:.2f}x")
+    for x, y in SAME_FORM:
+        if x in res and y in res:
+            same = all(res[x][k] == res[y][k] for k in ("relevance", "p_no_response"))
+            print(f"outputs {x} == {y}: {same}")
+    if "v2" in res and "v4" in res:
+        for k in ("relevance", "p_no_response"):
+            pairs = [
+                (a, b)
+                for a, b in zip(res["v2"][k], res["v4"][k], strict=True)
+                if a is not None and b is not None
+            ]
+            rho = spearmanr([a for a, _ in pairs], [b for _, b in pairs]).statistic
+            print(f"v2 vs v4 {k}: Spearman {rho:.3f} over {len(pairs)} passages")
     if args.out:
         args.out.write_text(json.dumps(res, indent=1))
 

@@ -27,6 +27,7 @@ from ragcourt.llm.graded import grade as grade_items
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest, Gateway
+    from ragcourt.llm.types import TokenDistribution
 
 _LABELS = {"not relevant": 0, "somewhat relevant": 1, "very relevant": 2}
 GRADE_LEVELS = {"0": 0.0, "1": 1.0, "2": 2.0}
@@ -118,6 +119,39 @@ def relevance_requests(
     ]
 
 
+def with_questions(passages: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFrame:
+    """``passages`` with their ``question`` text; a passage whose question_id is not in the QA
+    set is a one-line error naming it."""
+    joined = passages.join(
+        questions.select("question_id", "question"), on="question_id", how="left"
+    )
+    missing = joined.filter(pl.col("question").is_null())
+    if missing.height:
+        qid = missing["question_id"][0]
+        raise ValueError(f"question_id '{qid}' of a retrieved passage is not in the QA set")
+    return joined
+
+
+def relevance_token_requests(
+    passages: pl.DataFrame,
+    questions: pl.DataFrame,
+    model: str,
+    version: str,
+    temperature: float = 0.0,
+    seed: int | None = 0,
+) -> list[ChatRequest]:
+    """The probability-form requests :func:`grade_passage_relevance` sends (one label token
+    per passage), for a caller that batches them with another judge's."""
+    joined = with_questions(passages, questions)
+    fields = [
+        {"question": q, "passage": p}
+        for q, p in zip(joined["question"].to_list(), joined["text"].to_list(), strict=True)
+    ]
+    return ask_requests(
+        "relevance", version, model, fields, "judge.relevance", temperature, seed, 160
+    )[0]
+
+
 def grade_passage_relevance(
     passages: pl.DataFrame,
     questions: pl.DataFrame,
@@ -127,18 +161,14 @@ def grade_passage_relevance(
     temperature: float = 0.0,
     seed: int | None = 0,
     reason: bool = False,
+    dists: Sequence[TokenDistribution] | None = None,
 ) -> pl.DataFrame:
     """Grade each unique passage (from :func:`unique_passages`) against its question.
     Returns the ``relevance`` table: question_id, chunk_id, doc_id, n_systems,
     relevance (0/1/2 or null), relevance_expected, form, reason, error, model,
-    prompt_version."""
-    joined = passages.join(
-        questions.select("question_id", "question"), on="question_id", how="left"
-    )
-    missing = joined.filter(pl.col("question").is_null())
-    if missing.height:
-        qid = missing["question_id"][0]
-        raise ValueError(f"question_id '{qid}' of a retrieved passage is not in the QA set")
+    prompt_version. ``dists``: P(label) of :func:`relevance_token_requests` already asked
+    for (probability form only)."""
+    joined = with_questions(passages, questions)
     questions_, texts = joined["question"].to_list(), joined["text"].to_list()
     rel: list[int | None] = []
     expected: list[float | None] = []
@@ -150,7 +180,7 @@ def grade_passage_relevance(
         token, why = ask_requests(
             "relevance", version, model, fields, "judge.relevance", temperature, seed, 160
         )
-        for g in grade_items(gateway, token, why, GRADE_LEVELS, reason, "relevance"):
+        for g in grade_items(gateway, token, why, GRADE_LEVELS, reason, "relevance", dists):
             expected.append(g.score if g.ok else None)
             rel.append(round(g.score) if g.ok and g.score is not None else None)
             forms.append(g.form)

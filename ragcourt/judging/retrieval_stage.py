@@ -17,10 +17,19 @@ from ragcourt.core import catalog
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import Params
-from ragcourt.judging.relevance import grade_passage_relevance, retrieved_passages, unique_passages
+from ragcourt.judging.llm_judges import one_token
+from ragcourt.judging.relevance import (
+    GRADE_LEVELS,
+    grade_passage_relevance,
+    relevance_token_requests,
+    retrieved_passages,
+    unique_passages,
+)
 from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.udcg import (
+    NO_RESPONSE,
     abstention_probabilities,
+    passage_udcg_requests,
     udcg_per_question,
     utility_table,
 )
@@ -38,19 +47,42 @@ def judge_retrieval(
     jp, llm = ctx.params.judge, ctx.params.llm
     known = answers.join(qa.select("question_id"), on="question_id", how="semi")
     passages = retrieved_passages(known)
+    all_passages = unique_passages(passages)
+    top = passages.filter(pl.col("rank") <= jp.udcg.k)
+    top_passages = unique_passages(top)
+    rel_model, udcg_model = llm.resolve(jp.relevance_model), llm.resolve(jp.udcg.model)
+    rel_dists = udcg_dists = None
+    if not jp.reason and one_token("relevance", jp.prompt_version):
+        # one batch for both judges: where the prompts share the question-and-passage prefix
+        # (judge.yaml v4) the UDCG call reuses the relevance call's KV state of the passage
+        rel_dists, udcg_dists = ctx.gateway.next_token_probs_grouped(
+            [
+                (
+                    relevance_token_requests(
+                        all_passages, qa, rel_model, jp.prompt_version, llm.temperature, llm.seed
+                    ),
+                    list(GRADE_LEVELS),
+                ),
+                (
+                    passage_udcg_requests(top_passages, qa, udcg_model, jp.prompt_version),
+                    [NO_RESPONSE],
+                ),
+            ],
+            desc="relevance+udcg",
+        )
     relevance = grade_passage_relevance(
-        unique_passages(passages),
+        all_passages,
         qa,
         ctx.gateway,
-        llm.resolve(jp.relevance_model),
+        rel_model,
         jp.prompt_version,
         llm.temperature,
         llm.seed,
         jp.reason,
+        rel_dists,
     )
-    top = passages.filter(pl.col("rank") <= jp.udcg.k)
     probs = abstention_probabilities(
-        unique_passages(top), qa, ctx.gateway, llm.resolve(jp.udcg.model), jp.prompt_version
+        top_passages, qa, ctx.gateway, udcg_model, jp.prompt_version, udcg_dists
     )
     utility = utility_table(relevance, probs, jp.udcg.relevance_threshold)
     per_q = udcg_per_question(top, utility, jp.udcg.gamma)

@@ -33,9 +33,11 @@ import numpy as np
 import polars as pl
 
 from ragcourt.judging.llm_judges import render
+from ragcourt.judging.relevance import with_questions
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest, Gateway
+    from ragcourt.llm.types import TokenDistribution
 
 NO_RESPONSE = "NO-RESPONSE"
 
@@ -79,23 +81,33 @@ def udcg_requests(
     ]
 
 
+def passage_udcg_requests(
+    passages: pl.DataFrame, questions: pl.DataFrame, model: str, version: str
+) -> list[ChatRequest]:
+    """The requests :func:`abstention_probabilities` sends, one per passage (``text``)."""
+    joined = with_questions(passages, questions)
+    return udcg_requests(joined["question"].to_list(), joined["text"].to_list(), model, version)
+
+
 def abstention_probabilities(
     passages: pl.DataFrame,
     questions: pl.DataFrame,
     gateway: Gateway,
     model: str,
     version: str = "v1",
+    dists: Sequence[TokenDistribution] | None = None,
 ) -> pl.DataFrame:
     """P(NO-RESPONSE | q, p) per unique (question_id, chunk_id) passage (``text`` column).
-    Returns question_id, chunk_id, p_no_response (null on failure), p_method, p_error."""
-    joined = passages.join(
-        questions.select("question_id", "question"), on="question_id", how="left"
-    )
-    if joined.filter(pl.col("question").is_null()).height:
-        qid = joined.filter(pl.col("question").is_null())["question_id"][0]
-        raise ValueError(f"question_id '{qid}' of a retrieved passage is not in the QA set")
-    reqs = udcg_requests(joined["question"].to_list(), joined["text"].to_list(), model, version)
-    dists = gateway.next_token_probs(reqs, candidates=[NO_RESPONSE], desc="udcg") if reqs else []
+    Returns question_id, chunk_id, p_no_response (null on failure), p_method, p_error.
+    ``dists``: the distributions of :func:`passage_udcg_requests` already asked for."""
+    joined = with_questions(passages, questions)
+    if dists is None:
+        reqs = udcg_requests(joined["question"].to_list(), joined["text"].to_list(), model, version)
+        dists = (
+            gateway.next_token_probs(reqs, candidates=[NO_RESPONSE], desc="udcg") if reqs else []
+        )
+    elif len(dists) != joined.height:
+        raise ValueError(f"{len(dists)} distributions for {joined.height} passages")
     probs: list[float | None] = []
     methods: list[str] = []
     errors: list[str | None] = []

@@ -246,6 +246,14 @@ class Gateway:
         """P(first answer token) over ``candidates`` (see ``next_token`` for the method)."""
         return _run_sync(self.anext_token_probs(reqs, candidates, desc))
 
+    def next_token_probs_grouped(
+        self, groups: Sequence[tuple[Sequence[ChatRequest], Sequence[str]]], desc: str = ""
+    ) -> list[list[TokenDistribution]]:
+        """:meth:`next_token_probs` for several ``(requests, candidates)`` groups as one batch:
+        one ``prefix_order``, so requests of different judges that share a prompt prefix (the
+        same question and passage) run back to back; one result list per group, order kept."""
+        return _run_sync(self.anext_token_probs_grouped(groups, desc))
+
     def metrics_path(self) -> Path:
         return Path(self.params.metrics_dir) / f"llm_{self.stage}.json"
 
@@ -280,17 +288,47 @@ class Gateway:
             reqs, lambda r: self._dist_one(r, cands, limits), desc, lambda x: x.ok
         )
 
+    async def anext_token_probs_grouped(
+        self, groups: Sequence[tuple[Sequence[ChatRequest], Sequence[str]]], desc: str = ""
+    ) -> list[list[TokenDistribution]]:
+        cands: list[list[str]] = []
+        for _, candidates in groups:
+            c = list(candidates)
+            if not c or any(not x for x in c) or len(set(c)) != len(c):
+                raise ValueError(f"candidates must be distinct non-empty strings, got {c!r}")
+            cands.append(c)
+        flat = [(req, g) for g, (reqs, _) in enumerate(groups) for req in reqs]
+        limits = _Limits(self.params)
+        by_position = iter(range(len(flat)))  # _batch calls `one` once per request, in order
+
+        def one(req: ChatRequest) -> Awaitable[TokenDistribution]:
+            return self._dist_one(req, cands[group_of[next(by_position)]], limits)
+
+        order = prefix_order([r for r, _ in flat])
+        group_of = [flat[i][1] for i in order]
+        started = await self._batch([flat[i][0] for i in order], one, desc, lambda x: x.ok, False)
+        results: list[TokenDistribution | None] = [None] * len(flat)
+        for pos, i in enumerate(order):
+            results[i] = started[pos]
+        out: list[list[TokenDistribution]] = [[] for _ in groups]
+        for (_, g), r in zip(flat, results, strict=True):
+            assert r is not None
+            out[g].append(r)
+        return out
+
     async def _batch(
         self,
         reqs: Sequence[ChatRequest],
         one: Callable[[ChatRequest], Awaitable[R]],
         desc: str,
         ok: Any,
+        reorder: bool = True,
     ) -> list[R]:
-        """``one(req)`` for every request, started in ``prefix_order``; results in order."""
+        """``one(req)`` for every request, started in ``prefix_order`` (as given when not
+        ``reorder``); results in request order."""
         if not reqs:
             return []
-        order = prefix_order(reqs)
+        order = prefix_order(reqs) if reorder else list(range(len(reqs)))
         coros = [one(reqs[i]) for i in order]
         progress = _Progress(desc, len(coros))
         t0 = time.perf_counter()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragcourt.llm.types import ChatRequest
+from ragcourt.llm.types import ChatRequest, TokenDistribution
 
 if TYPE_CHECKING:
     from ragcourt.llm.gateway import Gateway
@@ -89,18 +89,24 @@ def grade(
     levels: Mapping[str, float],
     reason: bool = False,
     desc: str = "",
+    dists: Sequence[TokenDistribution] | None = None,
 ) -> list[Graded]:
     """Grade each item: ``token_reqs[i]`` asks for one label token (probability form),
     ``reason_reqs[i]`` for the JSON reply (generated form: every item when ``reason``, else
-    only items whose model returned no logprobs, with that named in the reason)."""
+    only items whose model returned no logprobs, with that named in the reason). ``dists``:
+    the label distributions of ``token_reqs`` already asked for (e.g. in a batch shared
+    with another judge, :meth:`Gateway.next_token_probs_grouped`)."""
     if len(token_reqs) != len(reason_reqs):
         raise ValueError("token and reason requests differ in number")
+    if dists is not None and (reason or len(dists) != len(token_reqs)):
+        raise ValueError("dists must be one per token request, and only without reason")
     out: list[Graded | None] = [None] * len(token_reqs)
     fallback: dict[int, str] = {}
     if reason:
         fallback = dict.fromkeys(range(len(reason_reqs)), "")
     elif token_reqs:
-        dists = gw.next_token_probs(token_reqs, candidates=list(levels), desc=desc)
+        if dists is None:
+            dists = gw.next_token_probs(token_reqs, candidates=list(levels), desc=desc)
         for i, d in enumerate(dists):
             if d.no_logprobs:
                 fallback[i] = f"generated form: {d.model} returned no logprobs; "

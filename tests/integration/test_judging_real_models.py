@@ -94,3 +94,52 @@ def _judge_all(params: Params) -> None:
     answers_stage.run(params)
     retrieval_stage.run(params)
     summary.run(params)
+
+
+def test_shared_passage_prefix_v4_reuses_the_passage_and_changes_nothing_local_model(
+    params: Params,
+) -> None:
+    """judge.yaml v4: relevance and UDCG requests of one (question, passage) share the prompt up
+    to their task, so in one grouped batch the UDCG call evaluates only its task; the grades and
+    P(NO-RESPONSE) are exactly those of separate batches without prefix reuse."""
+    from ragcourt.judging.relevance import GRADE_LEVELS, relevance_token_requests
+    from ragcourt.judging.udcg import NO_RESPONSE, passage_udcg_requests
+
+    passages = pl.DataFrame(
+        {
+            "question_id": ["q1", "q1", "q2"],
+            "chunk_id": ["c1", "c2", "c3"],
+            "text": [
+                "The treaty of the northern ports was signed in 1919 after four years of talks "
+                "between the river towns and the coastal league, and it fixed the tolls.",
+                "Wheat is sown in autumn in the valley and harvested in early summer.",
+                "The harbour master of Port Elin in 1890 was Anna Ward, who kept the logs.",
+            ],
+        }
+    )
+    qa = pl.DataFrame(
+        {"question_id": ["q1", "q2"], "question": ["When was the treaty signed?", "Who was it?"]}
+    )
+    model = params.llm.model
+    rel = relevance_token_requests(passages, qa, model, "v4")
+    udcg = passage_udcg_requests(passages, qa, model, "v4")
+    reset_accounts()
+    params.llm.cache = False
+    params.llm.prefix_reuse = False
+    gw_off = Gateway(params.llm, stage="t_v4_off")
+    rel_off = gw_off.next_token_probs(rel, list(GRADE_LEVELS))
+    udcg_off = gw_off.next_token_probs(udcg, [NO_RESPONSE])
+    params.llm.prefix_reuse = True
+    gw_on = Gateway(params.llm, stage="t_v4_on")
+    rel_on, udcg_on = gw_on.next_token_probs_grouped(
+        [(rel, list(GRADE_LEVELS)), (udcg, [NO_RESPONSE])]
+    )
+    assert all(d.ok for d in rel_off + udcg_off + rel_on + udcg_on)
+    assert [d.raw for d in rel_on] == [d.raw for d in rel_off]  # exact floats
+    assert [d.raw for d in udcg_on] == [d.raw for d in udcg_off]
+    acc = gw_on.account.as_dict()["total"]
+    # each UDCG call reuses its passage's relevance prompt up to the task: more than the
+    # passage and question tokens of all three pairs are hits
+    passage_tokens = sum(len(t.split()) for t in passages["text"].to_list())
+    assert acc["prefix_hit_tokens"] > passage_tokens
+    reset_accounts()

@@ -55,3 +55,31 @@ def test_reason_asks_the_generated_form_and_rejects_unknown_labels_scripted_mode
     assert out[0].score == 2.0 and out[0].label == "2"
     assert out[1].score is None and out[1].error and "not one of" in out[1].error
     assert all("why" in c[-1]["content"] for c in m.calls)
+
+
+def test_grouped_batch_keeps_each_groups_candidates_and_order_scripted_model(
+    tmp_path: Path,
+) -> None:
+    """next_token_probs_grouped: one result list per group, in request order, each read over
+    its own candidates; ``grade`` takes those distributions without asking again."""
+
+    def dist(msgs: list[dict[str, str]]) -> dict[str, float]:
+        words = msgs[-1]["content"].split()
+        if words[-1] == "udcg":
+            return {"NO": 0.3, "x": 0.7}
+        p0 = 0.1 * (int(words[1]) + 1)
+        return {"0": p0, "1": 0.2, "2": 0.8 - p0}
+
+    with scripted_model("g4", "unused", next_token=dist) as m:
+        gw = _gw(tmp_path)
+        token, why = _reqs(m.model, 3)
+        udcg = [ChatRequest.of(m.model, "s", f"item {i} udcg", max_tokens=1) for i in (2, 0)]
+        rel, no = gw.next_token_probs_grouped([(token, list(LEVELS)), (udcg, ["NO"])])
+        n_calls = len(m.calls)
+        out = grade(gw, token, why, LEVELS, dists=rel)
+    assert n_calls == 5 and len(m.calls) == 5  # grade asked nothing more
+    assert [d.probs["0"] for d in rel] == pytest.approx([0.1, 0.2, 0.3])
+    assert [d.raw["NO"] for d in no] == pytest.approx([0.3, 0.3])
+    assert [g.score for g in out] == pytest.approx([1.6, 1.4, 1.2])
+    with pytest.raises(ValueError, match="one per token request"):
+        grade(gw, token, why, LEVELS, dists=rel[:2])
