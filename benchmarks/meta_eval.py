@@ -80,6 +80,7 @@ from ragcourt.core import catalog, offline
 from ragcourt.core.entry import setup_logging
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params, load_params
+from ragcourt.core.profiles import apply_profile
 from ragcourt.judging.discrimination import SEPARATED, percentile_interval, verdict
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm.gateway import Gateway
@@ -177,6 +178,7 @@ class MetaEval(_Model):
     qa_items: int
     qagen_attempts: int  # 0: the QA set is a hand-written file (qa_source)
     qa_source: str | None = None  # None: synthetic (qagen); else the --gold-quotes file
+    profile: str | None = None  # the params profile written into the temp project
     prepare_wall_s: dict[str, float]
     prepare_calls: Calls
     configs: list[ConfigResult]
@@ -193,14 +195,18 @@ def make_project(
     cache_dir: Path,
     systems: dict[str, Any] | None = None,
     only_files: set[str] | None = None,
+    profile: str | None = None,
 ) -> Params:
     """A temp copy of the project in ``work`` (the cwd afterwards) and its params; the
     systems file holds ``systems`` (default: the ladder, :data:`SYSTEMS_YAML`); the corpus is
-    ``corpus``'s files (only those named in ``only_files`` when given, then ``max_docs``)."""
+    ``corpus``'s files (only those named in ``only_files`` when given, then ``max_docs``);
+    ``profile``: that params profile (``configs/profiles/NAME.yaml``) written into the copy."""
     work.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "params.yaml", work / "params.yaml")
     for folder in ("configs", "stages"):
         shutil.copytree(ROOT / folder, work / folder, dirs_exist_ok=True)
+    if profile:
+        apply_profile(profile, work / "params.yaml", root=work)
     docs = sorted(p for p in corpus.iterdir() if p.is_file() and not p.name.startswith("."))
     if only_files is not None:
         missing = sorted(only_files - {p.name for p in docs})
@@ -778,6 +784,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="corpus: only the --corpus files named by --gold-quotes (e.g. ../shared/corpora/sotu)",
     )
+    ap.add_argument(
+        "--profile", default=None, help="params profile for the temp project (offline-quality)"
+    )
     ap.add_argument("--n-items", type=int, default=40)
     ap.add_argument("--max-attempts", type=int, default=100)
     ap.add_argument("--configs", default="margin-similarity", help=f"comma list of {list(CONFIGS)}")
@@ -828,6 +837,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         args.model,
         args.cache_dir.resolve(),
         only_files=only,
+        profile=args.profile,
     )
     params.qagen.n_items, params.qagen.max_attempts = args.n_items, args.max_attempts
     wall, calls = prepare(params, gold)
@@ -847,6 +857,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             qa_items=qa_items,
             qagen_attempts=0 if gold else args.max_attempts,
             qa_source=str(args.gold_quotes) if gold else None,
+            profile=args.profile,
             prepare_wall_s=wall,
             prepare_calls=calls,
             configs=results,
