@@ -129,8 +129,10 @@ CONFIGS: dict[str, tuple[str, str | None]] = {
     "margin-similarity": ("correctness_margin", "similarity"),
     "margin-rubric": ("correctness_margin", "rubric"),
     "margin-expected": ("correctness_margin", "expected"),
-    "llm": ("llm", None),
+    "llm": ("llm", None),  # the params' tournament prompts (default: v2, two-stage)
+    "llm-direct": ("llm", None),  # tournament prompts --direct-version, no analysis stage
 }
+DIRECT_VERSION = "v3"  # tournament.yaml version of llm-direct (override: --direct-version)
 
 
 class _Model(BaseModel):
@@ -374,6 +376,7 @@ def evaluate(
     n_boot: int,
     seed: int,
     max_questions: int | None = None,
+    direct_version: str = DIRECT_VERSION,
 ) -> ConfigResult:
     """One judge configuration on the prepared answers: judge + tournament stages, measures."""
     from ragcourt.judging import answers_stage
@@ -382,6 +385,9 @@ def evaluate(
     kind, mode = CONFIGS[name]
     p = params.model_copy(deep=True)
     p.tournament.judge = kind
+    if name == "llm-direct":
+        p.tournament.analysis = False
+        p.tournament.prompt_version = direct_version
     p.tournament.model = judge_model
     p.judge.correctness_model = judge_model
     if mode is not None:
@@ -791,6 +797,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--max-attempts", type=int, default=100)
     ap.add_argument("--configs", default="margin-similarity", help=f"comma list of {list(CONFIGS)}")
     ap.add_argument("--llm-questions", type=int, default=None, help="QA head for the llm config")
+    ap.add_argument(
+        "--direct-version", default=DIRECT_VERSION, help="tournament prompts of llm-direct"
+    )
     ap.add_argument("--questions", default="5,10,20,40", help="question curve sizes")
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
@@ -848,7 +857,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name in names:
         cap = args.llm_questions if CONFIGS[name][0] == "llm" else None
         print(f"[meta-eval] configuration {name} ...", file=sys.stderr, flush=True)
-        results.append(evaluate(params, name, args.judge_model, ns, args.bootstrap, args.seed, cap))
+        results.append(
+            evaluate(
+                params, name, args.judge_model, ns, args.bootstrap, args.seed, cap,
+                args.direct_version,
+            )
+        )  # fmt: skip
         print(f"[meta-eval] {name}: {results[-1].wall_s} s", file=sys.stderr, flush=True)
         res = MetaEval(
             corpus=str(args.corpus),
