@@ -25,6 +25,7 @@ first token each label was read from. Forms:
 - ``x-unfenced-direct``: experimental, ``v3-direct`` without fences (the fences' cost for a
   small model; not shippable: no injection defence);
 - ``x-ab-direct``: experimental, ``v3-direct`` asking for A or B only (C still read).
+- ``v4-direct``: prompts v4, the short reference-match ask with tagged data, no analysis;
 - ``x-tagged-direct``: experimental, ``v3-direct`` with ``untrusted: tagged`` (XML-style
   ``<answer_a id="h">`` elements, :func:`ragcourt.core.fencing.tag`) instead of ``<<<`` fences,
   the system prompt's fence rule reworded for tags: same defence, a form small models know.
@@ -85,6 +86,7 @@ FORMS: dict[str, Form] = {
     "x-unfenced-direct": Form("x-unfenced", False),
     "x-ab-direct": Form("x-ab", False),
     "x-tagged-direct": Form("x-tagged", False),
+    "v4-direct": Form("v4", False),
 }
 TAGGED_RULE = (
     'Untrusted text is shown inside XML-style elements such as <question id="code">...</question>'

@@ -6,6 +6,7 @@ reference, both orders, labels A / B / C read from the exact next-token logits
 
 - ``plain``: no system message, unfenced fields;
 - ``fenced``: the same, each field inside :func:`ragcourt.core.fencing.fence`;
+- ``tagged``: the same, each field inside :func:`ragcourt.core.fencing.tag` (XML-style);
 - ``system``: unfenced, with the tournament v3 system prompt (long rubric + fence rule).
 
 Prints per question the renormalised A/B/C of each order and the combined P(ref better) /
@@ -23,7 +24,7 @@ import math
 from pathlib import Path
 
 from ragcourt.core import offline
-from ragcourt.core.fencing import fence
+from ragcourt.core.fencing import fence, tag
 from ragcourt.core.params import load_params
 from ragcourt.core.prompts import prompt
 from ragcourt.llm.local_provider import get_model
@@ -34,9 +35,13 @@ ASK = (
 )
 
 
-def user_prompt(question: str, ref: str, a: str, b: str, fenced: bool) -> str:
+def user_prompt(question: str, ref: str, a: str, b: str, style: str) -> str:
     def f(text: str, name: str) -> str:
-        return fence(text, name) if fenced else text
+        if style == "fenced":
+            return fence(text, name)
+        if style == "tagged":
+            return tag(text, name.lower().replace(" ", "_"))
+        return text
 
     return (
         f"Question:\n{f(question, 'QUESTION')}\nReference answer:\n{f(ref, 'REFERENCES')}\n\n"
@@ -62,7 +67,7 @@ def main() -> None:
             ref, wrong = q["reference_answers"][0], w["reference_answers"][0]
             orders = []
             for a, b in ((ref, wrong), (wrong, ref)):
-                user = user_prompt(q["question"], ref, a, b, fenced=form == "fenced")
+                user = user_prompt(q["question"], ref, a, b, form)
                 msgs = [{"role": "user", "content": user}]
                 if form == "system":
                     msgs.insert(0, {"role": "system", "content": system})
