@@ -8,7 +8,14 @@ minute on the configured model (default: the embedded local model).
    (final verdicts/min, arbitrator calls). Items come from the run's answers + QA when
    present, else from STS-B pairs (reference = sentence1, answer = sentence2).
 
+3. ``--versions v1,v4``: the LLM judge (DAFE's arbitrator) alone under each judge.yaml
+   prompt version, side by side on the same items, each with an empty cache: v1 writes a
+   JSON verdict with a reason (the judge before issue 14), v2 and later read P(correct) from
+   one next token (the ``judge`` stage before and after). Prints seconds, verdicts/min, the
+   speed-up against the first version and how often the verdicts agree with it.
+
     python benchmarks/bench_judge.py --n 20
+    python benchmarks/bench_judge.py --n 20 --versions v1,v4
 """
 
 from __future__ import annotations
@@ -111,11 +118,48 @@ def throughput(params_path: str, n: int) -> dict[str, Any]:
     return out
 
 
+def llm_judge_versions(params_path: str, n: int, versions: list[str]) -> list[dict[str, Any]]:
+    """The LLM judge alone under each prompt version on the same items, empty cache each."""
+    base = load_params(params_path)
+    source, items = demo_items(n)
+    name = next(k for k, spec in base.judge.judges.items() if spec.kind == "llm")
+    rows: list[dict[str, Any]] = []
+    first: list[bool | None] | None = None
+    for v in versions:
+        with tempfile.TemporaryDirectory() as tmp:
+            p = base.model_copy(deep=True)
+            p.llm.cache_dir, p.llm.metrics_dir = tmp, tmp
+            p.judge.judges[name].prompt_version = v
+            p.judge.reason = False
+            judge_ = build_judges([name], JudgeContext(p, stage="bench_judge"))[name]
+            t0 = time.perf_counter()
+            verdicts = judge_.judge(items)
+            dt = time.perf_counter() - t0
+        labels = [v_.verdict if v_.ok else None for v_ in verdicts]
+        first = labels if first is None else first
+        same = sum(a == b for a, b in zip(first, labels, strict=True) if a is not None)
+        rows.append(
+            {
+                "version": v, "items": len(items), "source": source, "seconds": round(dt, 1),
+                "verdicts_per_min": round(60 * sum(x is not None for x in labels) / dt, 1),
+                "failures": sum(x is None for x in labels),
+                "speed_up": round(rows[0]["seconds"] / dt, 2) if rows else 1.0,
+                "agree_with_first": f"{same}/{sum(a is not None for a in first)}",
+            }
+        )  # fmt: skip
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--n", type=int, default=20, help="items for the throughput run")
+    ap.add_argument("--versions", default=None, help="only the LLM judge per prompt version")
     args = ap.parse_args()
+    if args.versions:
+        for row in llm_judge_versions(args.params, args.n, args.versions.split(",")):
+            print(row)
+        return
     demo = calls_per_verdict()
     if demo is None:
         print(f"calls per verdict: {SUMMARY} not found (run `dvc repro` first)")
