@@ -61,8 +61,12 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
 
 
 def _fenced(text: str, label: str) -> str:
-    m = re.search(rf"<<<{label} (\S+)>>>\n(.*?)\n<<<END {label} \1>>>", text, re.S)
-    assert m is not None, f"no fenced {label} in the judge prompt"
+    """The text enclosed as ``label`` (``ANSWER A``): a ``<<<`` fence, or a tag ``answer_a``."""
+    tag = label.lower().replace(" ", "_")
+    m = re.search(rf"<<<{label} (\S+)>>>\n(.*?)\n<<<END {label} \1>>>", text, re.S) or re.search(
+        rf'<{tag} id="(\S+)">\n(.*?)\n</{tag}>', text, re.S
+    )
+    assert m is not None, f"no fenced or tagged {label} in the judge prompt"
     return m.group(2)
 
 
@@ -114,3 +118,39 @@ def test_constant_judge_separates_nothing_scripted_model(project: Params) -> Non
     assert res.curve and not any(pt.separated for pt in res.curve)
     assert all(pt.verdict.startswith("not separated") for pt in res.curve)
     assert res.pairwise_accuracy == 0.0  # equal Elo never counts as the known order
+
+
+def test_llm_direct_v4_recovers_the_ladder_in_one_call_per_order_scripted_model(
+    project: Params,
+) -> None:
+    """llm-direct: tournament analysis off, prompts v4 (tagged data): one call per order, and a
+    judge that prefers the reference recovers the ladder."""
+    with scripted_model(
+        "meta-direct", _prefers_the_reference, lambda msgs: _probs(_prefers_the_reference(msgs))
+    ) as m:
+        res = me.evaluate(
+            project, "llm-direct", m.model, ns=[5, 10], n_boot=300, seed=0, direct_version="v4"
+        )
+    assert res.pairwise_accuracy == 1.0 and res.kendall_tau_b == 1.0
+    assert m.calls and all(len(c) == 2 for c in m.calls)  # system + one user turn
+    assert all('<answer_a id="' in c[1]["content"] for c in m.calls)
+
+
+def test_make_project_takes_the_quoted_files_and_the_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (corpus / name).write_text(f"text of {name}")
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache"
+    params = me.make_project(
+        tmp_path / "work", corpus, None, "local/smollm2-135m", cache,
+        only_files={"a.txt", "c.txt"}, profile="offline-quality",
+    )  # fmt: skip
+    assert sorted(p.name for p in (tmp_path / "work/corpus").iterdir()) == ["a.txt", "c.txt"]
+    assert params.judge.relevance_model == "local/qwen2.5-coder-1.5b"  # the profile's value
+    assert params.llm.model == "local/smollm2-135m"  # generation roles stay
+    with pytest.raises(SystemExit, match=r"missing: \['d.txt'\]"):
+        me.make_project(tmp_path / "work2", corpus, None, "m", cache, only_files={"a.txt", "d.txt"})
