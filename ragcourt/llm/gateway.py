@@ -101,6 +101,14 @@ def prefix_order(reqs: Sequence[ChatRequest]) -> list[int]:
     return others + sorted(local, key=lambda i: (reqs[i].model, reqs[i].messages))
 
 
+def _checked_candidates(candidates: Sequence[str]) -> list[str]:
+    """``candidates`` as a list; empty, blank or repeated labels are a ValueError."""
+    cands = list(candidates)
+    if not cands or any(not c for c in cands) or len(set(cands)) != len(cands):
+        raise ValueError(f"candidates must be distinct non-empty strings, got {cands!r}")
+    return cands
+
+
 def _run_sync(coro: Awaitable[R]) -> R:
     """Run a coroutine from sync code (in a helper thread when a loop is already running)."""
 
@@ -280,9 +288,7 @@ class Gateway:
     async def anext_token_probs(
         self, reqs: Sequence[ChatRequest], candidates: Sequence[str], desc: str = ""
     ) -> list[TokenDistribution]:
-        cands = list(candidates)
-        if not cands or any(not c for c in cands) or len(set(cands)) != len(cands):
-            raise ValueError(f"candidates must be distinct non-empty strings, got {cands!r}")
+        cands = _checked_candidates(candidates)
         limits = _Limits(self.params)
         return await self._batch(
             reqs, lambda r: self._dist_one(r, cands, limits), desc, lambda x: x.ok
@@ -291,28 +297,20 @@ class Gateway:
     async def anext_token_probs_grouped(
         self, groups: Sequence[tuple[Sequence[ChatRequest], Sequence[str]]], desc: str = ""
     ) -> list[list[TokenDistribution]]:
-        cands: list[list[str]] = []
-        for _, candidates in groups:
-            c = list(candidates)
-            if not c or any(not x for x in c) or len(set(c)) != len(c):
-                raise ValueError(f"candidates must be distinct non-empty strings, got {c!r}")
-            cands.append(c)
-        flat = [(req, g) for g, (reqs, _) in enumerate(groups) for req in reqs]
+        cands = [_checked_candidates(c) for _, c in groups]
+        # a copy per request: its id names its group's candidates (a request object may be
+        # passed in two groups); copies compare and cache like the originals
+        flat = [(req.model_copy(), g) for g, (reqs, _) in enumerate(groups) for req in reqs]
+        cands_of = {id(req): cands[g] for req, g in flat}
         limits = _Limits(self.params)
-        by_position = iter(range(len(flat)))  # _batch calls `one` once per request, in order
-
-        def one(req: ChatRequest) -> Awaitable[TokenDistribution]:
-            return self._dist_one(req, cands[group_of[next(by_position)]], limits)
-
-        order = prefix_order([r for r, _ in flat])
-        group_of = [flat[i][1] for i in order]
-        started = await self._batch([flat[i][0] for i in order], one, desc, lambda x: x.ok, False)
-        results: list[TokenDistribution | None] = [None] * len(flat)
-        for pos, i in enumerate(order):
-            results[i] = started[pos]
+        results = await self._batch(
+            [req for req, _ in flat],
+            lambda r: self._dist_one(r, cands_of[id(r)], limits),
+            desc,
+            lambda x: x.ok,
+        )
         out: list[list[TokenDistribution]] = [[] for _ in groups]
         for (_, g), r in zip(flat, results, strict=True):
-            assert r is not None
             out[g].append(r)
         return out
 
@@ -322,13 +320,11 @@ class Gateway:
         one: Callable[[ChatRequest], Awaitable[R]],
         desc: str,
         ok: Any,
-        reorder: bool = True,
     ) -> list[R]:
-        """``one(req)`` for every request, started in ``prefix_order`` (as given when not
-        ``reorder``); results in request order."""
+        """``one(req)`` for every request, started in ``prefix_order``; results in order."""
         if not reqs:
             return []
-        order = prefix_order(reqs) if reorder else list(range(len(reqs)))
+        order = prefix_order(reqs)
         coros = [one(reqs[i]) for i in order]
         progress = _Progress(desc, len(coros))
         t0 = time.perf_counter()
