@@ -59,6 +59,7 @@ def main() -> None:
     cwd = Path.cwd()
     os.chdir(work)
     try:
+        from ragcourt.core import catalog
         from ragcourt.core.io import read_table
         from ragcourt.core.params import load_params
         from ragcourt.corpus import chunking as chunk
@@ -71,16 +72,16 @@ def main() -> None:
         t0 = time.perf_counter()
         qagen.run(p)
         seconds = time.perf_counter() - t0
-        summary = json.loads(Path("data/qa/summary.json").read_text())
-        llm = json.loads(Path("data/metrics/llm_qagen.json").read_text())
-        qa = read_table("data/qa/qa.parquet", "qa")
-        docs = read_table("data/documents.parquet", "documents")
+        summary = json.loads(catalog.path("qa_summary").read_text())
+        llm = json.loads(catalog.llm_metrics(p.llm.metrics_dir, "qagen").read_text())
+        qa = read_table(catalog.path("qa"), "qa")
+        docs = read_table(catalog.path("documents"), "documents")
         texts = dict(zip(docs["doc_id"], docs["text"], strict=True))
         verbatim = sum(
             texts[r["doc_id"]][r["char_start"] : r["char_end"]] == r["context"]
             for r in qa.iter_rows(named=True)
         )
-        n_chunks = read_table("data/chunks/bench.parquet", "chunks").height
+        n_chunks = read_table(catalog.path("chunks", chunking="bench"), "chunks").height
     finally:
         os.chdir(cwd)
         if not args.keep:
