@@ -2,7 +2,7 @@
 
 Runs :func:`ragcourt.judging.retrieval_stage.judge_retrieval` (RAGElo passage relevance +
 UDCG passage utility) on the answers and QA set of a finished demo run (``data/answers``,
-``data/qa``; run ``dvc repro`` first) with the same model under four settings, side by side in
+``data/qa``; run ``dvc repro`` first) with the same model under several settings, side by side in
 one process, each with its own empty reply cache so every call reaches the model:
 
 - ``before``: judge prompts v1 (relevance as a generated JSON with a reason), prefix reuse off
@@ -14,7 +14,10 @@ one process, each with its own empty reply cache so every call reaches the model
 - ``v4-no-reuse`` / ``v4``: prompts v4 (relevance and UDCG share the system prompt and the
   question-and-passage head, both judges in one batch, so the UDCG call reuses the passage's
   KV state), reuse off / on; identical outputs. v4 changes the prompt words, so its outputs
-  are compared with v2's by Spearman correlation, not equality.
+  are compared with v2's by Spearman correlation, not equality;
+- ``v5-no-reuse`` / ``v5``: prompts v5 (the two task descriptions in the shared system
+  prompt, the reminder in the shared head, a one-line task name after it), reuse off / on;
+  identical outputs; compared with v4 by Spearman.
 
 Prints wall time, model calls, prompt tokens evaluated, the speed-up ``before / after`` and
 whether the outputs that must match do.
@@ -47,8 +50,16 @@ SETTINGS: dict[str, tuple[str, bool]] = {  # name: (judge prompt version, prefix
     "v2": ("v2", True),
     "v4-no-reuse": ("v4", False),
     "v4": ("v4", True),
+    "v5-no-reuse": ("v5", False),
+    "v5": ("v5", True),
 }
-SAME_FORM = (("before", "v1+reuse"), ("v2-no-reuse", "v2"), ("v4-no-reuse", "v4"))
+SAME_FORM = (
+    ("before", "v1+reuse"),
+    ("v2-no-reuse", "v2"),
+    ("v4-no-reuse", "v4"),
+    ("v5-no-reuse", "v5"),
+)
+COMPARED = (("v2", "v4"), ("v4", "v5"))  # different words: outputs compared by Spearman
 
 
 def one(
@@ -116,15 +127,17 @@ def main() -> None:
         if x in res and y in res:
             same = all(res[x][k] == res[y][k] for k in ("relevance", "p_no_response"))
             print(f"outputs {x} == {y}: {same}")
-    if "v2" in res and "v4" in res:
+    for x, y in COMPARED:
+        if x not in res or y not in res:
+            continue
         for k in ("relevance", "p_no_response"):
             pairs = [
                 (a, b)
-                for a, b in zip(res["v2"][k], res["v4"][k], strict=True)
+                for a, b in zip(res[x][k], res[y][k], strict=True)
                 if a is not None and b is not None
             ]
             rho = spearmanr([a for a, _ in pairs], [b for _, b in pairs]).statistic
-            print(f"v2 vs v4 {k}: Spearman {rho:.3f} over {len(pairs)} passages")
+            print(f"{x} vs {y} {k}: Spearman {rho:.3f} over {len(pairs)} passages")
     if args.out:
         args.out.write_text(json.dumps(res, indent=1))
 

@@ -68,12 +68,13 @@ def obeying(attack: str) -> Callable[[Messages], dict[str, float]]:
     return next_token
 
 
-FENCED_VERSIONS = ("v2", "v3", "v4")  # v3: + the reminder after the data; v4: shared passage head
+# v3: + the reminder after the data; v4: shared passage head; v5: tasks in the system prompt
+FENCED_VERSIONS = ("v2", "v3", "v4", "v5")
 
 
 def filter_version(judge_version: str) -> str:
-    """The QA-filter prompt version tested with a judge.yaml version (the filters have no v4)."""
-    return "v3" if judge_version == "v4" else judge_version
+    """The QA-filter prompt version tested with a judge.yaml version (the filters stop at v3)."""
+    return "v3" if judge_version in ("v4", "v5") else judge_version
 
 
 def _params(tmp_path: Path, version: str = "v3") -> Params:

@@ -96,11 +96,12 @@ def _judge_all(params: Params) -> None:
     summary.run(params)
 
 
-def test_shared_passage_prefix_v4_reuses_the_passage_and_changes_nothing_local_model(
-    params: Params,
+@pytest.mark.parametrize("version", ["v4", "v5"])
+def test_shared_passage_prefix_reuses_the_passage_and_changes_nothing_local_model(
+    params: Params, version: str
 ) -> None:
-    """judge.yaml v4: relevance and UDCG requests of one (question, passage) share the prompt up
-    to their task, so in one grouped batch the UDCG call evaluates only its task; the grades and
+    """judge.yaml v4 and v5: relevance and UDCG requests of one (question, passage) share the
+    prompt up to their task, so in one grouped batch the UDCG call evaluates only its task; the grades and
     P(NO-RESPONSE) are exactly those of separate batches without prefix reuse."""
     from ragcourt.judging.relevance import GRADE_LEVELS, relevance_token_requests
     from ragcourt.judging.udcg import NO_RESPONSE, passage_udcg_requests
@@ -121,8 +122,8 @@ def test_shared_passage_prefix_v4_reuses_the_passage_and_changes_nothing_local_m
         {"question_id": ["q1", "q2"], "question": ["When was the treaty signed?", "Who was it?"]}
     )
     model = params.llm.model
-    rel = relevance_token_requests(passages, qa, model, "v4")
-    udcg = passage_udcg_requests(passages, qa, model, "v4")
+    rel = relevance_token_requests(passages, qa, model, version)
+    udcg = passage_udcg_requests(passages, qa, model, version)
     reset_accounts()
     params.llm.cache = False
     params.llm.prefix_reuse = False
