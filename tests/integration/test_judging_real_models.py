@@ -101,8 +101,8 @@ def test_shared_passage_prefix_reuses_the_passage_and_changes_nothing_local_mode
     params: Params, version: str
 ) -> None:
     """judge.yaml v4 and v5: relevance and UDCG requests of one (question, passage) share the
-    prompt up to their task, so in one grouped batch the UDCG call evaluates only its task; the grades and
-    P(NO-RESPONSE) are exactly those of separate batches without prefix reuse."""
+    prompt up to their task, so in one grouped batch the UDCG call evaluates only its task; the
+    grades and P(NO-RESPONSE) are exactly those of separate batches without prefix reuse."""
     from ragcourt.judging.relevance import GRADE_LEVELS, relevance_token_requests
     from ragcourt.judging.udcg import NO_RESPONSE, passage_udcg_requests
 
