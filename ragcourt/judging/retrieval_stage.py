@@ -54,7 +54,7 @@ def judge_retrieval(
     rel_dists = udcg_dists = None
     if not jp.reason and one_token("relevance", jp.prompt_version):
         # one batch for both judges: where the prompts share the question-and-passage prefix
-        # (judge.yaml v4) the UDCG call reuses the relevance call's KV state of the passage
+        # (judge.yaml v4, v5) the UDCG call reuses the relevance call's KV state of the passage
         rel_dists, udcg_dists = ctx.gateway.next_token_probs_grouped(
             [
                 (
