@@ -10,12 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
+from ragcourt.cli.consoles import cli_console
+from ragcourt.cli.errors import user_errors
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 
 app = typer.Typer(help="The LLM reply cache (params llm.cache_dir).", no_args_is_help=True)
-console = Console()
+console = cli_console()
 
 ParamsOpt = typer.Option(Path(DEFAULT_PARAMS_FILE), "--params", help="params file (llm.cache_dir)")
 DirOpt = typer.Option(None, "--cache-dir", help="cache folder; overrides llm.cache_dir")
@@ -24,16 +26,12 @@ FromOpt = typer.Option(None, "--from", help="old diskcache file (default: <cache
 
 
 def _cache_dir(params: Path, cache_dir: Path | None) -> Path:
+    """``--cache-dir``, else ``llm.cache_dir`` of the params file (a bad file: RagcourtError)."""
     if cache_dir is not None:
         return cache_dir
-    from ragcourt.core.errors import RagcourtError
     from ragcourt.core.params import load_params
 
-    try:
-        return Path(load_params(params).llm.cache_dir)
-    except RagcourtError as err:
-        console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(2) from None
+    return Path(load_params(params).llm.cache_dir)
 
 
 def _human(n: int) -> str:
@@ -46,6 +44,7 @@ def _human(n: int) -> str:
 
 
 @app.command()
+@user_errors
 def stats(params: Path = ParamsOpt, cache_dir: Path | None = DirOpt) -> None:
     """Print the cache folder, its entry count and its size on disk."""
     from ragcourt.llm.cache import ReplyCache
@@ -58,16 +57,18 @@ def stats(params: Path = ParamsOpt, cache_dir: Path | None = DirOpt) -> None:
     console.print(f"size: {_human(s['size_bytes'])}")
     if s["file_damage"]:
         console.print(
-            f"[yellow]damaged:[/yellow] {cache.path}: {s['file_damage']} "
-            "(`ragcourt cache verify --repair` moves it aside)",
-            markup=True,
-            highlight=False,
+            Text.assemble(
+                ("damaged:", "yellow"),
+                f" {cache.path}: {s['file_damage']} "
+                "(`ragcourt cache verify --repair` moves it aside)",
+            )
         )
     if s["legacy_diskcache"]:
         console.print("old pickled diskcache present (not read): run `ragcourt cache migrate`")
 
 
 @app.command()
+@user_errors
 def clear(
     params: Path = ParamsOpt,
     cache_dir: Path | None = DirOpt,
@@ -82,11 +83,12 @@ def clear(
     removed = cache.clear()
     cache.close()
     for path in cache.moved_aside:
-        console.print(f"damaged cache file moved to {path}", markup=False, highlight=False)
+        console.print(f"damaged cache file moved to {path}")
     console.print(f"removed {removed} cached replies from {cache.directory}")
 
 
 @app.command()
+@user_errors
 def verify(
     params: Path = ParamsOpt,
     cache_dir: Path | None = DirOpt,
@@ -98,16 +100,16 @@ def verify(
     cache = ReplyCache(_cache_dir(params, cache_dir))
     report = cache.verify(repair=repair)
     cache.close()
-    console.print(f"cache: {report.path}", markup=False, highlight=False)
+    console.print(f"cache: {report.path}")
     if report.file_damage is not None:
-        console.print(f"damaged file: {report.file_damage}", markup=False, highlight=False)
+        console.print(f"damaged file: {report.file_damage}")
         if report.moved_to is not None:
-            console.print(f"moved to {report.moved_to}", markup=False, highlight=False)
+            console.print(f"moved to {report.moved_to}")
     else:
         console.print(f"entries ok: {report.entries_ok}")
         console.print(f"entries damaged: {report.entries_damaged}")
         for example in report.examples:
-            console.print(f"  {example}", markup=False, highlight=False)
+            console.print(f"  {example}")
         if repair:
             console.print(f"entries removed: {report.entries_removed}")
     if report.damage_left:
@@ -116,6 +118,7 @@ def verify(
 
 
 @app.command()
+@user_errors
 def migrate(
     params: Path = ParamsOpt,
     cache_dir: Path | None = DirOpt,
@@ -126,20 +129,15 @@ def migrate(
     Only plain data is unpickled (no classes, no functions: those rows are refused and
     counted); every value must be a valid reply.
     """
-    from ragcourt.core.errors import RagcourtError
     from ragcourt.llm.cache_migrate import migrate_diskcache
 
-    try:
-        report = migrate_diskcache(_cache_dir(params, cache_dir), source)
-    except RagcourtError as err:
-        console.print(f"[red]error:[/red] {err}", highlight=False)
-        raise typer.Exit(2) from None
-    console.print(f"migrated {report.source}", markup=False, highlight=False)
+    report = migrate_diskcache(_cache_dir(params, cache_dir), source)
+    console.print(f"migrated {report.source}")
     console.print(f"rows: {report.rows}")
     console.print(f"imported: {report.imported}")
     console.print(f"already present: {report.already_present}")
     console.print(f"refused (needs a global): {report.refused_globals}")
     console.print(f"invalid: {report.invalid}")
     for example in report.examples:
-        console.print(f"  {example}", markup=False, highlight=False)
-    console.print(f"old file moved to {report.moved_to}", markup=False, highlight=False)
+        console.print(f"  {example}")
+    console.print(f"old file moved to {report.moved_to}")

@@ -15,6 +15,9 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from ragcourt.cli.consoles import cli_console
 
 RUNNING = re.compile(r"^Running stage '([^']+)'")
 SKIPPED = re.compile(r"^Stage '([^']+)' didn't change, skipping")
@@ -44,12 +47,12 @@ def repro(
     root: Path, targets: list[str], force: bool = False, console: Console | None = None
 ) -> int:
     """Run ``dvc repro`` in ``root``; return its exit code."""
-    console = console or Console(stderr=True)
+    console = console or cli_console(stderr=True)
     cmd = [sys.executable, "-m", "dvc", "repro", *(["--force"] if force else []), *targets]
     total = stage_count(root, targets)
     tail: deque[str] = deque(maxlen=60)
     columns = [
-        TextColumn("[bold]dvc repro[/bold] {task.description}"),
+        TextColumn("dvc repro {task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -74,7 +77,7 @@ def repro(
                     bar.advance(task)
                 running = m.group(1)
                 bar.update(task, description=running)
-                bar.console.print(f"[cyan]running[/cyan] {running}")
+                bar.console.print(Text.assemble(("running", "cyan"), f" {running}"))
             elif m := SKIPPED.match(line):
                 bar.update(task, description=f"{m.group(1)} (unchanged)")
                 bar.advance(task)
@@ -83,5 +86,5 @@ def repro(
             bar.advance(task)
         bar.update(task, description="done" if code == 0 else f"failed in {running}")
     if code != 0:
-        console.print("\n".join(tail), markup=False, highlight=False)
+        console.print("\n".join(tail), markup=False, highlight=False, soft_wrap=True)
     return code

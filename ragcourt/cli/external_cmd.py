@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from ragcourt.cli.errors import err_console, user_errors
+from ragcourt.cli.consoles import cli_console
+from ragcourt.cli.errors import err_console, print_warning, user_errors
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 
 questions_app = typer.Typer(
@@ -39,7 +39,7 @@ questions_app = typer.Typer(
 answers_app = typer.Typer(
     help="Answers produced outside ragcourt (systems of kind answers_file).", no_args_is_help=True
 )
-console = Console()
+console = cli_console()
 
 ParamsOpt = typer.Option(Path(DEFAULT_PARAMS_FILE), "--params", help="params file")
 
@@ -90,7 +90,7 @@ def export_questions(
         sys.stdout.write(text)
         return
     write_text(text, out)
-    err_console.print(f"wrote {len(rows)} questions from {source} to {out}", highlight=False)
+    err_console.print(f"wrote {len(rows)} questions from {source} to {out}")
 
 
 @answers_app.command("import")
@@ -117,17 +117,15 @@ def import_answers(
     with_contexts = sum(1 for r in checked.replies.values() if r.contexts)
     console.print(
         f"{file}: {len(checked.replies)} answers for {qa.height} questions "
-        f"({with_contexts} with contexts)",
-        highlight=False,
+        f"({with_contexts} with contexts)"
     )
     if checked.unanswered:
         shown = ", ".join(checked.unanswered[:10]) + (
             ", ..." if len(checked.unanswered) > 10 else ""
         )
-        err_console.print(
-            f"warning: {len(checked.unanswered)} questions have no answer and will be error "
-            f"rows of '{system}': {shown}",
-            highlight=False,
+        print_warning(
+            f"{len(checked.unanswered)} questions have no answer and will be error "
+            f"rows of '{system}': {shown}"
         )
     reg = register_answers_file(file, system, p, edit_systems_file=not print_only)
     dest = imported_path(system, file)
@@ -137,4 +135,4 @@ def import_answers(
         console.print(f"copied to {dest}; '{system}' is already in {reg.systems_file}")
     else:
         console.print(f"copied to {dest}; add this item to 'systems' in {reg.systems_file}:")
-        console.print(f"  - {reg.entry}", highlight=False, markup=False)
+        console.print(f"  - {reg.entry}")

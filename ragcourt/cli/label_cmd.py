@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from ragcourt.cli.consoles import cli_console
 from ragcourt.cli.errors import user_errors
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
@@ -25,7 +25,7 @@ app = typer.Typer(
     help="Human labels for calibrating the judges (labelling page, CSV export/import).",
     no_args_is_help=True,
 )
-console = Console()
+console = cli_console()
 
 
 LabelsDirOpt = typer.Option(

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from ragcourt.cli.cache_cmd import app as cache_app
+from ragcourt.cli.consoles import cli_console
 from ragcourt.cli.errors import err_console, user_errors
 from ragcourt.cli.external_cmd import answers_app, questions_app
 from ragcourt.cli.label_cmd import app as label_app
@@ -46,7 +47,7 @@ app.add_typer(profile_app, name="profile")
 app.add_typer(questions_app, name="questions")
 app.add_typer(answers_app, name="answers")
 
-console = Console()
+console = cli_console()
 
 
 @app.callback()
@@ -86,7 +87,7 @@ class Runner(StrEnum):
 
 def _stage_progress() -> Progress:
     return Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -224,13 +225,23 @@ def systems_list(params: Path = ParamsOpt) -> None:
 
 
 @app.command()
-def doctor(params: Path = ParamsOpt) -> None:
-    """Check the environment offline: models, llama-cpp, DVC, Prefect. Exit 1 on a failure."""
+def doctor(
+    params: Path = ParamsOpt,
+    call: bool = typer.Option(
+        False, "--call", help="also make one real 1-token call per hosted model (may cost money)"
+    ),
+) -> None:
+    """Check the environment: models (each local one loaded in a child process), hosted routes,
+    llama-cpp, DVC, Prefect. Exit 1 on a failure."""
     from ragcourt.cli.doctor import run_checks
 
     with console.status("checking"):
-        checks = run_checks(params)
-    marks = {"ok": "[green]ok[/green]", "warn": "[yellow]warn[/yellow]", "fail": "[red]FAIL[/red]"}
+        checks = run_checks(params, call=call)
+    marks = {
+        "ok": Text("ok", style="green"),
+        "warn": Text("warn", style="yellow"),
+        "fail": Text("FAIL", style="red"),
+    }
     table = Table(title="ragcourt doctor")
     table.add_column("check")
     table.add_column("status")

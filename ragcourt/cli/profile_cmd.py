@@ -13,13 +13,13 @@ from pathlib import Path
 
 import typer
 import yaml
-from rich.console import Console
 
+from ragcourt.cli.consoles import cli_console
 from ragcourt.cli.errors import user_errors
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 
 app = typer.Typer(help="Named params overlays (configs/profiles/NAME.yaml).", no_args_is_help=True)
-console = Console()
+console = cli_console()
 
 ParamsOpt = typer.Option(Path(DEFAULT_PARAMS_FILE), "--params", help="params file")
 
@@ -44,7 +44,7 @@ def show(name: str) -> None:
     """Print the profile's overlay (validated keys)."""
     from ragcourt.core.profiles import load_overlay
 
-    console.print(yaml.safe_dump(load_overlay(name), sort_keys=False).rstrip(), highlight=False)
+    console.print(yaml.safe_dump(load_overlay(name), sort_keys=False).rstrip())
 
 
 def apply_and_report(name: str, params: Path) -> list[str]:

@@ -4,7 +4,8 @@ environment, logging, and one-line errors.
 ``run_entry(main)`` applies the offline environment (:func:`ragcourt.core.offline.apply`),
 sets up logging, calls ``main()`` inside :func:`ragcourt.core.io.output_set` (a stage's
 outputs are renamed into place together, or not at all) and turns a :class:`RagcourtError`
-into one line on stderr and exit code 2. :class:`StageFailed` (outputs written, error rows
+into one line on stderr (:func:`ragcourt.core.errors.error_line`: a newline in a user value
+is shown as ``\\n``) and exit code 2. :class:`StageFailed` (outputs written, error rows
 included, but too many model calls failed: see :mod:`ragcourt.core.failures`) exits 3.
 """
 
@@ -17,7 +18,7 @@ import os
 import sys
 from collections.abc import Callable, Collection
 
-from ragcourt.core.errors import RagcourtError, StageFailed
+from ragcourt.core.errors import RagcourtError, StageFailed, error_line
 from ragcourt.core.io import output_set
 from ragcourt.core.offline import apply as apply_offline
 from ragcourt.core.params import DEFAULT_PARAMS_PATH
@@ -78,8 +79,8 @@ def run_entry(main: Callable[[], object]) -> None:
         with output_set():
             main()
     except StageFailed as err:
-        print(f"ragcourt: stage failed: {err}", file=sys.stderr)
+        print(error_line("ragcourt: stage failed:", err), file=sys.stderr, flush=True)
         sys.exit(3)
     except RagcourtError as err:
-        print(f"ragcourt: error: {err}", file=sys.stderr)
+        print(error_line("ragcourt: error:", err), file=sys.stderr, flush=True)
         sys.exit(2)

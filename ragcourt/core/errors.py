@@ -1,6 +1,28 @@
-"""Error types every stage raises for bad input; the entry wrapper turns them into one line."""
+"""Error types every stage raises for bad input, and the one-line form every error is printed
+in (:func:`one_line`: control characters made visible, so a user value cannot split it)."""
 
 from __future__ import annotations
+
+# C0 controls, DEL, C1 controls and the Unicode line/paragraph separators -> visible escapes
+_VISIBLE = {
+    **{c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))},
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+    ord("\t"): "\\t",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character written as an escape (newline -> ``\\n``, other
+    C0/C1 controls -> ``\\xNN``): printed, it is exactly one line, whatever a user value held."""
+    return text.translate(_VISIBLE)
+
+
+def error_line(prefix: str, err: BaseException | str) -> str:
+    """``"<prefix> <message>"`` on one line (:func:`one_line`), without a trailing newline."""
+    return f"{prefix} {one_line(str(err))}"
 
 
 class RagcourtError(Exception):
