@@ -211,6 +211,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "rationale": pl.String,
         "error": pl.String,
         "form": pl.String,  # probability | generated (LLM grader); null: similarity, no LLM
+        "grading_method": pl.String,  # ragcourt.llm.grading_methods; null: no LLM
     },
     "relevance": {  # RAGElo pointwise grade, one row per (question_id, chunk_id)
         "question_id": pl.String,
@@ -220,6 +221,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "relevance": pl.Int8,  # 0 not / 1 somewhat / 2 very relevant; null on error
         "relevance_expected": pl.Float64,  # sum_g P(g)*g (probability form); = grade otherwise
         "form": pl.String,  # probability | generated
+        "grading_method": pl.String,  # logits | label_probe | ... (ragcourt.llm.grading_methods)
         "reason": pl.String,
         "error": pl.String,
         "model": pl.String,
@@ -231,7 +233,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "relevance": pl.Int8,
         "relevant": pl.Boolean,
         "p_no_response": pl.Float64,
-        "p_method": pl.String,
+        "p_method": pl.String,  # grading method of P (ragcourt.llm.grading_methods)
         "utility": pl.Float64,
         "error": pl.String,
     },
@@ -242,6 +244,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "chunk_ids": pl.List(pl.String),
         "relevant": pl.List(pl.Boolean),
         "p_no_response": pl.List(pl.Float64),
+        "p_methods": pl.List(pl.String),  # grading method of each P (llm.grading_methods)
         "utilities": pl.List(pl.Float64),
         "udcg": pl.Float64,
         "error": pl.String,

@@ -123,18 +123,20 @@ def _verdicts_of(
 def correctness_frame(inputs: pl.DataFrame, graded: dict[int, CorrectnessGrade]) -> pl.DataFrame:
     """The ``correctness`` table: one row per input row; graded rows from ``graded`` (by
     row index), the others null with the input error."""
-    score, rationale, error, form = [], [], [], []
+    score, rationale, error, form, method = [], [], [], [], []
     for i, in_err in enumerate(inputs["input_error"].to_list()):
         g = graded.get(i)
         score.append(g.score if g else None)
         rationale.append(g.rationale if g else None)
         error.append(g.error if g else in_err)
         form.append(g.form if g else None)
+        method.append(g.method if g else None)
     return inputs.select("system", "question_id").with_columns(
         pl.Series("correctness", score, dtype=pl.Float64),
         pl.Series("rationale", rationale, dtype=pl.String),
         pl.Series("error", error, dtype=pl.String),
         pl.Series("form", form, dtype=pl.String),
+        pl.Series("grading_method", method, dtype=pl.String),
     )
 
 

@@ -9,7 +9,9 @@ a value outside [0, 1] or no number is a parse failure -> error row with null co
 scores E[level] = sum_i P(digit i) * level_i from next-token probabilities (G-Eval-style
 probability weighting): no generation, and a continuous score from a small local model whose
 greedy rubric reply barely varies. From prompt v2 a hosted model without logprobs (or
-``judge.reason``) falls back to the generated digit; each grade names its ``form``.
+``judge.reason``) falls back to the generated digit; each grade names its ``form`` and its
+``method`` (:mod:`ragcourt.llm.grading_methods`; e.g. ``label_probe`` when a hosted model's
+top logprobs miss a digit).
 
 ``correctness_mode: similarity`` uses no LLM: the score is the max cosine similarity of the
 answer to a reference under an embedding_similarity judge, clipped to [0, 1] (semantic answer
@@ -46,6 +48,7 @@ from ragcourt.judging.vocabulary import (
     JudgeContext,
     VerdictsOf,
 )
+from ragcourt.llm import grading_methods
 from ragcourt.llm.graded import grade
 
 if TYPE_CHECKING:
@@ -127,10 +130,20 @@ def grade_correctness(
     out: list[CorrectnessGrade] = []
     for res in gateway.structured(reqs, CorrectnessReply, desc="correctness"):
         if res.ok and res.value is not None:
-            out.append(CorrectnessGrade(res.value.score, res.value.rationale, form="generated"))
+            out.append(
+                CorrectnessGrade(
+                    res.value.score,
+                    res.value.rationale,
+                    None,
+                    "generated",
+                    grading_methods.GENERATED,
+                )
+            )
         else:
             err = res.error or "no parsed reply"
-            out.append(CorrectnessGrade(None, res.raw[:500], err, form="generated"))
+            out.append(
+                CorrectnessGrade(None, res.raw[:500], err, "generated", grading_methods.GENERATED)
+            )
     return out
 
 
@@ -171,7 +184,7 @@ def grade_correctness_expected(
     over the digits 0-4 (levels 0 / 0.3 / 0.5 / 0.7 / 1.0). Continuous even for a small model
     whose greedy reply is always the same level. From prompt v2 (fenced fields) a model
     without logprobs, or ``reason``, gives the generated digit (form ``generated``); with v1
-    a model without logprobs gives error rows."""
+    a model without logprobs gives its greedy digit (method ``generated_label``)."""
     if not items:
         return []
     if one_token("correctness_digit", version):
@@ -181,21 +194,24 @@ def grade_correctness_expected(
             temperature, seed,
         )  # fmt: skip
         return [
-            CorrectnessGrade(g.score, g.reason if g.ok else g.raw, g.error, g.form)
+            CorrectnessGrade(
+                g.score, g.reason if g.ok else g.raw, g.error, g.form, g.method or None
+            )
             for g in grade(gateway, token, reason_reqs, DIGIT_LEVELS, reason, "correctness")
         ]
     reqs = expected_requests(items, model, version, seed)
     out: list[CorrectnessGrade] = []
     for dist in gateway.next_token_probs(reqs, candidates=list(DIGITS), desc="correctness"):
+        method = grading_methods.of_distribution(dist)
         if not dist.ok:
             err = dist.error or "no next-token distribution"
-            out.append(CorrectnessGrade(None, "", err, form="probability"))
+            out.append(CorrectnessGrade(None, "", err, "probability", method))
             continue
         shown = " ".join(f"{d}:{dist.probs.get(d, 0.0):.2f}" for d in DIGITS)
         why = f"expected rubric level from P(digit) {shown} ({dist.method})"
         if dist.fallback:
             why += f"; upper-bound fallback for {','.join(dist.fallback)}"
-        out.append(CorrectnessGrade(expected_score(dist.probs), why, form="probability"))
+        out.append(CorrectnessGrade(expected_score(dist.probs), why, None, "probability", method))
     return out
 
 

@@ -5,7 +5,9 @@ does not fully answer) or 2 (very: answers the question). From prompt v2 (fenced
 and passage) the grade is read from the first answer token: ``relevance_expected`` =
 sum_g P(g) * g over P("0"/"1"/"2") and ``relevance`` = the nearest grade, round(expected)
 (form ``probability``); ``judge.reason`` or a model without logprobs generates a reason and
-the grade (form ``generated``). v1 asks for JSON with a one-sentence reason first.
+the grade (form ``generated``). v1 asks for JSON with a one-sentence reason first. Each row's
+``grading_method`` says how it was graded (:mod:`ragcourt.llm.grading_methods`: e.g. a hosted
+model whose top logprobs miss a grade is graded by ``label_probe``).
 Passages are judged once per (question_id, chunk_id) however many systems retrieved them.
 
 Reciprocal rank at threshold t (RR_t@k): 1/rank of the first passage in the top k with
@@ -24,6 +26,7 @@ from pydantic import field_validator
 
 from ragcourt.judging.llm_judges import ReplyModel, ask_requests, one_token, reason_field, render
 from ragcourt.llm.graded import grade as grade_items
+from ragcourt.llm.grading_methods import GENERATED
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest, Gateway
@@ -165,14 +168,15 @@ def grade_passage_relevance(
 ) -> pl.DataFrame:
     """Grade each unique passage (from :func:`unique_passages`) against its question.
     Returns the ``relevance`` table: question_id, chunk_id, doc_id, n_systems,
-    relevance (0/1/2 or null), relevance_expected, form, reason, error, model,
-    prompt_version. ``dists``: P(label) of :func:`relevance_token_requests` already asked
+    relevance (0/1/2 or null), relevance_expected, form, grading_method, reason, error,
+    model, prompt_version. ``dists``: P(label) of :func:`relevance_token_requests` already asked
     for (probability form only)."""
     joined = with_questions(passages, questions)
     questions_, texts = joined["question"].to_list(), joined["text"].to_list()
     rel: list[int | None] = []
     expected: list[float | None] = []
     forms: list[str] = []
+    methods: list[str | None] = []
     reason_: list[str] = []
     err: list[str | None] = []
     if one_token("relevance", version):
@@ -184,6 +188,7 @@ def grade_passage_relevance(
             expected.append(g.score if g.ok else None)
             rel.append(round(g.score) if g.ok and g.score is not None else None)
             forms.append(g.form)
+            methods.append(g.method or None)
             reason_.append(g.reason if g.ok else g.raw)
             err.append(g.error)
     else:
@@ -195,12 +200,14 @@ def grade_passage_relevance(
             rel.append(grade_)
             expected.append(None if grade_ is None else float(grade_))
             forms.append("generated")
+            methods.append(GENERATED)
             reason_.append(res.value.reason if res.value is not None and ok else res.raw[:500])
             err.append(None if ok else res.error or "no parsed reply")
     return joined.select("question_id", "chunk_id", "doc_id", "n_systems").with_columns(
         pl.Series("relevance", rel, dtype=pl.Int8),
         pl.Series("relevance_expected", expected, dtype=pl.Float64),
         pl.Series("form", forms, dtype=pl.String),
+        pl.Series("grading_method", methods, dtype=pl.String),
         pl.Series("reason", reason_, dtype=pl.String),
         pl.Series("error", err, dtype=pl.String),
         pl.lit(model).alias("model"),

@@ -9,7 +9,10 @@ token of "NO-RESPONSE" at the first answer position when the model sees only tha
 instruction: answer only from the document, else reply NO-RESPONSE (from v2 the question
 and passage are fenced data, question first so the passage varies last). One reader model
 (``judge.udcg.model``, default ``llm.model``) scores every system, so UDCG compares the
-retrieval of systems on the same scale even when their generators differ.
+retrieval of systems on the same scale even when their generators differ. ``p_method`` names
+how each P was read (:mod:`ragcourt.llm.grading_methods`): a hosted model whose top logprobs
+miss "NO" is asked "Would your answer be "NO-RESPONSE"?" (``label_probe``, P(yes)) instead
+of taking the smallest listed probability.
 
 Per context of n passages (the system's top ``k``, n <= k):
 UDCG = σ((1/n)·Σ u⁺ + (γ/n)·Σ u⁻), u⁺ = max(u, 0), u⁻ = min(u, 0), γ = 1/3 (the authors'
@@ -34,6 +37,7 @@ import polars as pl
 
 from ragcourt.judging.llm_judges import render
 from ragcourt.judging.relevance import with_questions
+from ragcourt.llm import grading_methods
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest, Gateway
@@ -119,7 +123,7 @@ def abstention_probabilities(
         else:
             probs.append(float(p))
             errors.append(None)
-        methods.append(d.method)
+        methods.append(grading_methods.of_distribution(d))
     return joined.select("question_id", "chunk_id").with_columns(
         pl.Series("p_no_response", probs, dtype=pl.Float64),
         pl.Series("p_method", methods, dtype=pl.String),
@@ -167,11 +171,18 @@ def udcg_per_question(
     passages: pl.DataFrame, utilities: pl.DataFrame, gamma: float = 1.0 / 3.0
 ) -> pl.DataFrame:
     """Per (system, question_id) over its passages (already cut to the top k): udcg,
-    n_passages, and rank-ordered lists chunk_ids, relevant, p_no_response, utilities."""
+    n_passages, and rank-ordered lists chunk_ids, relevant, p_no_response, p_methods,
+    utilities."""
     ctx = (
         passages.join(
             utilities.select(
-                "question_id", "chunk_id", "relevant", "p_no_response", "utility", "error"
+                "question_id",
+                "chunk_id",
+                "relevant",
+                "p_no_response",
+                "p_method",
+                "utility",
+                "error",
             ),
             on=["question_id", "chunk_id"],
             how="left",
@@ -182,6 +193,7 @@ def udcg_per_question(
             pl.col("chunk_id").alias("chunk_ids"),
             pl.col("relevant"),
             pl.col("p_no_response"),
+            pl.col("p_method").alias("p_methods"),
             pl.col("utility").alias("utilities"),
             pl.col("error").filter(pl.col("utility").is_null()).first().alias("first_error"),
             pl.col("chunk_id").filter(pl.col("utility").is_null()).first().alias("bad_chunk"),
@@ -208,6 +220,7 @@ def udcg_per_question(
         "chunk_ids",
         "relevant",
         "p_no_response",
+        "p_methods",
         "utilities",
     ).with_columns(
         pl.Series("udcg", scores, dtype=pl.Float64),

@@ -138,6 +138,7 @@ class CorrectnessGrade:
     rationale: str
     error: str | None = None
     form: str | None = None  # "probability" | "generated"; None: no LLM (similarity)
+    method: str | None = None  # grading_method (ragcourt.llm.grading_methods); None: no LLM
 
 
 VerdictsOf = Callable[[str], Sequence[AnswerVerdict]]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ragcourt.llm import grading_methods
 from ragcourt.llm.types import ChatRequest, TokenDistribution
 
 if TYPE_CHECKING:
@@ -55,7 +56,8 @@ class LabelReply(BaseModel):
 @dataclass(frozen=True)
 class Graded:
     """One graded item: ``score`` (None on failure), its ``form``, ``probs`` over the labels
-    (probability form) or the chosen ``label`` (generated form), a reason and the error."""
+    (probability form) or the chosen ``label`` (generated form), a reason, the error and the
+    ``method`` it was graded by (:mod:`ragcourt.llm.grading_methods`; "" when not graded)."""
 
     score: float | None
     form: Form
@@ -64,6 +66,7 @@ class Graded:
     probs: dict[str, float] = field(default_factory=dict)
     label: str | None = None
     raw: str = ""
+    method: str = ""
 
     @property
     def ok(self) -> bool:
@@ -112,26 +115,32 @@ def grade(
                 fallback[i] = f"generated form: {d.model} returned no logprobs; "
             elif not d.ok:
                 err = d.error or "no next-token distribution"
-                out[i] = Graded(None, "probability", error=err)
+                out[i] = Graded(None, "probability", error=err, method=d.method)
             else:
                 why = f"P(label) {_shown(d.probs)} ({d.method})"
                 if d.fallback:
                     why += f"; upper bound for {','.join(d.fallback)}"
-                score = expected_level(d.probs, levels)
-                out[i] = Graded(score, "probability", why, probs=dict(d.probs))
+                method = grading_methods.of_distribution(d)
+                try:
+                    score = expected_level(d.probs, levels)
+                except ValueError as exc:  # e.g. a generated label that is none of them
+                    out[i] = Graded(None, "probability", error=str(exc), method=method)
+                    continue
+                out[i] = Graded(score, "probability", why, probs=dict(d.probs), method=method)
     idx = sorted(fallback)
     if idx:
         results = gw.structured([reason_reqs[i] for i in idx], LabelReply, desc=desc)
         for i, res in zip(idx, results, strict=True):
             note = fallback[i]
+            how = grading_methods.GENERATED_NO_LOGPROBS if note else grading_methods.GENERATED
             if not res.ok or res.value is None:
                 err = note + (res.error or "no parsed reply")
-                out[i] = Graded(None, "generated", error=err, raw=res.raw[:500])
+                out[i] = Graded(None, "generated", error=err, raw=res.raw[:500], method=how)
             elif res.value.label not in levels:
                 err = f"{note}label {res.value.label!r} is not one of {list(levels)}"
-                out[i] = Graded(None, "generated", error=err, raw=res.raw[:500])
+                out[i] = Graded(None, "generated", error=err, raw=res.raw[:500], method=how)
             else:
                 v = res.value
                 why = note + v.reason.strip()
-                out[i] = Graded(levels[v.label], "generated", why, label=v.label)
+                out[i] = Graded(levels[v.label], "generated", why, label=v.label, method=how)
     return [g if g is not None else Graded(None, "probability", error="not graded") for g in out]

@@ -10,6 +10,8 @@ Hosted (``method="top_logprobs"``): from the first position's top-k list, a list
 ``raw[c]`` sums the probabilities of its tokens. A candidate with no listed token gets the
 smallest listed probability as ``raw`` - an upper bound, since every unlisted token is at most
 that likely - and is named in ``fallback``. In both cases ``probs = raw / sum(raw)``.
+The gateway does not grade from such floors when it can help it: a hosted distribution with
+a ``fallback`` (or no logprobs) is replaced by :mod:`ragcourt.llm.label_probe`'s.
 """
 
 from __future__ import annotations
@@ -65,7 +67,9 @@ def from_candidate_logprobs(
     )
 
 
-def _matches(token: str, candidates: Sequence[str]) -> str | None:
+def label_of(token: str, candidates: Sequence[str]) -> str | None:
+    """The candidate ``token`` stands for: an exact match of ``token.strip()``, else the one
+    candidate starting with it (None when blank, unmatched or ambiguous)."""
     t = token.strip()
     if not t:
         return None
@@ -104,7 +108,7 @@ def from_top_logprobs(
         if item.token in seen:
             continue
         seen.add(item.token)
-        cand = _matches(item.token, candidates)
+        cand = label_of(item.token, candidates)
         if cand is not None:
             raw[cand] += math.exp(item.logprob)
             tokens[cand].append(item.token)

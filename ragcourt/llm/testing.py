@@ -151,13 +151,14 @@ def openai_test_server(
     delay_s: float = 0.0,
     reply: ReplyFn | str = "ok",
     status: Callable[[int], int] | None = None,
-    next_token: dict[str, float] | None = None,
+    next_token: dict[str, float] | NextTokenFn | None = None,
 ) -> Iterator[OpenAITestServer]:
     """Serve ``POST /v1/chat/completions`` on 127.0.0.1 (free port) from a background thread.
 
     Each request sleeps ``delay_s``, then answers ``reply(messages)``; ``status(n)`` (n = the
     0-based request number) may return an HTTP error code instead of 200; ``next_token``
-    gives the first position's ``top_logprobs`` when the request asks for logprobs.
+    (a dict, or a function of the messages) gives the first position's ``top_logprobs``
+    when the request asks for logprobs.
     Use with a litellm model ``openai/<anything>`` and ``api_base = server.base_url``.
     """
     from aiohttp import web
@@ -187,7 +188,8 @@ def openai_test_server(
                 "message": {"role": "assistant", "content": text},
             }
             if body.get("logprobs") and next_token is not None:
-                choice["logprobs"] = {"content": _first_position(next_token, body)}
+                dist = next_token if isinstance(next_token, dict) else next_token(msgs)
+                choice["logprobs"] = {"content": _first_position(dist, body)}
             usage = {
                 "prompt_tokens": sum(_words(str(m.get("content", ""))) for m in msgs),
                 "completion_tokens": _words(text),

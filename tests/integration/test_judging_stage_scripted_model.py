@@ -258,13 +258,17 @@ def test_judge_stage_end_to_end_scripted_model(project: Params) -> None:
     assert v["arbitrator_called"].sum() == 2
 
     c = read_table("data/judge/correctness.parquet", "correctness").sort("system", "question_id")
-    assert c.columns == ["system", "question_id", "correctness", "rationale", "error", "form"]
+    assert c.columns == [
+        "system", "question_id", "correctness", "rationale", "error", "form", "grading_method"
+    ]  # fmt: skip
+    assert c["grading_method"].to_list() == ["generated"] * 3 + [None] + ["generated"] * 2
     # the scripted grader gives 1.0 when the answer is a substring of the reference
     assert c["correctness"].to_list() == [1.0, 1.0, 0.0, None, 0.0, 1.0]
     assert c["error"][3] == "answer failed: generator timeout"
 
     rel = read_table("data/judge/relevance.parquet", "relevance")
     assert rel.height == 8  # 11 retrieved passages, 8 distinct (question, chunk) pairs
+    assert set(rel["grading_method"]) == {"generated"}  # the v1 JSON reply
     judged = [mm for mm in m.calls if "relevance annotator" in mm[0]["content"]]
     assert len(judged) == 8
     shared = rel.filter(pl.col("n_systems") == 2).select("question_id", "chunk_id").sort("*")
@@ -274,6 +278,7 @@ def test_judge_stage_end_to_end_scripted_model(project: Params) -> None:
     # A q1: d1:0 relevant (u = 1 - 0.2 = 0.8), d1:1 distractor (u = -(1 - 0.9) = -0.1)
     assert u["udcg"][0] == pytest.approx(_udcg([0.8, -0.1]))
     assert u["utilities"][0].to_list() == pytest.approx([0.8, -0.1])
+    assert {m for ms in u["p_methods"].to_list() for m in ms} == {"top_logprobs"}
     # A q3: only the distractor d3:0 -> σ(-(1/3)·0.1)
     assert u["udcg"][2] == pytest.approx(1 / (1 + math.exp(0.1 / 3)))
 
@@ -305,6 +310,11 @@ def test_judge_stage_end_to_end_scripted_model(project: Params) -> None:
     assert d["llm_judge_calls"] == 2 and d["input_error_rows"] == 1
     assert summary["relevance"]["judgments_saved_by_dedup"] == 3
     assert summary["udcg"]["theta"]["fitted"] is False
+    fallbacks = summary["grading_fallbacks"]  # exact labels everywhere: nothing flagged
+    assert fallbacks["udcg"] == {
+        "rows": 6, "fallback_rows": 0, "share": 0.0, "methods": {"top_logprobs": 6}
+    }  # fmt: skip
+    assert fallbacks["correctness"]["rows"] == 5 and fallbacks["relevance"]["fallback_rows"] == 0
     assert Path("data/metrics/llm_judge.json").is_file()
     assert Path("data/metrics/llm_judge_retrieval.json").is_file()
 

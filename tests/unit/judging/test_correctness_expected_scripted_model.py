@@ -1,6 +1,7 @@
 """correctness_mode 'expected' through the real gateway with a scripted model (exact
-first-token top_logprobs): the score is sum_i P(digit i) * level_i, a model without logprobs
-gives an error row, and the digit prompt states every rubric level."""
+first-token top_logprobs): the score is sum_i P(digit i) * level_i (digits missing from the
+top logprobs: one yes/no probe per digit), a model without logprobs gives the generated
+digit, and the digit prompt states every rubric level."""
 
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[3]
 DISTS = {
     "right": {"4": 0.5, "3": 0.2, "2": 0.1, "1": 0.1, "0": 0.1},
     "wrong": {"0": 0.4, "1": 0.4, "2": 0.1, "3": 0.05, "4": 0.05},
-    # digits 0-2 unlisted: each gets the smallest listed probability (0.4) as an upper bound
+    # digits 0-2 unlisted: each digit is probed (PROBE_YES: P(yes) of "is it <digit>?")
     "partial": {"4": 0.6, "3": 0.4},
 }
+PROBE_YES = {"0": 0.1, "1": 0.1, "2": 0.2, "3": 0.6, "4": 0.8}
 
 
 @pytest.fixture
@@ -33,6 +35,10 @@ def params(tmp_path: Path) -> Params:
 
 
 def next_token(messages: list[dict[str, str]]) -> dict[str, float]:
+    asked = messages[1]["content"].split('Would your answer be "')
+    if len(asked) > 1:
+        p = PROBE_YES[asked[1][0]]
+        return {"yes": p, "no": 1 - p}
     answer = messages[1]["content"].split("Student answer:")[1].split("\n\n")[0].strip()
     return DISTS[answer]
 
@@ -57,18 +63,23 @@ def test_expected_correctness_reads_first_token_distribution_scripted_model(
     assert out[0].score == pytest.approx(0.72, abs=1e-3)  # .5*1 + .2*.7 + .1*.5 + .1*.3
     assert out[1].score == pytest.approx(0.255, abs=1e-3)  # .4*.3 + .1*.5 + .05*.7 + .05
     assert "4:0.50" in out[0].rationale and "fallback" not in out[0].rationale
-    # (0.6*1 + 0.4*0.7 + 0.4*0.5 + 0.4*0.3 + 0.4*0) / 2.2
-    assert out[2].score == pytest.approx(1.2 / 2.2, abs=1e-3)
-    assert "upper-bound fallback for 0,1,2" in out[2].rationale
+    # (0.1*0 + 0.1*0.3 + 0.2*0.5 + 0.6*0.7 + 0.8*1) / 1.8, not the floors' 1.2 / 2.2
+    assert out[2].score == pytest.approx(1.35 / 1.8, abs=1e-3)
+    assert "(label_probe)" in out[2].rationale and "fallback" not in out[2].rationale
+    assert [r.method for r in out] == ["top_logprobs", "top_logprobs", "label_probe"]
+    assert len(m.calls) == 3 + 5
 
 
-def test_expected_correctness_without_logprobs_is_an_error_row_scripted_model(
+def test_expected_correctness_without_logprobs_is_the_generated_digit_scripted_model(
     params: Params,
 ) -> None:
     items = [AnswerItem("Q?", "right", ("ref",))]
     with scripted_model("nologprobs", "4") as m:  # no next_token: replies carry no logprobs
         out = grade_correctness_expected(items, Gateway(params.llm, "test_judging"), m.model)
-    assert out[0].score is None and out[0].error
+    assert out[0].score == 1.0 and out[0].error is None and out[0].method == "generated_label"
+    with scripted_model("nolabel", "great") as m:  # ... and a reply that is no digit
+        out = grade_correctness_expected(items, Gateway(params.llm, "test_judging"), m.model)
+    assert out[0].score is None and out[0].error and "none of the labels" in out[0].error
 
 
 def test_digit_prompt_names_every_level() -> None:

@@ -142,10 +142,14 @@ def test_order_kept_and_concurrency_limited_scripted_model(params: LLMParams) ->
     assert active["max"] == 3
 
 
-def test_top_logprobs_distribution_and_fallback_scripted_model(params: LLMParams) -> None:
+def test_top_logprobs_distribution_and_floor_as_last_resort_scripted_model(
+    params: LLMParams,
+) -> None:
+    """C is not listed; its yes/no probes list neither yes nor no and the greedy reply "Z" is
+    no label, so the floor (the smallest listed probability, an upper bound) is kept."""
     dist = {"A": 0.5, " A": 0.1, "B": 0.3, "\n": 0.05}
     gw = Gateway(params, stage="t_dist")
-    with scripted_model("lp", "A", next_token=lambda _m: dist) as m:
+    with scripted_model("lp", "Z", next_token=lambda _m: dist) as m:
         [d] = gw.next_token_probs([ChatRequest.of(m.model, None, "pick")], ["A", "B", "C"])
     assert d.ok and d.method == "top_logprobs"
     assert d.raw["A"] == pytest.approx(0.6) and d.raw["B"] == pytest.approx(0.3)
@@ -153,14 +157,23 @@ def test_top_logprobs_distribution_and_fallback_scripted_model(params: LLMParams
     assert sum(d.probs.values()) == pytest.approx(1.0)
     assert m.params[0]["top_logprobs"] == params.next_token_top_logprobs
     assert m.params[0]["max_tokens"] == 1
+    assert len(m.calls) == 1 + 3  # the call, then one probe per label
+    with scripted_model("full", "Z", next_token=lambda _m: dist) as full:
+        [d] = gw.next_token_probs([ChatRequest.of(full.model, None, "pick")], ["A", "B"])
+    assert d.method == "top_logprobs" and d.fallback == [] and len(full.calls) == 1
 
 
-def test_no_logprobs_gives_clear_error_scripted_model(params: LLMParams) -> None:
+def test_no_logprobs_gives_the_greedy_label_or_a_clear_error_scripted_model(
+    params: LLMParams,
+) -> None:
+    gw = Gateway(params, stage="t_nolp")
     with scripted_model("nolp", "A") as m:  # provider that ignores logprobs
-        [d] = Gateway(params, stage="t_nolp").next_token_probs(
-            [ChatRequest.of(m.model, None, "pick")], ["A", "B"]
-        )
-    assert not d.ok and d.error is not None and "returned no logprobs" in d.error
+        [d] = gw.next_token_probs([ChatRequest.of(m.model, None, "pick")], ["A", "B"])
+    assert d.ok and d.no_logprobs and d.method == "generated_label"
+    assert d.probs == {"A": 1.0, "B": 0.0}
+    with scripted_model("nolp2", "maybe") as m:
+        [d] = gw.next_token_probs([ChatRequest.of(m.model, None, "pick")], ["A", "B"])
+    assert not d.ok and d.no_logprobs and "none of the labels" in (d.error or "")
 
 
 def test_accounting_file_content_scripted_model(params: LLMParams, tmp_path: Path) -> None:
