@@ -34,7 +34,7 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 
 from ragcourt.core.params import LLMParams
-from ragcourt.llm import next_token, providers, structured
+from ragcourt.llm import label_probe, next_token, providers, structured
 from ragcourt.llm.accounting import StageAccount, stage_account
 from ragcourt.llm.cache import ReplyCache, cache_key
 from ragcourt.llm.types import (
@@ -646,10 +646,24 @@ class Gateway:
         reply = await self._call(this, limits)
         if not reply.result.ok:
             return _failed_dist(reply.result, "top_logprobs")
-        lps = reply.result.logprobs
-        return next_token.from_top_logprobs(
-            candidates, lps[0] if lps else None, req.model, reply.result.cached
-        )
+        lps, text, cached = reply.result.logprobs, reply.result.text, reply.result.cached
+        if not lps:  # no logprobs at all: the greedy label, a hard distribution
+            return label_probe.from_generated(candidates, text, req.model, cached, True)
+        dist = next_token.from_top_logprobs(candidates, lps[0], req.model, cached)
+        if not dist.ok or not dist.fallback:
+            return dist
+        # some label is not in the top k: one yes/no probe per label, else the greedy label,
+        # else the floors (``fallback`` names them); see ragcourt.llm.label_probe
+        probes = [label_probe.probe_request(this, c) for c in candidates]
+        replies = [r.result for r in await asyncio.gather(*(self._call(p, limits) for p in probes))]
+        all_cached = cached and all(r.cached for r in replies)
+        probed = label_probe.from_probes(candidates, replies, req.model, all_cached)
+        if probed.ok:
+            return probed
+        log.debug("%s: %s", req.model, probed.error)
+        greedy = label_probe.from_generated(candidates, text, req.model, cached, False)
+        return greedy if greedy.ok else dist
+
 
 
 def _structured_type(model: type[M]) -> type[StructuredResult[M]]:
