@@ -36,6 +36,7 @@ app = typer.Typer(
     help="Rank candidate RAG systems on your own documents without human labels.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # usage errors as click prints them: "Error: ..." on one line
 )
 app.add_typer(cache_app, name="cache")
 systems_app = typer.Typer(help="The candidate RAG systems (params systems_file).")

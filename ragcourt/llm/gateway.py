@@ -665,7 +665,6 @@ class Gateway:
         return greedy if greedy.ok else dist
 
 
-
 def _structured_type(model: type[M]) -> type[StructuredResult[M]]:
     """``StructuredResult[model]`` (pydantic then validates and dumps ``value`` as ``model``);
     spelled ``__class_getitem__`` because mypy rejects a variable inside ``[...]``."""

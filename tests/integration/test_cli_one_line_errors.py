@@ -91,3 +91,10 @@ def test_stage_entry_error_is_one_line_with_the_escaped_path(weird: tuple[Path, 
     params = f"{long}/{WEIRD}/params.yaml"
     proc = _run(["-m", "stages.ingest", "--params", params], ROOT)
     _one_error_line(proc, f"{long}/{WEIRD_SHOWN}/params.yaml: params file not found")
+
+
+def test_usage_error_line_is_not_boxed_or_wrapped(tmp_path: Path) -> None:
+    proc = _run(["-m", "ragcourt.cli.main", "answers", "import", "a.jsonl"], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "Error: Missing option '--system'." in proc.stderr.splitlines()
+    assert "╭" not in proc.stderr and "│" not in proc.stderr
