@@ -127,6 +127,18 @@ class SpearmanWithCorrectness(_Fixed):
     n: int
 
 
+class GradingFallbacks(_Fixed):
+    """How one judge column was graded: ``rows`` with a grading method, ``fallback_rows`` of
+    them from floors or fallbacks (:func:`ragcourt.llm.grading_methods.is_fallback`), their
+    ``share`` (None without rows) and the rows per method (a UDCG context: its passages'
+    methods joined by ",")."""
+
+    rows: int
+    fallback_rows: int
+    share: float | None
+    methods: dict[str, int]
+
+
 class JudgeSummary(_Fixed):
     """``data/judge/summary.json``."""
 
@@ -139,3 +151,7 @@ class JudgeSummary(_Fixed):
     # DAFE accuracy on the control pairs of known order (issue 13); None in files written
     # before the check existed
     discrimination: DafeDiscrimination | None = Field(default=None, exclude_if=lambda v: v is None)
+    # {} (left out of the file) in files written before grading methods were recorded
+    grading_fallbacks: dict[str, GradingFallbacks] = Field(
+        default_factory=dict, exclude_if=lambda v: not v
+    )

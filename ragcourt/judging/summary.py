@@ -27,6 +27,7 @@ from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.summaries import (
     CorrectnessSection,
     DafeSection,
+    GradingFallbacks,
     JudgeSummary,
     RelevanceSection,
     SpearmanWithCorrectness,
@@ -35,6 +36,7 @@ from ragcourt.judging.summaries import (
     UdcgSection,
 )
 from ragcourt.judging.vocabulary import AnswerVerdict, JudgeContext
+from ragcourt.llm.grading_methods import is_fallback
 
 log = logging.getLogger("ragcourt.judge")
 
@@ -77,6 +79,30 @@ def _verdict_forms(verdicts: pl.DataFrame) -> dict[str, int]:
     roles = ("primary1", "primary2", "arbitrator")
     forms = pl.concat([verdicts[f"{r}_form"] for r in roles]).drop_nulls()
     return form_counts(forms) if forms.len() else {}
+
+
+def grading_fallbacks(methods: list[str | None]) -> GradingFallbacks:
+    """Rows with a grading method (null: no LLM or not graded), how many are fallbacks."""
+    known = [m for m in methods if m is not None]
+    counts: dict[str, int] = {}
+    for m in known:
+        counts[m] = counts.get(m, 0) + 1
+    bad = sum(any(is_fallback(p) for p in m.split(",")) for m in known)
+    share = bad / len(known) if known else None
+    return GradingFallbacks(rows=len(known), fallback_rows=bad, share=share, methods=counts)
+
+
+def _column(table: pl.DataFrame, name: str) -> list[str | None] | None:
+    """The grading methods of ``table`` (None: a table written before they were recorded)."""
+    return table[name].to_list() if name in table.columns else None
+
+
+def _context_methods(udcg: pl.DataFrame, name: str) -> list[str | None] | None:
+    """Each UDCG context's grading method: its passages' distinct methods joined by ","."""
+    contexts = _column(udcg, name)
+    if contexts is None:
+        return None
+    return [(",".join(sorted({m for m in ms if m})) or None) if ms else None for ms in contexts]
 
 
 def _mean(column: pl.Series) -> float | None:
@@ -156,6 +182,15 @@ def judge_summary(
             for r in corr.iter_rows(named=True)
         },
         discrimination=discrimination,
+        grading_fallbacks={
+            name: grading_fallbacks(methods)
+            for name, methods in (
+                ("correctness", _column(correctness, "grading_method")),
+                ("relevance", _column(relevance, "grading_method")),
+                ("udcg", _context_methods(udcg, "p_methods")),
+            )
+            if methods is not None and any(m is not None for m in methods)
+        },
     )
 
 
@@ -191,4 +226,8 @@ def run(params: Params) -> None:
         params, verdicts, correctness, relevance, udcg, sys_sum, corr, theta, roles, check
     )
     write_json(summary.model_dump(mode="json"), catalog.path("judge_summary"))
+    for col, f in summary.grading_fallbacks.items():
+        if f.fallback_rows:
+            log.warning("%s: %d of %d rows graded from floors or fallbacks %s", col,
+                        f.fallback_rows, f.rows, f.methods)  # fmt: skip
     log.info("judge: step %s done", "summary")

@@ -403,6 +403,7 @@ def udcg_correlation(art: Artifacts) -> Section:
         "SE = sqrt((1 + ρ²/2)/(n − 3)).",
     )
     sec.facts.append(("correctness from", _correctness_source(art)))
+    sec.notes += grading_fallback_notes(art.json("judge_summary"))
     corr = art.table("metric_correlation")
     if corr is None:
         sec.notes += art.note("metric_correlation")
@@ -423,6 +424,21 @@ def udcg_correlation(art: Artifacts) -> Section:
     else:
         sec.notes.append("Every correlation is undefined (constant scores or too few pairs).")
     return sec
+
+
+def grading_fallback_notes(js: dict[str, Any] | None) -> list[str]:
+    """One caveat per judge column graded partly from floors or fallbacks (judge summary's
+    ``grading_fallbacks``): count, share and methods of its rows."""
+    notes = []
+    for col, f in ((js or {}).get("grading_fallbacks") or {}).items():
+        if f.get("fallback_rows"):
+            methods = ", ".join(f"{m} {n}" for m, n in (f.get("methods") or {}).items())
+            notes.append(
+                f"{col}: {fmt(f['fallback_rows'])} of {fmt(f.get('rows'))} rows "
+                f"({pct(f.get('share'))}) were graded from floors or fallbacks, not exact "
+                f"label probabilities ({methods})."
+            )
+    return notes
 
 
 def qa_generation(art: Artifacts) -> Section:
