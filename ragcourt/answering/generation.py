@@ -3,7 +3,8 @@
 The request numbers the system's top-k passages into the prompt of
 ``configs/prompts/answer.yaml`` (instruction as system message, numbered passages, question).
 Output rows (table ``answers``): one per (system, question), an answer or an explicit
-``error``.
+``error``. :func:`answer_batch` sends the requests of several systems as one gateway batch
+(concurrent calls); rows never depend on the batching or on the order replies arrive in.
 
 * **Abstention**: ``abstained`` is true iff the reply, after leading non-word characters
   (quotes, asterisks, spaces) are stripped, starts with the token NO-RESPONSE as a whole word:
@@ -32,7 +33,7 @@ from ragcourt.answering.systems import System
 from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
 from ragcourt.core.schemas import frame_schema
-from ragcourt.llm.types import ChatRequest
+from ragcourt.llm.types import ChatRequest, ChatResult
 
 if TYPE_CHECKING:
     from ragcourt.core.params import LLMParams
@@ -79,15 +80,15 @@ def build_request(
     )
 
 
-def answer_system(
+def _requests(
     system: System,
     qa: pl.DataFrame,
     group: GroupRetrieval,
     params: Params,
-    gateway: Chatter,
-    prompts_dir: Path | None = None,
-) -> pl.DataFrame:
-    """Rows of table ``answers`` for ``system``: one per question, in QA order."""
+    prompts_dir: Path | None,
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str], list[int], list[ChatRequest]]:
+    """(passages per question, question -> why it has no passages, the QA rows asked, their
+    requests) of one system."""
     top = group.hits.filter(pl.col("rank") <= system.spec.top_k)
     per_q: dict[str, list[dict[str, Any]]] = {
         qid: sub.select(HIT_COLS).to_dicts()
@@ -107,10 +108,60 @@ def answer_system(
         )
         for i in to_ask
     ]
-    results = dict(zip(to_ask, gateway.chat(reqs, desc=f"answers {system.name}"), strict=True))
+    return per_q, failed, to_ask, reqs
 
+
+def answer_batch(
+    jobs: Sequence[tuple[System, GroupRetrieval]],
+    qa: pl.DataFrame,
+    params: Params,
+    gateway: Chatter,
+    prompts_dir: Path | None = None,
+) -> list[pl.DataFrame]:
+    """Rows of table ``answers`` for every (system, its group's retrieval) in ``jobs``, one
+    frame per job in QA order. Every job's requests go to the gateway as ONE batch, so the
+    systems' calls run concurrently (up to ``llm.concurrency`` / ``concurrency_per_model``);
+    the gateway returns results in request order, so the rows do not depend on it."""
+    if not jobs:
+        return []
+    prepared = [_requests(s, qa, g, params, prompts_dir) for s, g in jobs]
+    flat = [req for *_, reqs in prepared for req in reqs]
+    names = ", ".join(s.name for s, _ in jobs)
+    replies = gateway.chat(flat, desc=f"answers {names}") if flat else []
+    if len(replies) != len(flat):
+        raise RuntimeError(f"the gateway gave {len(replies)} replies to {len(flat)} requests")
+    it = iter(replies)
+    frames = []
+    for (system, group), (per_q, failed, to_ask, _) in zip(jobs, prepared, strict=True):
+        results = {i: next(it) for i in to_ask}
+        frames.append(_rows(system, qa, group, per_q, failed, results))
+    return frames
+
+
+def answer_system(
+    system: System,
+    qa: pl.DataFrame,
+    group: GroupRetrieval,
+    params: Params,
+    gateway: Chatter,
+    prompts_dir: Path | None = None,
+) -> pl.DataFrame:
+    """Rows of table ``answers`` for ``system``: one per question, in QA order."""
+    return answer_batch([(system, group)], qa, params, gateway, prompts_dir)[0]
+
+
+def _rows(
+    system: System,
+    qa: pl.DataFrame,
+    group: GroupRetrieval,
+    per_q: dict[str, list[dict[str, Any]]],
+    failed: dict[str, str],
+    results: dict[int, ChatResult],
+) -> pl.DataFrame:
+    """The ``answers`` frame of one system from its replies (by QA row index)."""
+    var = group.variants
     rows: list[dict[str, Any]] = []
-    for i, qid in enumerate(qids):
+    for i, qid in enumerate(qa["question_id"].to_list()):
         v_lat = var.latency_s.get(qid, 0.0) if var else 0.0
         v_pt = var.prompt_tokens.get(qid, 0) if var else 0
         v_ct = var.completion_tokens.get(qid, 0) if var else 0

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, cast
 import polars as pl
 
 from ragcourt.answering.control_kinds import CONTROL_COLUMN
-from ragcourt.answering.generation import ANSWER_SCHEMA, answer_system
+from ragcourt.answering.generation import ANSWER_SCHEMA, answer_batch
 from ragcourt.answering.partitions import (
     config_hash,
     partition_path,
@@ -46,7 +46,11 @@ from ragcourt.answering.partitions import (
     write_partition,
 )
 from ragcourt.answering.protocols import Chatter, Retriever, RetrieverFactory
-from ragcourt.answering.retrieval_groups import default_retriever_factory, retrieve_group
+from ragcourt.answering.retrieval_groups import (
+    GroupRetrieval,
+    default_retriever_factory,
+    retrieve_group,
+)
 from ragcourt.answering.summaries import summarise
 from ragcourt.answering.systems import (
     CONTROL_RETRIEVERS,
@@ -176,6 +180,7 @@ def _answer_builtin(
         return
     factory = retriever_factory or default_retriever_factory()
     retrievers: dict[tuple[str, str, str | None], Retriever] = {}
+    jobs: list[tuple[System, GroupRetrieval]] = []
     for key, members in group_by_retrieval(systems).items():
         rkey = (key.retriever, key.chunking, key.embedder)
         if key.retriever in CONTROL_RETRIEVERS:
@@ -193,10 +198,11 @@ def _answer_builtin(
             qa.height,
             [s.name for s in members],
         )
-        for s in members:
-            df = answer_system(s, qa, group, params, gateway, prompts_dir)
-            write_partition(mark_control(df, s), s.name, hashes[s.name], q_hash)
-            _log_written(s.name, df)
+        jobs += [(s, group) for s in members]
+    # every system's answers in one gateway batch: independent calls run concurrently
+    for (s, _), df in zip(jobs, answer_batch(jobs, qa, params, gateway, prompts_dir), strict=True):
+        write_partition(mark_control(df, s), s.name, hashes[s.name], q_hash)
+        _log_written(s.name, df)
 
 
 def _answer_one_external(

@@ -51,7 +51,9 @@ class JudgementMemo:
 
     ``play`` is a :data:`ragcourt.tournament.swiss.PlayRound`: it judges all missing orders of a
     round's pairs in one batch (so an LLM judge runs them concurrently) and returns match
-    totals over the valid questions.
+    totals over the valid questions. :meth:`prefetch` judges pairs before any schedule asks
+    (one batch for pairs known in advance, e.g. a whole round-robin); ``executed_by`` counts
+    an order-judgement for the first schedule that asks for it, prefetched or not.
     """
 
     def __init__(self, judge: PairwiseJudge, question_ids: Sequence[str], margin: float = 0.1):
@@ -62,21 +64,37 @@ class JudgementMemo:
         self._rows: dict[tuple[Pair, str], dict[str, Any]] = {}
         self.requested: dict[str, set[frozenset[str]]] = {}
         self.executed_by: dict[str, int] = {}  # order-judgements first run for each schedule
+        self._asked: set[OrderKey] = set()  # order-judgements some schedule asked for
 
     @property
     def executed(self) -> int:
         """Order-judgements actually run (each (pair, question, order) once)."""
         return len(self._verdicts)
 
-    def ensure(self, pairs: Sequence[Pair]) -> None:
-        missing = [
+    def _keys(self, pairs: Sequence[Pair]) -> list[OrderKey]:
+        """Both orders of every question of ``pairs``, each once, in a fixed order."""
+        keys = [
             key
             for a, b in pairs
             for q in self.question_ids
             for key in (OrderKey(a, b, q), OrderKey(b, a, q))
-            if key not in self._verdicts
         ]
-        missing = list(dict.fromkeys(missing))
+        return list(dict.fromkeys(keys))
+
+    def prefetch(self, pairs: Sequence[Pair]) -> None:
+        """Judge every missing order of ``pairs`` in one batch; no schedule is charged."""
+        self._judge([k for k in self._keys(pairs) if k not in self._verdicts])
+
+    def ensure(self, pairs: Sequence[Pair]) -> int:
+        """Judge what ``pairs`` still miss (one batch); returns how many of their
+        order-judgements no schedule had asked for before (``executed_by``'s unit)."""
+        keys = self._keys(pairs)
+        self._judge([k for k in keys if k not in self._verdicts])
+        new = [k for k in keys if k not in self._asked]
+        self._asked.update(new)
+        return len(new)
+
+    def _judge(self, missing: list[OrderKey]) -> None:
         if missing:
             verdicts = self.judge.judge(missing)
             if len(verdicts) != len(missing):
@@ -110,9 +128,7 @@ class JudgementMemo:
         self.executed_by.setdefault(schedule_name, 0)
 
         def play(pairs: list[Pair]) -> list[MatchScore]:
-            before = self.executed
-            self.ensure(pairs)
-            self.executed_by[schedule_name] += self.executed - before
+            self.executed_by[schedule_name] += self.ensure(pairs)
             out = []
             for a, b in pairs:
                 used.add(frozenset((a, b)))

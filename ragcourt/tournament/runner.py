@@ -3,10 +3,12 @@ Bradley-Terry and bootstrap CIs, the leaderboard and the
 :class:`~ragcourt.tournament.summaries.TournamentSummary`.
 
 Both schedules share one judgement memo, so a pair is judged once whichever needs it first;
-the round-robin ranking is its Bradley-Terry fit. Judge-call counts are measured (match
-records, memo); figures from a formula end in ``_computed``. The leaderboard's ``matches`` =
-wins + ties + losses (matches with a valid judgement); ``failed_matches`` counts Swiss
-matches where every judgement failed.
+the round-robin ranking is its Bradley-Terry fit. With round-robin on, every pair is judged
+up front in one batch (an LLM judge's calls then run concurrently, not a batch per round;
+the same judgements, counted for the schedule that first uses them). Judge-call counts are
+measured (match records, memo); figures from a formula end in ``_computed``. The
+leaderboard's ``matches`` = wins + ties + losses (matches with a valid judgement);
+``failed_matches`` counts Swiss matches where every judgement failed.
 """
 
 from __future__ import annotations
@@ -34,7 +36,13 @@ from ragcourt.tournament.summaries import (
     SwissSection,
     TournamentSummary,
 )
-from ragcourt.tournament.swiss import MatchRecord, TournamentResult, round_robin, swiss
+from ragcourt.tournament.swiss import (
+    MatchRecord,
+    TournamentResult,
+    round_robin,
+    round_robin_schedule,
+    swiss,
+)
 
 if TYPE_CHECKING:
     from polars._typing import SchemaDict
@@ -125,6 +133,8 @@ def run_tournament(
     feeds the discrimination check (:mod:`ragcourt.tournament.discrimination`)."""
     controls = dict(controls or {})
     memo = JudgementMemo(judge, questions, tp.margin)
+    if tp.round_robin:  # every pair is judged anyway: all of them in one concurrent batch
+        memo.prefetch([p for rnd in round_robin_schedule(systems) for p in rnd])
     k, upset, initial = tp.k_factor, tp.upset_weighting, tp.initial_elo
     sw = swiss(
         systems,
