@@ -136,8 +136,45 @@ class RetrievalParams(Strict):
     bm25: BM25Params = Field(default_factory=BM25Params)
 
 
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+SamplingValue = StrictBool | StrictInt | float | str
+
+
+def _env_name(value: str | None) -> str | None:
+    if value is not None and not _ENV_NAME_RE.fullmatch(value):
+        raise ValueError(f"'{value}' is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
+    return value
+
+
+def _http_base(value: str | None) -> str | None:
+    if value is not None and not re.match(r"https?://[^\s/]+", value):
+        raise ValueError("must be an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+    return value
+
+
+class EndpointParams(Strict):
+    """Where the hosted models whose string starts with this entry's key are served.
+
+    ``api_base``: the API URL (else the provider's ``<PROVIDER>_BASE_URL`` /
+    ``<PROVIDER>_API_BASE`` environment variable, else the provider's default host);
+    ``api_key_env``: the environment variable holding the key (its value is never stored);
+    ``extra_body``: server-specific sampling fields sent on every call (a llama.cpp server:
+    ``{repeat_penalty: 1.0}``, whose default is 1.1).
+    """
+
+    api_base: Annotated[str | None, AfterValidator(_http_base)] = None
+    api_key_env: Annotated[str | None, AfterValidator(_env_name)] = None
+    extra_body: dict[str, SamplingValue] = Field(default_factory=dict)
+
+
 class LLMParams(Strict):
-    """Gateway settings shared by every stage that calls a model."""
+    """Gateway settings shared by every stage that calls a model.
+
+    ``endpoints`` maps model-string prefixes (longest match) to where they are served, so the
+    judge can run on one server and the answerer on another (``openai/judge-`` and
+    ``openai/answer-`` entries). ``top_p`` joins ``temperature`` and ``seed`` as sampling
+    params sent explicitly on every hosted call (the run records them).
+    """
 
     model: NonEmptyStr = "local/smollm2-135m"
     models_file: NonEmptyStr = DEFAULT_MODELS_FILE
@@ -159,12 +196,22 @@ class LLMParams(Strict):
     # replies; off only to measure or to rule it out)
     prefix_reuse: StrictBool = True
     temperature: float = Field(default=0.0, ge=0, le=10)
+    top_p: float = Field(default=1.0, gt=0, le=1)
     seed: StrictInt = 0
     metrics_dir: NonEmptyStr = DEFAULT_METRICS_DIR
+    endpoints: dict[NonEmptyStr, EndpointParams] = Field(default_factory=dict)
 
     def resolve(self, role_model: str | None) -> str:
         """The model for a role: the role's own string, else the global ``model``."""
         return role_model or self.model
+
+    def endpoint(self, model: str) -> tuple[str, EndpointParams] | None:
+        """(key, entry) of ``endpoints`` whose key is the longest prefix of ``model``."""
+        keys = [k for k in self.endpoints if model.startswith(k)]
+        if not keys:
+            return None
+        key = max(keys, key=len)
+        return key, self.endpoints[key]
 
 
 class QAGenThresholds(Strict):

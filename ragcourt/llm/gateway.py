@@ -34,9 +34,11 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 
 from ragcourt.core.params import LLMParams
-from ragcourt.llm import label_probe, next_token, providers, structured
+from ragcourt.core.redact import redact_urls_in
+from ragcourt.llm import endpoints, label_probe, next_token, providers, structured
 from ragcourt.llm.accounting import StageAccount, stage_account
 from ragcourt.llm.cache import ReplyCache, cache_key
+from ragcourt.llm.prompt_caching import provider_messages
 from ragcourt.llm.types import (
     ChatRequest,
     ChatResult,
@@ -63,7 +65,7 @@ def scrub(text: str) -> str:
 
 def _describe(exc: BaseException) -> str:
     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return scrub(f"{type(exc).__name__}: {msg}"[:400])
+    return scrub(redact_urls_in(f"{type(exc).__name__}: {msg}"[:600]))
 
 
 def _retryable(exc: BaseException, model: str) -> bool:
@@ -236,6 +238,21 @@ class Gateway:
         self.stage = stage
         self.cache = ReplyCache(params.cache_dir, enabled=params.cache)
         self.account: StageAccount = stage_account(stage)
+        self._routes: dict[str, endpoints.Route] = {}
+        # hosted routes that cannot answer (refused key, unknown model, no server): the one-line
+        # reason, so the rest of the batch fails at once instead of calling and retrying
+        self._fatal: dict[str, str] = {}
+        # models whose provider refused ``response_format``: JSON by prompt and validation
+        self._no_response_format: set[str] = set()
+
+    def route(self, model: str) -> endpoints.Route:
+        """The hosted route of ``model`` (memoised for this gateway's life)."""
+        if model not in self._routes:
+            self._routes[model] = endpoints.route(model, self.params)
+        return self._routes[model]
+
+    def _hosted(self, model: str) -> bool:
+        return not providers.is_in_process(model)
 
     # ---------------------------------------------------------------- sync API
     def chat(self, reqs: Sequence[ChatRequest], desc: str = "") -> list[ChatResult]:
@@ -355,7 +372,7 @@ class Gateway:
     ) -> dict[str, Any]:
         kw: dict[str, Any] = {
             "model": req.model,
-            "messages": [{"role": r, "content": c} for r, c in req.messages],
+            "messages": provider_messages(req.model, req.messages),  # anthropic: cache_control
             "temperature": req.temperature,
             "max_tokens": req.max_tokens,
             "timeout": self.params.timeout_s,
@@ -375,8 +392,16 @@ class Gateway:
             kw["ragcourt_prefix_reuse"] = self.params.prefix_reuse
             if candidates is not None:
                 kw["candidate_labels"] = candidates
-        elif not providers.is_in_process(req.model):
+        elif self._hosted(req.model):
             kw["drop_params"] = True  # e.g. seed on providers without it
+            r = self.route(req.model)
+            kw["top_p"] = self.params.top_p
+            if r.api_base:
+                kw["api_base"] = r.api_base
+            if r.key_env and os.environ.get(r.key_env):
+                kw["api_key"] = os.environ[r.key_env]
+            if r.extra_body:
+                kw["extra_body"] = dict(r.extra_body)
         return kw
 
     def _key_extra(
@@ -391,6 +416,10 @@ class Gateway:
             from ragcourt.llm.local_provider import model_identity
 
             extra["local_model"] = model_identity(req.model, self.params.models_file)
+        elif self._hosted(req.model):  # where it is served and how it samples (no secret)
+            record = self.route(req.model).record()
+            extra["api_base"] = record["api_base"]
+            extra["sampling"] = {"top_p": self.params.top_p, **record["extra_body"]}
         return extra
 
     async def _call(
@@ -440,12 +469,36 @@ class Gateway:
         timeout = None if local else self.params.timeout_s
         t0 = time.perf_counter()
         attempts = 0
+        fatal = self._preflight(req.model)
+        if fatal is not None:
+            self.account.record(req.model, cached=False, ok=False, attempts=0)
+            return _Reply(ChatResult(ok=False, model=req.model, error=fatal, attempts=0))
         while True:
             attempts += 1
             try:
                 resp = await asyncio.wait_for(litellm.acompletion(**kw), timeout=timeout)
                 break
             except Exception as exc:
+                reason = (
+                    endpoints.fatal_reason(exc, self.route(req.model))
+                    if self._hosted(req.model)
+                    else None
+                )
+                if reason is not None:
+                    self._fatal.setdefault(req.model, reason)
+                    latency = time.perf_counter() - t0
+                    self.account.record(
+                        req.model, cached=False, ok=False, attempts=attempts, latency_s=latency
+                    )
+                    return _Reply(
+                        ChatResult(
+                            ok=False,
+                            model=req.model,
+                            error=reason,
+                            attempts=attempts,
+                            latency_s=latency,
+                        )
+                    )
                 if attempts <= self.params.max_retries and _retryable(exc, req.model):
                     delay = min(
                         self.params.retry_backoff_s * 2 ** (attempts - 1),
@@ -464,7 +517,15 @@ class Gateway:
                 self.account.record(
                     req.model, cached=False, ok=False, attempts=attempts, latency_s=latency
                 )
-                err = f"{_describe(exc)} (after {attempts} attempt{'s' if attempts > 1 else ''})"
+                where = (
+                    f"{req.model} at {self.route(req.model).host}: "
+                    if self._hosted(req.model)
+                    else ""
+                )
+                err = (
+                    f"{where}{_describe(exc)} "
+                    f"(after {attempts} attempt{'s' if attempts > 1 else ''})"
+                )
                 return _Reply(
                     ChatResult(
                         ok=False, model=req.model, error=err, attempts=attempts, latency_s=latency
@@ -493,6 +554,18 @@ class Gateway:
             ),
             {c: (str(v[0]), float(v[1])) for c, v in cand_raw.items()} if cand_raw else None,
         )
+
+    def _preflight(self, model: str) -> str | None:
+        """The one-line reason a hosted ``model`` cannot be called now (a missing key, or a
+        fatal error seen earlier in this gateway), else None. No call is made."""
+        if not self._hosted(model) or providers.provider_of(model) == "":
+            return None
+        if model in self._fatal:
+            return self._fatal[model]
+        missing = endpoints.missing_key(self.route(model))
+        if missing is not None:
+            self._fatal[model] = missing
+        return missing
 
     async def _call_local(self, req: ChatRequest, key: str, kw: dict[str, Any]) -> _Reply:
         """An in-process local model called directly: the same provider code and arguments
@@ -570,7 +643,7 @@ class Gateway:
     async def _structured_one(
         self, req: ChatRequest, model: type[M], limits: _Limits
     ) -> StructuredResult[M]:
-        fmt = _json_format(req, model)
+        fmt = None if req.model in self._no_response_format else _json_format(req, model)
         result_type = _structured_type(model)
         messages = list(req.messages)
         last: ChatResult | None = None
@@ -580,6 +653,13 @@ class Gateway:
         for attempt in range(1, self.params.parse_retries + 2):
             this = req.model_copy(update={"messages": tuple(messages), "json_mode": True})
             last = (await self._call(this, limits, response_format=fmt)).result
+            if not last.ok and fmt is not None and _format_refused(last.error):
+                # the provider does not take response_format: ask by prompt, validate the reply
+                self._no_response_format.add(req.model)
+                log.info("%s refused response_format; JSON by prompt and validation", req.model)
+                fmt = None
+                this = this.model_copy(update={"json_mode": False})
+                last = (await self._call(this, limits, response_format=None)).result
             tokens[0] += last.prompt_tokens
             tokens[1] += last.completion_tokens
             latency += last.latency_s
@@ -618,10 +698,11 @@ class Gateway:
         self.account.record_parse_failure(req.model)
         assert last is not None
         n = self.params.parse_retries + 1
+        how = "response_format and validation" if fmt is not None else "prompt and validation"
         return result_type(
             ok=False,
             raw=last.text,
-            error=f"reply not parsable after {n} attempts: {error}",
+            error=f"{req.model}: reply not parsable after {n} attempts (JSON by {how}): {error}",
             model=req.model,
             cached=last.cached,
             latency_s=latency,
@@ -663,6 +744,15 @@ class Gateway:
         log.debug("%s: %s", req.model, probed.error)
         greedy = label_probe.from_generated(candidates, text, req.model, cached, False)
         return greedy if greedy.ok else dist
+
+
+def _format_refused(error: str | None) -> bool:
+    """An error that says the provider does not take ``response_format`` (a 400 or litellm's
+    unsupported-params error naming it), as opposed to a model or network failure."""
+    text = (error or "").lower()
+    return ("badrequest" in text or "unsupportedparams" in text) and (
+        "response_format" in text or "json" in text or "grammar" in text
+    )
 
 
 def _structured_type(model: type[M]) -> type[StructuredResult[M]]:
