@@ -1,8 +1,13 @@
 """``ragcourt doctor``: offline checks of everything a run needs, one :class:`Check` each.
 
-Nothing here downloads or calls a model: embedders are located (and a zip-part embedder
+Nothing here downloads or calls a hosted model: embedders are located (and a zip-part embedder
 unpacked once, as a run would), GGUF files are sha256-verified, llama-cpp is imported, the DVC
 repository is opened, and the Prefect API's ``/health`` is asked only when an API URL is set.
+Every verified local LLM is loaded **in a child process** that runs one 1-token chat call, so a
+native crash (SIGSEGV on a CPU whose AMX path llama.cpp mishandles) is one failed check naming
+the signal, the CPU flags and the remedy. Hosted models (any litellm model string): the key
+variable is set, the API base answers ``GET /models`` (free) and lists the model, and the
+provider offers logprobs where a role needs them; one real call only with ``call=True``.
 Models checked: every embedder of params, judge embedders given as registry names, and every
 ``local/<name>`` LLM of a params role or of a candidate system (generator, RAG-Fusion model).
 Profiles (``configs/profiles``): which one params match, and whether its models are installed.
@@ -43,6 +48,16 @@ def _guard(name: str, fn: Callable[[], Check]) -> Check:
         return Check(name, "fail", str(err))
     except Exception as err:  # a broken install can raise anything on import
         return Check(name, "fail", f"{type(err).__name__}: {err}")
+
+
+def _guard_all(name: str, fn: Callable[[], list[Check]]) -> list[Check]:
+    """:func:`_guard` for a check that returns several."""
+    try:
+        return fn()
+    except RagcourtError as err:
+        return [Check(name, "fail", str(err))]
+    except Exception as err:
+        return [Check(name, "fail", f"{type(err).__name__}: {err}")]
 
 
 def check_python() -> Check:
@@ -104,6 +119,129 @@ def check_local_llms(params: Params, systems: Sequence[AnySystem] = ()) -> list[
 
     labels = [(name, f"local LLM {name}") for name in names]
     return [_guard(label, partial(verified, name, label)) for name, label in labels]
+
+
+def check_local_llm_calls(
+    params: Params, systems: Sequence[AnySystem] = (), verified: Sequence[str] = ()
+) -> list[Check]:
+    """A 1-token chat call per local model in ``verified``, each in a child process."""
+    from ragcourt.llm.smoke import probe
+
+    out = []
+    for name in verified:
+        r = probe(name, params.llm.models_file)
+        out.append(Check(f"local LLM call {name}", "ok" if r.ok else "fail", r.detail))
+    return out
+
+
+#: stages whose judges read next-token probabilities (logprobs) when configured to
+LOGPROB_STAGES = ("qagen", "judge", "judge_retrieval", "tournament")
+
+
+def hosted_models(params: Params, systems: Sequence[AnySystem]) -> dict[str, list[str]]:
+    """Every hosted model string of the run -> the stages that call it."""
+    from ragcourt.llm.providers import is_in_process
+    from ragcourt.orchestration.llm_routes import stage_models
+
+    out: dict[str, list[str]] = {}
+    for stage, models in stage_models(params, systems).items():
+        for m in models:
+            if not is_in_process(m):
+                out.setdefault(m, []).append(stage)
+    return out
+
+
+def _listed_models(base: str, key: str | None, timeout_s: float) -> tuple[str, list[str]]:
+    """(status, model ids) of ``GET <base>/models``: status ``ok``, ``refused`` (401/403),
+    ``no-list`` (another status) or ``unreachable: <why>``."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        resp = httpx.get(f"{base.rstrip('/')}/models", headers=headers, timeout=timeout_s)
+    except httpx.HTTPError as err:
+        return f"unreachable: {type(err).__name__}", []
+    if resp.status_code in (401, 403):
+        return "refused", []
+    if resp.status_code != 200:
+        return "no-list", []
+    try:
+        data = resp.json().get("data") or []
+        return "ok", [str(d.get("id")) for d in data if isinstance(d, dict)]
+    except (ValueError, AttributeError):
+        return "no-list", []
+
+
+def check_hosted_model(
+    params: Params, model: str, stages: Sequence[str], call: bool = False, timeout_s: float = 5.0
+) -> list[Check]:
+    """Key variable, API base, model known, logprobs; a real 1-token call only with ``call``."""
+    import os
+
+    from ragcourt.core.redact import redact_url
+    from ragcourt.llm import endpoints, providers
+
+    r = endpoints.route(model, params.llm)
+    label = f"hosted {model}"
+    missing = endpoints.missing_key(r)
+    checks = [Check(f"{label} key", "fail" if missing else "ok", missing or f"{r.key_env} set")]
+    key = os.environ.get(r.key_env) if r.key_env else None
+    name = model.split("/", 1)[1] if "/" in model else model
+    if r.api_base:
+        status, ids = _listed_models(r.api_base, key, timeout_s)
+        where = f"{redact_url(r.api_base)} (from {r.base_from})"
+        if status.startswith("unreachable"):
+            checks.append(Check(f"{label} API base", "fail", f"{where} {status}"))
+        elif status == "refused":
+            checks.append(Check(f"{label} API base", "fail", f"{where} refused the key"))
+        elif status == "ok" and ids and name not in ids:
+            checks.append(
+                Check(f"{label} API base", "warn", f"{where} lists no '{name}' (has {ids[:5]})")
+            )
+        else:
+            known = "lists the model" if status == "ok" else "answers (no model list)"
+            checks.append(Check(f"{label} API base", "ok", f"{where} {known}"))
+    else:
+        providers.configure_litellm()
+        import litellm
+
+        try:
+            litellm.get_model_info(model)
+            checks.append(Check(f"{label} model", "ok", f"known to litellm; {r.host}"))
+        except Exception:
+            checks.append(Check(f"{label} model", "warn", f"not in litellm's model map; {r.host}"))
+    needs = [s for s in stages if s in LOGPROB_STAGES]
+    if needs:
+        providers.configure_litellm()
+        import litellm
+
+        try:
+            supported = litellm.get_supported_openai_params(model=model) or []
+        except Exception:
+            supported = []
+        has = "logprobs" in supported or "top_logprobs" in supported
+        checks.append(
+            Check(
+                f"{label} logprobs",
+                "ok" if has else "warn",
+                f"needed by {', '.join(needs)}: "
+                + ("offered" if has else "not offered; label probabilities use label probes"),
+            )
+        )
+    if call:
+        checks.append(_real_call(params, model, label))
+    return checks
+
+
+def _real_call(params: Params, model: str, label: str) -> Check:
+    from ragcourt.llm import ChatRequest, Gateway
+
+    gw = Gateway(params.llm.model_copy(update={"cache": False, "max_retries": 0}), "doctor")
+    [res] = gw.chat([ChatRequest.of(model, None, "Say OK.", max_tokens=1, top_logprobs=5)])
+    if not res.ok:
+        return Check(f"{label} call", "fail", res.error or "failed")
+    lp = "with logprobs" if res.logprobs else "no logprobs returned"
+    return Check(f"{label} call", "ok", f"1-token reply in {res.latency_s:.2f}s, {lp}")
 
 
 def check_llama_cpp() -> Check:
@@ -241,8 +379,8 @@ def check_profiles(params_path: Path, root: Path = Path(".")) -> list[Check]:
     return [_guard(f"profile {n}", partial(one, n)) for n in names]
 
 
-def run_checks(params_path: Path, root: Path = Path(".")) -> list[Check]:
-    """Every check, in the order they are shown."""
+def run_checks(params_path: Path, root: Path = Path("."), call: bool = False) -> list[Check]:
+    """Every check, in the order they are shown (``call``: one real call per hosted model)."""
     checks = [check_python()]
     try:
         params = load_params(params_path)
@@ -254,7 +392,18 @@ def run_checks(params_path: Path, root: Path = Path(".")) -> list[Check]:
         systems_check, systems = check_systems(params)
         checks.append(systems_check)
         checks += check_embedders(params)
-        checks += check_local_llms(params, systems)
+        local = check_local_llms(params, systems)
+        checks += local
+        ok_names = [
+            c.name.removeprefix("local LLM ")
+            for c in local
+            if c.status == "ok" and c.name.startswith("local LLM ")
+        ]
+        checks += check_local_llm_calls(params, systems, ok_names)
+        for model, stages in hosted_models(params, systems).items():
+            checks += _guard_all(
+                f"hosted {model}", partial(check_hosted_model, params, model, stages, call)
+            )
         checks += check_profiles(params_path, root)
         checks += check_languages(params, root)
     checks.append(check_llama_cpp())

@@ -40,7 +40,9 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, partial
 from itertools import pairwise
@@ -52,6 +54,7 @@ import numpy as np
 
 from ragcourt.core.model_registry import LLMEntry, load_registry, registry_path
 from ragcourt.llm import providers
+from ragcourt.llm.cpu_features import use_extra_bufts
 from ragcourt.llm.gguf_files import resolve_gguf
 
 if TYPE_CHECKING:
@@ -130,6 +133,33 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return x - (m + float(np.log(np.exp(x - m).sum())))
 
 
+_PARAMS_LOCK = threading.Lock()
+
+
+@contextmanager
+def model_params_override(**fields: Any) -> Iterator[None]:
+    """Set llama.cpp model params that ``llama_cpp.Llama`` does not expose (``use_extra_bufts``)
+    for the models loaded inside the block: ``Llama.__init__`` starts from
+    ``llama_model_default_params()``, so that function is wrapped while the block runs (under
+    a lock: one load at a time) and restored after."""
+    import llama_cpp.llama_cpp as lib
+
+    with _PARAMS_LOCK:
+        original = lib.llama_model_default_params
+
+        def defaults() -> Any:
+            params = original()
+            for name, value in fields.items():
+                setattr(params, name, value)
+            return params
+
+        lib.llama_model_default_params = defaults
+        try:
+            yield
+        finally:
+            lib.llama_model_default_params = original
+
+
 @dataclass
 class Generation:
     text: str
@@ -152,14 +182,15 @@ class LocalModel:
 
         self.name = name
         self.lock = threading.Lock()
-        self.llm = Llama(
-            model_path=str(path),
-            n_ctx=entry.n_ctx,
-            n_threads=n_threads,
-            n_threads_batch=n_threads_batch,
-            logits_all=False,
-            verbose=False,
-        )
+        with model_params_override(use_extra_bufts=use_extra_bufts()):
+            self.llm = Llama(
+                model_path=str(path),
+                n_ctx=entry.n_ctx,
+                n_threads=n_threads,
+                n_threads_batch=n_threads_batch,
+                logits_all=False,
+                verbose=False,
+            )
         template = (
             self.llm.metadata.get("tokenizer.chat_template")
             if entry.chat_template == "gguf"
