@@ -94,6 +94,14 @@ ARTIFACTS: dict[str, Artifact] = {
             "chunk vectors",
         ),
         _a("index", "data/index/{chunking}__{embedder}.faiss", "embed", None, "FAISS index"),
+        # llm_routes
+        _a(
+            "llm_routes",
+            "data/llm/routes.json",
+            "llm_routes",
+            None,
+            "where each hosted model is served, and the sampling params sent (no secrets)",
+        ),
         # qagen
         _a("qa", "data/qa/qa.parquet", "qagen", "qa", "accepted QA items"),
         _a("qa_rejected", "data/qa/qa_rejected.parquet", "qagen", "qa_rejected"),

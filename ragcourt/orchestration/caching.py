@@ -15,6 +15,7 @@ a stage whose outputs are gone.
 
 from __future__ import annotations
 
+import importlib
 import json
 import threading
 import uuid
@@ -30,7 +31,7 @@ from ragcourt.core.errors import ConfigError
 from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256, path_sha256
 from ragcourt.core.io import write_json
 from ragcourt.core.params import Params, load_params
-from ragcourt.orchestration.plan import PROJECT_ROOT, StageCall, code_files
+from ragcourt.orchestration.plan import PROJECT_ROOT, STAGES, StageCall, code_files
 
 STATE_DIR = Path(".ragcourt/prefect")
 
@@ -75,6 +76,10 @@ def call_key(call: StageCall, workdir: Path, params: Params) -> str:
         "inputs": {p: path_sha256(workdir / p) for p in call.inputs},
         "code": code_digest(call.stage),
     }
+    volatile = STAGES[call.stage].volatile if call.stage in STAGES else None
+    if volatile:  # what the outputs depend on beyond files and params (the environment)
+        module, _, attr = volatile.partition(":")
+        payload["volatile"] = getattr(importlib.import_module(module), attr)(params)
     return object_sha256(payload)
 
 

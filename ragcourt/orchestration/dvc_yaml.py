@@ -130,6 +130,8 @@ def _stage_body(sd: StageDef, root: Path) -> dict[str, Any]:
     if sd.models:
         params.append({catalog.DEFAULT_MODELS_FILE: list(sd.models)})
     body: dict[str, Any] = {"cmd": cmd, "deps": deps}
+    if sd.volatile:  # depends on the environment, which DVC cannot see: run it every time
+        body["always_changed"] = True
     if params:
         body["params"] = params
     if "system" in sd.partition:  # all systems in one DVC stage: the folder persists

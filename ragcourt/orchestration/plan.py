@@ -82,6 +82,9 @@ class StageDef:
     models: tuple[str, ...] = ()
     partition: tuple[str, ...] = ()
     llm_metrics: bool = False
+    #: "module:function" returning JSON data the outputs depend on beyond files and params (the
+    #: environment): DVC runs the stage every time (``always_changed``); Prefect hashes the data
+    volatile: str | None = None
 
     @property
     def entry(self) -> str:
@@ -133,6 +136,17 @@ STAGES: dict[str, StageDef] = {
             partition=("chunking", "embedder"),
         ),
         StageDef(
+            "llm_routes",
+            "ragcourt.orchestration.llm_routes:run",
+            "Where each hosted model is served (API base from params or the environment) and\n"
+            "the sampling params sent: runs every time, rewrites an identical file unless a\n"
+            "route changed, so the model-calling stages re-run exactly when one did.",
+            deps=(Dep(param="systems_file"),),
+            outs=("llm_routes",),
+            params=("llm", "qagen", "judge", "tournament.model", "systems_file"),
+            volatile="ragcourt.orchestration.llm_routes:current_record",
+        ),
+        StageDef(
             "qagen",
             "ragcourt.qagen.stage:run",
             "Synthetic QA with answerability / faithfulness / relevance / duplicate filters (or\n"
@@ -140,6 +154,7 @@ STAGES: dict[str, StageDef] = {
             "params (the path), not their content: after editing such a file run\n"
             "`dvc repro -f -s qagen` (the Prefect flow hashes the content itself).",
             deps=(
+                art("llm_routes"),
                 Dep(prompts="qagen"),
                 art("documents"),
                 art("chunks", chunking="@qagen.reference_chunking", unless="qagen.qa_file"),
@@ -176,6 +191,7 @@ STAGES: dict[str, StageDef] = {
             "runs (persist), so each system's partition is reused when its config hash and the\n"
             "QA hash match: adding one system answers only that system.",
             deps=(
+                art("llm_routes"),
                 Dep(param="systems_file"),
                 Dep(prompts="answer"),
                 art("qa"),
@@ -195,7 +211,7 @@ STAGES: dict[str, StageDef] = {
             "ragcourt.judging.answers_stage:run",
             "DAFE verdicts (two primaries, the arbitrator only on disagreement) and correctness.\n"
             "Answers with an error are carried as error rows. Re-runs hit the LLM cache.",
-            deps=(Dep(prompts="judge"), *arts("answers", "qa")),
+            deps=(Dep(prompts="judge"), *arts("answers", "qa", "llm_routes")),
             outs=("verdicts", "correctness"),
             params=(
                 "judge.judges",
@@ -216,7 +232,7 @@ STAGES: dict[str, StageDef] = {
             "ragcourt.judging.retrieval_stage:run",
             "RAGElo 0/1/2 relevance of every retrieved passage (once per question x chunk across\n"
             "systems), P(NO-RESPONSE | question, passage) and UDCG per (system, question).",
-            deps=(Dep(prompts="judge"), *arts("answers", "qa")),
+            deps=(Dep(prompts="judge"), *arts("answers", "qa", "llm_routes")),
             outs=("relevance", "passage_utility", "udcg"),
             params=("judge.relevance_model", "judge.prompt_version", "judge.udcg", "llm"),
             models=(LLMS,),
@@ -247,7 +263,7 @@ STAGES: dict[str, StageDef] = {
             "ragcourt.tournament.stage:run",
             "DICE Swiss tournament + round-robin, Elo and Bradley-Terry with bootstrap CIs. The\n"
             "correctness table is read only by the correctness_margin judge.",
-            deps=(Dep(prompts="tournament"), *arts("answers", "qa", "correctness")),
+            deps=(Dep(prompts="tournament"), *arts("answers", "qa", "correctness", "llm_routes")),
             outs=("pairwise", "matches", "leaderboard", "leaderboard_plot"),
             metrics=("tournament_summary",),
             params=("tournament", "llm"),

@@ -72,7 +72,8 @@ def test_dependencies_point_backwards_and_follow_data(params: Params) -> None:
     assert "data/chunks/c512.parquet" in by_id["answer[bm25-k5]"].inputs
     assert "data/index/c256__minilm.faiss" in by_id["answer[dense-k5]"].inputs
     # qagen reads the reference chunking only
-    assert by_id["qagen"].after == ("chunk[c512]",)  # which waits for ingest
+    # (and for the hosted-model routes record, which every model-calling stage reads)
+    assert by_id["qagen"].after == ("llm_routes", "chunk[c512]")  # chunk waits for ingest
     assert set(by_id["answer[combine]"].after) == {"answer[dense-k5]", "answer[bm25-k5]"}
     assert set(by_id["tournament"].after) == {"judge"}  # judge waits for answer[combine]
     # every input that some call produces is produced by a call it (transitively) waits for
@@ -97,7 +98,7 @@ def test_dependencies_point_backwards_and_follow_data(params: Params) -> None:
 def test_bring_your_own_qa_skips_reference_chunk_dependency() -> None:
     p = Params.model_validate({"qagen": {"qa_file": "my_qa.jsonl", "reference_chunking": "zz"}})
     qagen = build_plan(p, []).by_stage("qagen")[0]
-    assert qagen.after == ("ingest",)
+    assert qagen.after == ("llm_routes", "ingest")
     assert "my_qa.jsonl" in qagen.inputs
 
 

@@ -1,0 +1,62 @@
+"""Stage ``llm_routes``: where every hosted model of the run is served, as a file DVC sees.
+
+A hosted model's API base can come from the environment (``OPENAI_API_BASE``), which DVC and
+the params file never see. This stage runs on every ``dvc repro`` (``always_changed``) and
+writes, per model-calling stage, each hosted model's route (API base without secrets, where it
+came from, the key *variable*, the server-specific sampling fields) and the sampling params
+sent on every call. The model-calling stages depend on the file: point a model string at
+another server and they re-run; leave it and the file is byte-identical, so nothing re-runs.
+Key values are never written. The Prefect flow hashes the same record into its cache key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ragcourt.core import catalog
+from ragcourt.core.io import write_json
+from ragcourt.core.params import Params
+from ragcourt.llm import providers
+from ragcourt.llm.endpoints import route
+
+if TYPE_CHECKING:
+    from ragcourt.answering.systems import AnySystem
+
+
+def stage_models(params: Params, systems: Sequence[AnySystem]) -> dict[str, list[str]]:
+    """The model strings each model-calling stage may call (roles resolved to ``llm.model``)."""
+    llm, q, j = params.llm, params.qagen, params.judge
+    roles: dict[str, list[str | None]] = {
+        "qagen": [q.question_model, q.answer_model, q.filter_model],
+        "answer": [m for s in systems for m in s.llm_models()],
+        "judge": [j.correctness_model, *(spec.model for spec in j.judges.values())],
+        "judge_retrieval": [j.relevance_model, j.udcg.model],
+        "tournament": [params.tournament.model],
+    }
+    return {stage: sorted({llm.resolve(m) for m in models}) for stage, models in roles.items()}
+
+
+def routes_record(params: Params, systems: Sequence[AnySystem]) -> dict[str, Any]:
+    """``{"sampling": {...}, "stages": {stage: {model: route record}}}`` of hosted models."""
+    llm = params.llm
+    stages: dict[str, dict[str, Any]] = {}
+    for stage, models in stage_models(params, systems).items():
+        hosted = [m for m in models if not providers.is_in_process(m)]
+        stages[stage] = {m: route(m, llm).record() for m in hosted}
+    return {
+        "sampling": {"temperature": llm.temperature, "top_p": llm.top_p, "seed": llm.seed},
+        "stages": stages,
+    }
+
+
+def current_record(params: Params) -> dict[str, Any]:
+    """:func:`routes_record` with the configured systems (what the stage writes now)."""
+    from ragcourt.answering.systems import load_systems
+
+    return routes_record(params, load_systems(params))
+
+
+def run(params: Params) -> None:
+    """Write the routes record (catalog ``llm_routes``)."""
+    write_json(current_record(params), catalog.path("llm_routes"))
