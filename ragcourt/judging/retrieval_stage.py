@@ -3,7 +3,9 @@
 Writes ``relevance.parquet`` (RAGElo 0/1/2 once per (question, chunk) across systems),
 ``passage_utility.parquet`` (R, P(NO-RESPONSE), u per passage in any system's top
 ``udcg.k``) and ``udcg.parquet`` (UDCG per (system, question)). Every model call goes
-through the gateway cache, so a re-run makes no model calls.
+through the gateway cache, so a re-run makes no model calls. A system that returned no passages
+at all is not judged and has no rows (:mod:`ragcourt.judging.retrieval_skips`); rows without
+passages of a judged system are labelled, not counted as failed calls.
 """
 
 from __future__ import annotations
@@ -12,7 +14,11 @@ import logging
 
 import polars as pl
 
-from ragcourt.answering.provenance import NO_RETRIEVED_PASSAGES, retrieval_gap
+from ragcourt.answering.provenance import (
+    NO_CONTEXTS_SUPPLIED,
+    NO_RETRIEVED_PASSAGES,
+    retrieval_gap,
+)
 from ragcourt.core import catalog
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import write_parquet
@@ -25,6 +31,7 @@ from ragcourt.judging.relevance import (
     retrieved_passages,
     unique_passages,
 )
+from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING, systems_without_passages
 from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.udcg import (
     NO_RESPONSE,
@@ -43,8 +50,9 @@ def judge_retrieval(
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Relevance of every retrieved passage, passage utilities for the top ``udcg.k`` and
     UDCG per (system, question); rows without passages (or whose question is not in the
-    QA set) get a UDCG error row."""
+    QA set) get a UDCG error row, except a system without any passage: no rows at all."""
     jp, llm = ctx.params.judge, ctx.params.llm
+    answers = answers.filter(~pl.col("system").is_in(systems_without_passages(answers)))
     known = answers.join(qa.select("question_id"), on="question_id", how="semi")
     passages = retrieved_passages(known)
     all_passages = unique_passages(passages)
@@ -103,9 +111,18 @@ def judge_retrieval(
     return relevance, utility, udcg
 
 
+def judged_udcg_rows(udcg: pl.DataFrame) -> pl.DataFrame:
+    """The UDCG rows that count for the failure policy: a row without passages (no contexts
+    supplied, no retrieved passages) is labelled, not a failed call."""
+    gaps = [NO_CONTEXTS_SUPPLIED, NO_RETRIEVED_PASSAGES]
+    return udcg.filter(~pl.col("error").is_in(gaps).fill_null(False))
+
+
 def run(params: Params) -> None:
     """Stage ``judge_retrieval`` (paths relative to the cwd)."""
     answers, qa = read_answers_and_qa()
+    for system in systems_without_passages(answers):
+        log.info("judge_retrieval: %s: %s", system, NO_RETRIEVAL_JUDGING)
     ctx = JudgeContext(params, stage="judge_retrieval")
     relevance, utility, udcg = judge_retrieval(answers, qa, ctx)
     write_parquet(relevance, catalog.path("relevance"), "relevance")
@@ -118,7 +135,7 @@ def run(params: Params) -> None:
         [
             assess("relevance", relevance, group=None),
             assess("passage_utility", utility, group=None),
-            assess("udcg", udcg),
+            assess("udcg", judged_udcg_rows(udcg)),
         ],
         params.failure,
     )

@@ -2,7 +2,8 @@
 
 :class:`JudgeSummary` has one section per judging step: ``dafe`` (arbitration counts, spec §4),
 ``correctness``, ``relevance`` and ``udcg`` (spec §5), ``accuracy_per_system`` and
-``spearman_with_correctness`` (spec §7), and ``discrimination`` (the DAFE check on the control
+``spearman_with_correctness`` (spec §7), ``retrieval_not_judged`` (systems without any
+passage, whose retrieval is not judged), and ``discrimination`` (the DAFE check on the control
 pairs of known order: :mod:`ragcourt.judging.discrimination`). The writer builds the model and
 writes ``model_dump(mode="json")``; a reader validates the file with
 ``JudgeSummary.model_validate``.
@@ -148,9 +149,13 @@ class JudgeSummary(_Fixed):
     relevance: RelevanceSection
     udcg: UdcgSection
     spearman_with_correctness: dict[str, SpearmanWithCorrectness]
+    # system -> why its retrieval was not judged (it returned no passages at all:
+    # ragcourt.judging.retrieval_skips); left out of the file when no system was skipped
+    retrieval_not_judged: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
     # DAFE accuracy on the control pairs of known order (issue 13); None in files written
     # before the check existed
     discrimination: DafeDiscrimination | None = Field(default=None, exclude_if=lambda v: v is None)
+    # per judge column (correctness, relevance, udcg): rows graded from floors or fallbacks;
     # {} (left out of the file) in files written before grading methods were recorded
     grading_fallbacks: dict[str, GradingFallbacks] = Field(
         default_factory=dict, exclude_if=lambda v: not v

@@ -18,6 +18,7 @@ from ragcourt.answering.control_kinds import controls_of
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table, write_json, write_parquet
 from ragcourt.core.params import Params
+from ragcourt.judging import retrieval_skips
 from ragcourt.judging.builders import build_judges
 from ragcourt.judging.dafe import DafeDecision, dafe_summary
 from ragcourt.judging.discrimination import DafeDiscrimination, dafe_check
@@ -122,8 +123,10 @@ def judge_summary(
     theta: ThetaFitReport | ThetaNotFitted,
     llm_roles: tuple[bool, bool, bool],
     discrimination: DafeDiscrimination | None = None,
+    retrieval_not_judged: dict[str, str] | None = None,
 ) -> JudgeSummary:
-    """The run's :class:`JudgeSummary` from the judge tables and the summary tables."""
+    """The run's :class:`JudgeSummary` from the judge tables and the summary tables
+    (``retrieval_not_judged``: system -> why its retrieval was not judged)."""
     jp = params.judge
     n_passage_rows = int(relevance["n_systems"].sum() or 0)
     grades = relevance["relevance"].value_counts()
@@ -181,6 +184,7 @@ def judge_summary(
             )
             for r in corr.iter_rows(named=True)
         },
+        retrieval_not_judged=dict(retrieval_not_judged or {}),
         discrimination=discrimination,
         grading_fallbacks={
             name: grading_fallbacks(methods)
@@ -223,7 +227,17 @@ def run(params: Params) -> None:
         verdicts, systems, controls_of(answers), params.controls.bootstrap, params.controls.seed
     )
     summary = judge_summary(
-        params, verdicts, correctness, relevance, udcg, sys_sum, corr, theta, roles, check
+        params,
+        verdicts,
+        correctness,
+        relevance,
+        udcg,
+        sys_sum,
+        corr,
+        theta,
+        roles,
+        check,
+        retrieval_skips.retrieval_not_judged(answers),
     )
     write_json(summary.model_dump(mode="json"), catalog.path("judge_summary"))
     for col, f in summary.grading_fallbacks.items():

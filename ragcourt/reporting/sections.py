@@ -18,6 +18,7 @@ from ragcourt.answering.provenance import (
     systems_without_contexts,
 )
 from ragcourt.core.params import Params
+from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING, systems_without_passages
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.human_labels import human_labels
@@ -198,10 +199,14 @@ def leaderboard(art: Artifacts) -> Section:
     sec.figures.append(plots.leaderboard(board))
     if unranked(board):
         sec.notes.insert(0, NO_VALID_JUDGEMENTS_NOTE)
-    if no_contexts:
+    not_judged = retrieval_not_judged(art)
+    if not_judged:
+        named = ", ".join(
+            f"{s} ({NO_CONTEXTS_SUPPLIED})" if s in no_contexts else s for s in not_judged
+        )
         sec.notes.append(
-            f"{', '.join(no_contexts)}: {NO_CONTEXTS_SUPPLIED} - their passage relevance, UDCG "
-            "and retrieval metrics are not available (not zero)."
+            f"{named}: {NO_RETRIEVAL_JUDGING} - their passage relevance, UDCG and retrieval "
+            "metrics are not available (not zero)."
         )
     summary = art.json("tournament_summary")
     if summary is not None:
@@ -403,6 +408,13 @@ def udcg_correlation(art: Artifacts) -> Section:
         "SE = sqrt((1 + ρ²/2)/(n − 3)).",
     )
     sec.facts.append(("correctness from", _correctness_source(art)))
+    not_judged = retrieval_not_judged(art)
+    if not_judged:
+        sec.facts.append(("no retrieval judging", ", ".join(not_judged)))
+        sec.notes.append(
+            f"{', '.join(not_judged)}: {NO_RETRIEVAL_JUDGING}; their (system, question) pairs "
+            "are not in these correlations."
+        )
     sec.notes += grading_fallback_notes(art.json("judge_summary"))
     corr = art.table("metric_correlation")
     if corr is None:
@@ -708,6 +720,16 @@ NO_VALID_JUDGEMENTS_NOTE = (
 def unranked(board: pl.DataFrame) -> bool:
     """A leaderboard without ranks: the tournament had no valid judgement."""
     return bool(board["rank"].is_null().all())
+
+
+def retrieval_not_judged(art: Artifacts) -> list[str]:
+    """Systems whose retrieval was not judged (no passages at all): the judge summary's
+    ``retrieval_not_judged``, else the same rule on the answers table."""
+    listed = (art.json("judge_summary") or {}).get("retrieval_not_judged")
+    if listed:
+        return list(listed)
+    answers = art.table("answers")
+    return systems_without_passages(answers) if answers is not None else []
 
 
 def _external_systems(art: Artifacts) -> tuple[set[str], list[str]]:

@@ -1,7 +1,10 @@
 """Every route of examples/ in one answer stage run on the tiny project (real ingest, chunks,
 BYO QA set, real BM25): a built-in BM25 system on a scripted model, the plain-function and
 LangChain Python systems, the FastAPI service (served by uvicorn) through a custom JSON API and
-the openai_chat shortcut, and an answers file made offline from exported questions."""
+the openai_chat shortcut, and an answers file made offline from exported questions. The mixed
+field then goes through judge, judge_retrieval (a scripted judge model), judge_summary, the
+tournament and the report with the default failure policy: the chat shortcut returns no
+passages, so its retrieval is not judged, and no stage fails for it."""
 
 from __future__ import annotations
 
@@ -82,6 +85,17 @@ def generator(messages: list[dict[str, str]]) -> str:
     return "NO-RESPONSE"
 
 
+def judge_reply(messages: list[dict[str, str]]) -> str:
+    """A written reply for any judge prompt that asks for one (JSON relevance, a label)."""
+    return '{"reason": "scripted", "relevance": 2}'
+
+
+def judge_next_token(messages: list[dict[str, str]]) -> dict[str, float]:
+    """First-token probabilities that serve both one-token judges: the relevance grades and
+    the first token of NO-RESPONSE (UDCG)."""
+    return {"2": 0.5, "1": 0.15, "0": 0.1, "NO": 0.2, "The": 0.05}
+
+
 def test_examples_answer_beside_a_builtin_system_scripted_model(
     project: Params, service: str, tmp_path: Path
 ) -> None:
@@ -146,16 +160,36 @@ def test_examples_answer_beside_a_builtin_system_scripted_model(
         "external"
     }
 
-    # the mixed field through DAFE, correctness and the tournament: everyone is ranked
+    # the mixed field through DAFE, correctness, retrieval judging, the judge summary, the
+    # tournament and the report, under the default failure policy (fail_on_system: true)
+    import json
+
     from ragcourt.core.params import JudgeSpec
-    from ragcourt.judging import answers_stage
+    from ragcourt.judging import answers_stage, retrieval_stage, summary
+    from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING
+    from ragcourt.reporting import stage as report_stage
     from ragcourt.tournament import stage as tournament_stage
 
+    assert project.failure.fail_on_system
     project.judge.judges["contains"] = JudgeSpec(kind="containment")
     project.judge.arbitrator = "contains"  # no LLM: the test controls every verdict source
     answers_stage.run(project)
     verdicts = read_table("data/judge/verdicts.parquet", "verdicts")
     assert set(verdicts["system"]) == set(names)
+    with scripted_model("judge", judge_reply, judge_next_token) as j:
+        project.llm.model = j.model
+        retrieval_stage.run(project)  # raised StageFailed for my-service-chat before
+        assert j.calls  # the passages of the other systems were judged
+    udcg = read_table("data/judge/udcg.parquet", "udcg")
+    assert set(udcg["system"]) == set(names) - {"my-service-chat"}  # no rows, no error rows
+    assert udcg["error"].null_count() == udcg.height and udcg["udcg"].null_count() == 0
+    summary.run(project)
+    judged = json.loads(Path("data/judge/summary.json").read_text(encoding="utf-8"))
+    assert judged["retrieval_not_judged"] == {"my-service-chat": NO_RETRIEVAL_JUDGING}
     tournament_stage.run(project)
     board = read_table("data/tournament/leaderboard.parquet", "leaderboard")
     assert sorted(board["system"].to_list()) == sorted(names)
+    _, md = report_stage.run(project)
+    report = md.read_text(encoding="utf-8")
+    assert f"my-service-chat (no contexts supplied): {NO_RETRIEVAL_JUDGING}" in report
+    assert "- **no retrieval judging**: my-service-chat\n" in report
