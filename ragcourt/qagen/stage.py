@@ -24,10 +24,10 @@ import numpy as np
 import polars as pl
 
 from ragcourt.core import catalog
-from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.errors import ConfigError, RagcourtError, StageFailed
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_parquet
-from ragcourt.core.params import Params
+from ragcourt.core.params import Params, QAGenParams
 from ragcourt.core.schemas import frame_schema
 from ragcourt.qagen.byo import load_byo_qa
 from ragcourt.qagen.contexts import load_few_shot, sample_contexts
@@ -184,6 +184,27 @@ def build_summary(g: Generator, gen: Generation) -> QASummary:
     )
 
 
+def no_items_message(s: QASummary, q: QAGenParams) -> str:
+    """The one-line reason a generation that accepted no item fails: attempts, the top
+    rejection reasons with counts, and the params to change."""
+    top = sorted(s.rejections.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    reasons = ", ".join(f"{name} x{n}" for name, n in top) or "none recorded"
+    changes = [
+        f"a stronger qagen.question_model (now {s.models.question})",
+        f"more qagen.max_attempts (now {q.max_attempts})",
+    ]
+    thresholds = q.thresholds.model_dump()
+    lower = [name for name, _ in top if name in thresholds]
+    changes += [f"a lower qagen.thresholds.{n} (now {thresholds[n]})" for n in lower]
+    if not lower:
+        changes.append("lower qagen.thresholds")
+    return (
+        f"qagen: 0 of {s.requested} items accepted after {s.attempts} attempts "
+        f"({s.stop_reason}); top rejection reasons: {reasons} (every candidate and its reason "
+        f"is in {REJECTED_PATH}); try " + ", ".join(changes[:-1]) + f" or {changes[-1]}"
+    )
+
+
 # --- stage ---------------------------------------------------------------------------------
 
 
@@ -204,7 +225,8 @@ def near_duplicate_encoder(params: Params) -> Encoder:
 
 def run(params: Params) -> None:
     """Whole stage, paths relative to the cwd: writes qa.parquet, qa_rejected.parquet and
-    summary.json (and the gateway's llm_qagen.json metrics)."""
+    summary.json (and the gateway's llm_qagen.json metrics). Generation that accepted no item
+    raises :class:`StageFailed` after writing them (:func:`no_items_message`)."""
     from ragcourt.llm import Gateway
 
     q = params.qagen
@@ -250,3 +272,5 @@ def run(params: Params) -> None:
         s.accepted, s.requested, s.attempts, s.stop_reason,
         s.accepted / minutes if minutes > 0 else float("nan"),
     )  # fmt: skip
+    if s.accepted == 0:
+        raise StageFailed(no_items_message(s, q))
