@@ -15,8 +15,10 @@ the remaining requests at once, with one line naming the model, the host and wha
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ragcourt.core.params import LLMParams, SamplingValue
 from ragcourt.core.redact import host_of, redact_url
@@ -115,6 +117,24 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return out
 
 
+def _connect_fails(url: str, timeout_s: float = 2.0) -> tuple[bool, bool]:
+    """(refused, unknown host) for a TCP connection to ``url``'s host and port; a timeout or
+    any other error is neither (it may pass: the call is retried)."""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return False, False
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout_s):
+            return False, False
+    except ConnectionRefusedError:
+        return True, False
+    except socket.gaierror as err:
+        return False, err.errno == socket.EAI_NONAME
+    except OSError:
+        return False, False
+
+
 def fatal_reason(exc: BaseException, r: Route) -> str | None:
     """One line when ``exc`` means no request of this route can succeed, else None."""
     providers.configure_litellm()
@@ -130,11 +150,16 @@ def fatal_reason(exc: BaseException, r: Route) -> str | None:
             f"{where}: unknown model or API path ({type(exc).__name__}); check the model "
             f"string and the API base ({r.base_from})"
         )
+    # litellm wraps a refused connection as InternalServerError("Connection error."): the
+    # cause chain (openai -> httpx -> ConnectionRefusedError) says what happened
     refused = any(isinstance(e, ConnectionRefusedError) for e in _chain(exc)) or (
         "connection refused" in text or "connect call failed" in text
     )
     unknown_host = "name or service not known" in text or "nodename nor servname" in text
-    if isinstance(exc, err.APIConnectionError) and (refused or unknown_host):
+    if not (refused or unknown_host) and "connection error" in text and r.api_base:
+        # litellm may drop the cause of its "Connection error.": ask the host directly
+        refused, unknown_host = _connect_fails(r.api_base)
+    if refused or unknown_host:
         what = "connection refused" if refused else "unknown host"
         var = f"${r.provider.upper()}_API_BASE" if r.provider else "the API base"
         return f"{where}: {what}; start the server or set the API base ({var} or llm.endpoints)"

@@ -651,15 +651,22 @@ class Gateway:
         tokens = [0, 0]
         latency = 0.0
         for attempt in range(1, self.params.parse_retries + 2):
-            this = req.model_copy(update={"messages": tuple(messages), "json_mode": True})
+            this = req.model_copy(
+                update={"messages": tuple(messages), "json_mode": fmt is not None}
+            )
             last = (await self._call(this, limits, response_format=fmt)).result
             if not last.ok and fmt is not None and _format_refused(last.error):
-                # the provider does not take response_format: ask by prompt, validate the reply
-                self._no_response_format.add(req.model)
-                log.info("%s refused response_format; JSON by prompt and validation", req.model)
-                fmt = None
-                this = this.model_copy(update={"json_mode": False})
-                last = (await self._call(this, limits, response_format=None)).result
+                # a 400 to a request with response_format: ask again by prompt only; when that
+                # works the provider does not take it, so this model is asked by prompt from now
+                plain = (
+                    await self._call(
+                        this.model_copy(update={"json_mode": False}), limits, response_format=None
+                    )
+                ).result
+                if plain.ok:
+                    self._no_response_format.add(req.model)
+                    log.info("%s refused response_format: JSON by prompt and validation", req.model)
+                    fmt, last = None, plain
             tokens[0] += last.prompt_tokens
             tokens[1] += last.completion_tokens
             latency += last.latency_s
@@ -747,12 +754,10 @@ class Gateway:
 
 
 def _format_refused(error: str | None) -> bool:
-    """An error that says the provider does not take ``response_format`` (a 400 or litellm's
-    unsupported-params error naming it), as opposed to a model or network failure."""
+    """A 400 (or litellm's unsupported-params error) to a request that carried
+    ``response_format``: possibly the format refused, which a plain retry tells."""
     text = (error or "").lower()
-    return ("badrequest" in text or "unsupportedparams" in text) and (
-        "response_format" in text or "json" in text or "grammar" in text
-    )
+    return "badrequest" in text or "unsupportedparams" in text
 
 
 def _structured_type(model: type[M]) -> type[StructuredResult[M]]:

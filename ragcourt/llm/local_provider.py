@@ -133,7 +133,7 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return x - (m + float(np.log(np.exp(x - m).sum())))
 
 
-_PARAMS_LOCK = threading.Lock()
+_PARAMS_LOCK = threading.RLock()
 
 
 @contextmanager
