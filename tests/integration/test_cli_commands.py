@@ -138,6 +138,8 @@ def test_doctor_checks_models_and_flags_a_missing_dvc_repo(
     assert checks["embedder minilm"].status == "ok"
     assert checks["local LLM smollm2-135m"].status == "ok"
     assert "sha256 verified" in checks["local LLM smollm2-135m"].detail
+    # loaded and called in a child process: a native crash would be this check failing
+    assert checks["local LLM call smollm2-135m"].status == "ok"
     assert checks["llama-cpp-python"].status == "ok"
     assert checks["DVC repo"].status == "fail" and "dvc init" in checks["DVC repo"].detail
 

@@ -179,3 +179,30 @@ def test_unparsable_reply_names_the_model(tmp_path: Path, monkeypatch: pytest.Mo
             [ChatRequest.of("openai/some-model", None, "JSON please")], Grade
         )
     assert not r.ok and (r.error or "").startswith("openai/some-model: reply not parsable")
+
+
+def test_doctor_checks_a_hosted_model_without_calling_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragcourt.cli.doctor import check_hosted_model
+
+    params = Params(llm=_params(tmp_path, model="openai/judge"))
+    with openai_test_server(reply="OK") as srv:
+        monkeypatch.setenv("OPENAI_API_BASE", srv.base_url)
+        nokey = {c.name: c for c in check_hosted_model(params, "openai/judge", ["judge"])}
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        ok = {c.name: c for c in check_hosted_model(params, "openai/judge", ["judge"])}
+        assert srv.requests == []  # no chat call without --call
+        called = check_hosted_model(params, "openai/judge", ["answer"], call=True)
+        assert len(srv.requests) == 1
+    assert nokey["hosted openai/judge key"].status == "fail"
+    assert "OPENAI_API_KEY" in nokey["hosted openai/judge key"].detail
+    assert ok["hosted openai/judge key"].status == "ok"
+    assert ok["hosted openai/judge API base"].status == "ok"  # it answers (no model list)
+    assert "hosted openai/judge logprobs" in ok  # the judge stage reads next-token probabilities
+    assert called[-1].name == "hosted openai/judge call" and called[-1].status == "ok"
+    down = f"http://127.0.0.1:{_free_port()}/v1"
+    monkeypatch.setenv("OPENAI_API_BASE", down)
+    gone = {c.name: c for c in check_hosted_model(params, "openai/judge", ["answer"])}
+    assert gone["hosted openai/judge API base"].status == "fail"
+    assert "unreachable" in gone["hosted openai/judge API base"].detail
