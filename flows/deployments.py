@@ -13,6 +13,7 @@ instead (see the README's Orchestration section); nothing in the flows depends o
 from __future__ import annotations
 
 import argparse
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,8 @@ from ragcourt.core.offline import apply as apply_offline
 apply_offline()  # an entry point: offline defaults before prefect is imported
 
 from prefect import serve
-from prefect.deployments.runner import EntrypointType, RunnerDeployment
+from prefect.deployments.runner import RunnerDeployment
+from prefect.types.entrypoint import EntrypointType
 
 from flows.pipeline import pipeline
 from flows.sweep import DEFAULT_GRID, sweep
@@ -47,6 +49,14 @@ def _check_cron(cron: str) -> str:
     return cron
 
 
+def _built(made: RunnerDeployment | Coroutine[Any, Any, RunnerDeployment]) -> RunnerDeployment:
+    """``Flow.to_deployment`` is typed sync-or-async; called from sync code it returns the
+    deployment itself."""
+    if not isinstance(made, RunnerDeployment):
+        raise TypeError("to_deployment returned a coroutine outside an event loop")
+    return made
+
+
 def build_deployments(
     workdir: Path,
     params_path: str = DEFAULT_PARAMS_FILE,
@@ -63,34 +73,38 @@ def build_deployments(
         raise ConfigError(f"unknown task runner '{task_runner}' (choose from {RUNNERS})")
     root = str(workdir.resolve())
     deployments = [
-        pipeline.to_deployment(
-            name=name,
-            cron=_check_cron(cron) if cron else None,
-            parameters={
-                "params_path": params_path,
-                "workdir": root,
-                "task_runner": task_runner,
-                "workers": workers,
-                "until": until,
-            },
-            description=f"ragcourt pipeline on {root}",
-            tags=["ragcourt"],
-            entrypoint_type=EntrypointType.MODULE_PATH,
+        _built(
+            pipeline.to_deployment(
+                name=name,
+                cron=_check_cron(cron) if cron else None,
+                parameters={
+                    "params_path": params_path,
+                    "workdir": root,
+                    "task_runner": task_runner,
+                    "workers": workers,
+                    "until": until,
+                },
+                description=f"ragcourt pipeline on {root}",
+                tags=["ragcourt"],
+                entrypoint_type=EntrypointType.MODULE_PATH,
+            )
         )
     ]
     if sweep_cron:
         deployments.append(
-            sweep.to_deployment(
-                name=SWEEP_DEPLOYMENT,
-                cron=_check_cron(sweep_cron),
-                parameters={
-                    "grid": sweep_grid or DEFAULT_GRID,
-                    "params_path": params_path,
-                    "workdir": root,
-                },
-                description=f"ragcourt sweep on {root}",
-                tags=["ragcourt", "ragcourt-sweep"],
-                entrypoint_type=EntrypointType.MODULE_PATH,
+            _built(
+                sweep.to_deployment(
+                    name=SWEEP_DEPLOYMENT,
+                    cron=_check_cron(sweep_cron),
+                    parameters={
+                        "grid": sweep_grid or DEFAULT_GRID,
+                        "params_path": params_path,
+                        "workdir": root,
+                    },
+                    description=f"ragcourt sweep on {root}",
+                    tags=["ragcourt", "ragcourt-sweep"],
+                    entrypoint_type=EntrypointType.MODULE_PATH,
+                )
             )
         )
     return deployments

@@ -31,15 +31,15 @@ import sys
 import time
 from contextlib import chdir
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ragcourt.core.offline import apply as apply_offline
 
 apply_offline()  # an entry point: offline defaults before prefect is imported
 
-from prefect import flow, task
+from prefect import State, flow, task
 from prefect.futures import PrefectFuture, as_completed
-from prefect.states import State
+from prefect.task_runners import TaskRunner
 
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import RagcourtError
@@ -153,7 +153,11 @@ def stages_flow(
                 result_storage=storage,
             ).submit
             futures[call.id] = submit(
-                call, str(root), params_path, wait_for=[futures[a] for a in call.after]
+                call,
+                str(root),
+                params_path,
+                return_state=False,
+                wait_for=[futures[a] for a in call.after],
             )
         by_future = {id(f): cid for cid, f in futures.items()}
         try:
@@ -191,7 +195,11 @@ def pipeline(
     """Run the pipeline (all stages, those up to ``until``, or ``only`` some) on the named
     task runner (``thread`` or ``dask``), then publish the results of those stages as Prefect
     artifacts."""
-    runner = make_task_runner(task_runner, workers, dask_address)
+    # Flow.with_options takes a runner of the base future type, and TaskRunner is invariant in
+    # it (prefect casts the same way for its own default runner).
+    runner = cast(
+        "TaskRunner[PrefectFuture[Any]]", make_task_runner(task_runner, workers, dask_address)
+    )
     results = stages_flow.with_options(task_runner=runner)(
         params_path=params_path, workdir=workdir, until=until, only=only
     )

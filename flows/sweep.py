@@ -275,7 +275,8 @@ def run_sweep(**kwargs: Any) -> dict[str, Any]:
         kwargs.get("params_path", catalog.DEFAULT_PARAMS_FILE),
         grid,
     )
-    return sweep(**kwargs)
+    summary: dict[str, Any] = sweep(**kwargs)
+    return summary
 
 
 def dvc_exp_commands(grid: dict[str, list[Any]], until: str | None) -> Iterator[list[str]]:

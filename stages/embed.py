@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from ragcourt.core.entry import dvc_partition, run_entry, stage_parser
 
 
@@ -17,7 +19,10 @@ def main() -> None:
     if args.chunking and args.embedder:
         chunking, embedder = args.chunking, args.embedder
     else:
-        axes = {"chunking": params.chunkings, "embedder": params.embedders}
+        axes: dict[str, Collection[str]] = {
+            "chunking": params.chunkings,
+            "embedder": params.embedders,
+        }
         part = dvc_partition("embed", axes)
         chunking, embedder = part["chunking"], part["embedder"]
     run(params, chunking, embedder)
