@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
-from ragcourt.llm.testing import openai_test_server
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the test helpers
+from _llm_testing import openai_test_server
 
 
 def run(n: int, concurrency: int, base_url: str, tag: str) -> tuple[float, int, int]:

@@ -1,6 +1,6 @@
 """The hosted route's concurrency on demo-sized stages: per-model concurrency 1 vs 8, side by side.
 
-A local OpenAI-compatible server (``ragcourt.llm.testing.openai_test_server``) adds a fixed
+A local OpenAI-compatible server (``tests/_llm_testing.py``: ``openai_test_server``) adds a fixed
 ``--delay`` per request, standing in for a hosted provider's latency; every model string is
 ``openai/bench-model`` (litellm's real ``openai`` provider, over HTTP). The stages are the
 real stage functions with the demo's shapes: the 12 hand-written demo questions, the four
@@ -47,7 +47,9 @@ from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.cache import STORE_NAME
-from ragcourt.llm.testing import OpenAITestServer, openai_test_server
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the test helpers
+from _llm_testing import OpenAITestServer, openai_test_server
 
 MODEL = "openai/bench-model"
 ROOT = Path(__file__).resolve().parents[1]

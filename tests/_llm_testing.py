@@ -1,4 +1,6 @@
-"""Scripted models for tests that need exact control of replies: ``scripted/<name>``.
+"""Test helpers for the LLM gateway: scripted models (``scripted/<name>``) for tests that need
+exact control of replies, and a local OpenAI-compatible server (:func:`openai_test_server`).
+Tests import it as ``from _llm_testing import ...`` (``tests/`` is on ``sys.path``).
 
 ``scripted_model(name, reply, next_token=None)`` registers a litellm custom provider whose
 text reply is ``reply(messages)`` (a str is a constant reply; raising simulates a provider

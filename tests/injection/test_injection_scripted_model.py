@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from _llm_testing import Messages, scripted_model
 
 from ragcourt.core.fencing import fence, is_fenced_once, neutralise, neutralise_tags, tag
 from ragcourt.core.params import Params, parse_params
@@ -21,7 +22,6 @@ from ragcourt.judging.relevance import grade_passage_relevance
 from ragcourt.judging.udcg import abstention_probabilities
 from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
 from ragcourt.llm import Gateway
-from ragcourt.llm.testing import Messages, scripted_model
 from ragcourt.qagen.filter_registry import JudgeSettings
 from ragcourt.qagen.filters import judge_answerability, judge_faithfulness
 

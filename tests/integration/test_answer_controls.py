@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 import pytest
 import yaml
+from _llm_testing import scripted_model
 from integration.test_answer_stage import QUESTIONS, _write_chunks, _write_qa, generator
 
 from ragcourt.answering import stage as answer
@@ -24,7 +25,6 @@ from ragcourt.core.errors import ConfigError
 from ragcourt.core.io import read_table
 from ragcourt.core.params import Params, load_params
 from ragcourt.core.prompts import prompt
-from ragcourt.llm.testing import scripted_model
 from ragcourt.retrieval.span_relevance import overlap
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,6 +15,7 @@ import litellm
 import polars as pl
 import pytest
 import yaml
+from _llm_testing import scripted_model
 
 from ragcourt.answering import stage as answer
 from ragcourt.answering.generation import is_abstention
@@ -24,7 +25,6 @@ from ragcourt.core.errors import ConfigError, RagcourtError, StageFailed
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params, load_params
 from ragcourt.core.schemas import TABLES
-from ragcourt.llm.testing import scripted_model
 from ragcourt.retrieval.retrieve import open_retriever
 
 ROOT = Path(__file__).resolve().parents[2]

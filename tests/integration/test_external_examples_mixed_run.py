@@ -20,6 +20,7 @@ import polars as pl
 import pytest
 import typer
 import yaml
+from _llm_testing import scripted_model
 from _tiny_project import ROOT, make_project
 from typer.testing import CliRunner
 
@@ -27,7 +28,6 @@ from ragcourt.answering import stage as answer
 from ragcourt.cli.external_cmd import answers_app, questions_app
 from ragcourt.core.io import read_table
 from ragcourt.core.params import Params, load_params
-from ragcourt.llm.testing import scripted_model
 
 KEY_VAR = "EXAMPLE_SERVICE_KEY"
 

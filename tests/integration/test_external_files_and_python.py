@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 import typer
 import yaml
+from _llm_testing import scripted_model
 from typer.testing import CliRunner
 
 from ragcourt.answering import stage as answer
@@ -24,7 +25,6 @@ from ragcourt.core.errors import SchemaError
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params, load_params
 from ragcourt.core.schemas import TABLES
-from ragcourt.llm.testing import scripted_model
 
 ROOT = Path(__file__).resolve().parents[2]
 QA = [

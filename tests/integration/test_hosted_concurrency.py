@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from _llm_testing import OpenAITestServer, openai_test_server
 
 from ragcourt.answering.generation import answer_batch
 from ragcourt.answering.retrieval_groups import HIT_COLS, GroupRetrieval
@@ -19,7 +20,6 @@ from ragcourt.core.params import LLMParams, Params, TournamentParams, load_param
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.cache import STORE_NAME
-from ragcourt.llm.testing import OpenAITestServer, openai_test_server
 from ragcourt.tournament.llm_judge import LLMPairwiseJudge
 from ragcourt.tournament.runner import run_tournament
 

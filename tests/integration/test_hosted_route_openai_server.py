@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _llm_testing import openai_test_server
 from pydantic import BaseModel
 
 from ragcourt.core.params import LLMParams, Params
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
-from ragcourt.llm.testing import openai_test_server
 from ragcourt.orchestration.llm_routes import routes_record
 
 KEY = "sk-local-route-test-0123456789"

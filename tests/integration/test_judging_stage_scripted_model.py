@@ -14,13 +14,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from _llm_testing import scripted_model
 
 from ragcourt.core.errors import StageFailed
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import JudgeParams, JudgeSpec, Params, UDCGParams, load_params
 from ragcourt.core.schemas import RETRIEVED, TABLES
 from ragcourt.judging import answers_stage, per_question, retrieval_stage, summary
-from ragcourt.llm.testing import scripted_model
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _llm_testing import OpenAITestServer, openai_test_server
 
 from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
-from ragcourt.llm.testing import OpenAITestServer, openai_test_server
 
 KEY = "sk-local-test-server-0123456789"
 

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _llm_testing import Messages, scripted_model
 from scipy.stats import kendalltau
 
 from benchmarks import gold_squad as gs
 from benchmarks import meta_eval as me
-from ragcourt.llm.testing import Messages, scripted_model
 
 FILLER = (
     "Travellers often stop at the market to buy bread and cheese before the long road north. "

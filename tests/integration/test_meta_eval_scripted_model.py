@@ -11,11 +11,11 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from _llm_testing import Messages, scripted_model
 from _tournament_data import answers_frame, qa_frame
 
 from benchmarks import meta_eval as me
 from ragcourt.core.params import Params, load_params
-from ragcourt.llm.testing import Messages, scripted_model
 
 ROOT = Path(__file__).resolve().parents[2]
 N_Q = 20

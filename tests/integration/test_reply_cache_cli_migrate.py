@@ -10,6 +10,7 @@ from typing import Any
 
 import diskcache
 import pytest
+from _llm_testing import scripted_model
 from typer.testing import CliRunner
 
 from ragcourt.cli.cache_cmd import app as cache_app
@@ -17,7 +18,6 @@ from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.cache import ReplyCache, cache_key
-from ragcourt.llm.testing import scripted_model
 
 runner = CliRunner()
 

@@ -52,7 +52,7 @@ import sys, time
 from pathlib import Path
 from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
-from ragcourt.llm.testing import scripted_model
+from _llm_testing import scripted_model
 
 cache_dir, calls_file, go, ready = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
 

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from _llm_testing import scripted_model
 
 from ragcourt.core.params import JudgeSpec, Params, load_params
 from ragcourt.judging.builders import build_judge
 from ragcourt.judging.llm_judges import VerdictReply
 from ragcourt.judging.relevance import RelevanceReply
 from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
-from ragcourt.llm.testing import scripted_model
 
 ROOT = Path(__file__).resolve().parents[3]
 REPLIES = {

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import litellm
 import pytest
+from _llm_testing import scripted_model
 from pydantic import BaseModel
 
 from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
-from ragcourt.llm.testing import scripted_model
 
 
 @pytest.fixture

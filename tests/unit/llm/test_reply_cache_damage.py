@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _llm_testing import scripted_model
 
 from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.cache import ReplyCache, cache_key
-from ragcourt.llm.testing import scripted_model
 
 
 def _reply(i: int) -> dict[str, object]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from _llm_testing import scripted_model
 
 from ragcourt.core.entry import run_entry
 from ragcourt.core.errors import StageFailed
@@ -17,7 +18,6 @@ from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import parse_params
 from ragcourt.core.prompts import prompt
 from ragcourt.core.schemas import TABLES
-from ragcourt.llm.testing import scripted_model
 from ragcourt.qagen.stage import run as run_qagen
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from _llm_testing import scripted_model
 from _tournament_data import answers_frame, qa_frame
 
 from ragcourt.core.params import Params, load_params
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm.gateway import Gateway
-from ragcourt.llm.testing import scripted_model
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.llm_judge import LLMPairwiseJudge
 from ragcourt.tournament.pairwise import OrderKey
