@@ -31,8 +31,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import polars as pl
 
@@ -51,6 +52,7 @@ from ragcourt.llm.cache import STORE_NAME
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the test helpers
 from _llm_testing import OpenAITestServer, openai_test_server
 
+T = TypeVar("T")
 MODEL = "openai/bench-model"
 ROOT = Path(__file__).resolve().parents[1]
 QA_FILE = ROOT / "data" / "demo_qa" / "handwritten.jsonl"
@@ -134,7 +136,7 @@ def cache_contents(cache_dir: Path) -> dict[str, str]:
         conn.close()
 
 
-def timed(seconds: dict[str, float], name: str, fn: Callable[[], Any]) -> Any:
+def timed(seconds: dict[str, float], name: str, fn: Callable[[], T]) -> T:
     t0 = time.perf_counter()
     out = fn()
     seconds[name] = time.perf_counter() - t0
@@ -169,7 +171,8 @@ def run_stages(
             variants = timed(
                 seconds,
                 "variants",
-                lambda key=key: generate_variants(
+                partial(
+                    generate_variants,
                     gw,
                     queries,
                     key.fusion_variants,

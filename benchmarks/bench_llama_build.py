@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import TypedDict
 
 CHILD = r"""
 import json, sys, time
@@ -62,7 +63,20 @@ print(json.dumps({"prompt_tps": g1.prompt_tokens / short,
 """
 
 
-def run_child(model: str, max_tokens: int, env_extra: dict[str, str], site: str | None) -> dict:
+class ChildResult(TypedDict):
+    """The last stdout line of one variant's child process (``CHILD``)."""
+
+    prompt_tps: float
+    gen_tps: float
+    prompt_tokens: int
+    text: str
+    extra_bufts: bool
+    system_info: str
+
+
+def run_child(
+    model: str, max_tokens: int, env_extra: dict[str, str], site: str | None
+) -> ChildResult:
     env = dict(os.environ, **env_extra)
     root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (site, root, env.get("PYTHONPATH")) if p)
@@ -75,7 +89,7 @@ def run_child(model: str, max_tokens: int, env_extra: dict[str, str], site: str 
     )
     if out.returncode != 0:
         raise SystemExit(f"variant failed (exit {out.returncode}): {out.stderr.strip()[-500:]}")
-    result: dict = json.loads(out.stdout.strip().splitlines()[-1])
+    result: ChildResult = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
 
@@ -92,7 +106,7 @@ def main() -> None:
     ]
     if args.portable_site:
         variants.append(("portable", {"RAGCOURT_LLAMA_EXTRA_BUFTS": "1"}, args.portable_site))
-    runs: dict[str, list[dict]] = {v[0]: [] for v in variants}
+    runs: dict[str, list[ChildResult]] = {v[0]: [] for v in variants}
     for rep in range(args.repeats):
         order = variants[rep % len(variants) :] + variants[: rep % len(variants)]
         for label, env, site in order:

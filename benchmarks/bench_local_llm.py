@@ -52,6 +52,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
+from unittest.mock import patch
 
 from ragcourt.core import offline
 
@@ -117,7 +118,7 @@ class ModelTimer:
             finally:
                 self.total += time.perf_counter() - t0
 
-        lp.LocalModel.generate = timed  # type: ignore[method-assign]
+        patch.object(lp.LocalModel, "generate", timed).start()  # for the rest of the run
 
 
 def main() -> None:

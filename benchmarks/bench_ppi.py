@@ -43,11 +43,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 
@@ -74,7 +76,7 @@ def _labelled(rng: np.random.Generator, yh: np.ndarray, n: int, design: str) -> 
         return rng.choice(yh.size, n, replace=False), None
     strata = np.where(yh >= 0.5, "judge_1", "judge_0")
     sizes = {s: int((strata == s).sum()) for s in ("judge_0", "judge_1")}
-    scheme = "equal" if design == "equal" else "proportional"
+    scheme: Literal["proportional", "equal"] = "equal" if design == "equal" else "proportional"
     alloc = allocate(sizes, n, ("judge_0", "judge_1"), scheme)
     idx = np.concatenate(
         [rng.choice(np.flatnonzero(strata == s), k, replace=False) for s, k in alloc.items()]
@@ -212,14 +214,15 @@ def _summary(results: list[dict[str, Any]], cfg: Config) -> tuple[list[str], boo
     )
     lines += [dh, "-" * len(dh)]
     for res in sorted(results, key=lambda r: r["n"]):
-        d = np.array(res["diff"], dtype=float)
+        diff = np.array(res["diff"], dtype=float)
         cov = [
-            float(np.mean((d[:, k] <= true_diff) & (true_diff <= d[:, k + 1]))) for k in (0, 2, 4)
+            float(np.mean((diff[:, k] <= true_diff) & (true_diff <= diff[:, k + 1])))
+            for k in (0, 2, 4)
         ]
         lines.append(
             f"{res['n']:>4}{cov[0]:>9.3f}{cov[1]:>11.3f}{cov[2]:>11.3f}"
-            f"{np.mean(d[:, 1] - d[:, 0]):>11.3f}{np.mean(d[:, 3] - d[:, 2]):>13.3f}"
-            f"{np.mean(d[:, 6]) - true_diff:>+10.4f}{np.mean(d[:, 7]) - true_diff:>+12.4f}"
+            f"{np.mean(diff[:, 1] - diff[:, 0]):>11.3f}{np.mean(diff[:, 3] - diff[:, 2]):>13.3f}"
+            f"{np.mean(diff[:, 6]) - true_diff:>+10.4f}{np.mean(diff[:, 7]) - true_diff:>+12.4f}"
         )
     return lines, ok
 
@@ -261,9 +264,11 @@ def main() -> None:
         f"the judge's |bias| >= 0.02: {'met' if ok else 'NOT met'}"
     )
     if args.validation:
-        import ppi_validation  # benchmarks/ppi_validation.py (this folder is on sys.path)
-
-        ppi_validation.main([f"--reps={args.reps}", "--n", *map(str, args.n)])
+        validation = Path(__file__).with_name("ppi_validation.py")
+        argv = [f"--reps={args.reps}", "--n", *map(str, args.n)]
+        done = subprocess.run([sys.executable, str(validation), *argv], check=False)
+        if done.returncode:
+            sys.exit(done.returncode)
     if args.check and not ok:
         sys.exit(1)
 

@@ -66,14 +66,14 @@ def main() -> None:
         from ragcourt.corpus import ingest
         from ragcourt.qagen import stage as qagen
 
-        p = load_params("params.yaml")
-        ingest.run(p)
-        chunk.run(p, chunking="bench")
+        run_params = load_params("params.yaml")
+        ingest.run(run_params)
+        chunk.run(run_params, chunking="bench")
         t0 = time.perf_counter()
-        qagen.run(p)
+        qagen.run(run_params)
         seconds = time.perf_counter() - t0
         summary = json.loads(catalog.path("qa_summary").read_text())
-        llm = json.loads(catalog.llm_metrics(p.llm.metrics_dir, "qagen").read_text())
+        llm = json.loads(catalog.llm_metrics(run_params.llm.metrics_dir, "qagen").read_text())
         qa = read_table(catalog.path("qa"), "qa")
         docs = read_table(catalog.path("documents"), "documents")
         texts = dict(zip(docs["doc_id"], docs["text"], strict=True))

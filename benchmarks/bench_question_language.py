@@ -84,11 +84,11 @@ def main() -> None:
         from ragcourt.qagen import stage as qagen
 
         offline.apply()
-        p = load_params("params.yaml")
-        ingest.run(p)
-        chunk.run(p, chunking="bench")
+        run_params = load_params("params.yaml")
+        ingest.run(run_params)
+        chunk.run(run_params, chunking="bench")
         t0 = time.perf_counter()
-        qagen.run(p)
+        qagen.run(run_params)
         seconds = time.perf_counter() - t0
         qa = read_table(catalog.path("qa"), "qa").with_columns(accepted=True)
         rej = read_table(catalog.path("qa_rejected"), "qa_rejected").with_columns(accepted=False)

@@ -72,7 +72,7 @@ def agreement(human: np.ndarray, judge: np.ndarray) -> dict[str, Any]:
 
 def calibrate(
     items: list[dict[str, Any]], model: str, params_path: str, version: str, form: str
-) -> dict:
+) -> dict[str, Any]:
     from ragcourt.llm import Gateway
 
     params = load_params(params_path)

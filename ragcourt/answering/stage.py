@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
-from ragcourt.answering.control_kinds import CONTROL_COLUMN
 from ragcourt.answering.generation import ANSWER_SCHEMA, answer_batch
 from ragcourt.answering.partitions import (
     config_hash,
@@ -65,6 +64,7 @@ from ragcourt.answering.systems import (
     shuffled_systems,
 )
 from ragcourt.core import catalog
+from ragcourt.core.control_kinds import CONTROL_COLUMN
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_with

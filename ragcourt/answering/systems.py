@@ -68,10 +68,10 @@ from ragcourt.answering.external.specs import (
     PythonSpec,
 )
 from ragcourt.answering.names import check_system_name
-from ragcourt.answering.provenance import external_model
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.names import case_collision
 from ragcourt.core.params import Params
+from ragcourt.core.provenance import external_model
 
 SearchKind = Literal["dense", "bm25", "hybrid"]  # retrievers with an index
 RetrieverKind = Literal["dense", "bm25", "hybrid", "oracle", "random", "none"]

@@ -1,11 +1,11 @@
 """The discrimination check (issue 13): do the judges order the pairs whose order is known?
 
 Known pairs (better, worse) come from the control systems
-(:func:`ragcourt.answering.control_kinds.known_pairs`). For each, a statistic ``d`` (DAFE:
+(:func:`ragcourt.core.control_kinds.known_pairs`). For each, a statistic ``d`` (DAFE:
 accuracy(better) − accuracy(worse) over the questions both have a verdict for; tournament: the
 Elo gap) and its percentile bootstrap interval ``[lo, hi]`` over questions give the verdict:
 ``separated`` when lo > 0, ``reversed`` when hi < 0, otherwise :data:`NOT_SEPARATED`. Without
-any known pair the check reports :data:`~ragcourt.answering.control_kinds.NO_CONTROLS`.
+any known pair the check reports :data:`~ragcourt.core.control_kinds.NO_CONTROLS`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
-from ragcourt.answering.control_kinds import NO_CONTROLS, known_pairs
+from ragcourt.core.control_kinds import NO_CONTROLS, known_pairs
 
 SEPARATED = "separated"
 REVERSED = "reversed"

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
-from ragcourt.answering.provenance import NO_CONTEXTS_SUPPLIED
 from ragcourt.core.params import Params
+from ragcourt.core.provenance import NO_CONTEXTS_SUPPLIED
 from ragcourt.core.schemas import TABLES
 from ragcourt.judging.agreement import rank_correlation
 from ragcourt.judging.relevance import mrr_per_question, retrieved_passages

@@ -5,7 +5,7 @@ contexts, a closed-book control) gives the relevance and UDCG judges nothing to 
 not a failure: stage ``judge_retrieval`` writes no rows for it (so ``failure.fail_on_system``
 cannot count it), the judge summary lists it under ``retrieval_not_judged`` with
 :data:`NO_RETRIEVAL_JUDGING`, and the report says so. A system with passages on some questions
-is judged; its rows without passages keep their :func:`ragcourt.answering.provenance.retrieval_gap`
+is judged; its rows without passages keep their :func:`ragcourt.core.provenance.retrieval_gap`
 label and are not counted as failed calls.
 
 Only polars is imported, so any layer may use this module.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ragcourt.answering.provenance import has_contexts
+from ragcourt.core.provenance import has_contexts
 
 NO_RETRIEVAL_JUDGING = "no retrieval judging: the system returned no passages"
 

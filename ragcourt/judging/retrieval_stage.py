@@ -14,15 +14,15 @@ import logging
 
 import polars as pl
 
-from ragcourt.answering.provenance import (
-    NO_CONTEXTS_SUPPLIED,
-    NO_RETRIEVED_PASSAGES,
-    retrieval_gap,
-)
 from ragcourt.core import catalog
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import Params
+from ragcourt.core.provenance import (
+    NO_CONTEXTS_SUPPLIED,
+    NO_RETRIEVED_PASSAGES,
+    retrieval_gap,
+)
 from ragcourt.judging.llm_judges import one_token
 from ragcourt.judging.relevance import (
     GRADE_LEVELS,

@@ -11,10 +11,10 @@ from typing import Any
 
 import polars as pl
 
-from ragcourt.answering.provenance import is_external
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table
 from ragcourt.core.params import Params
+from ragcourt.core.provenance import is_external
 from ragcourt.judging.relevance import retrieved_passages
 
 log = logging.getLogger("ragcourt.judge")

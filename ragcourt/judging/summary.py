@@ -14,8 +14,8 @@ from typing import Any
 
 import polars as pl
 
-from ragcourt.answering.control_kinds import controls_of
 from ragcourt.core import catalog
+from ragcourt.core.control_kinds import controls_of
 from ragcourt.core.io import read_table, write_json, write_parquet
 from ragcourt.core.params import Params
 from ragcourt.judging import retrieval_skips

@@ -12,12 +12,12 @@ from typing import Any
 
 import polars as pl
 
-from ragcourt.answering.provenance import (
+from ragcourt.core.params import Params
+from ragcourt.core.provenance import (
     NO_CONTEXTS_SUPPLIED,
     is_external,
     systems_without_contexts,
 )
-from ragcourt.core.params import Params
 from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING, systems_without_passages
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts

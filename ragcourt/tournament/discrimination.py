@@ -1,5 +1,5 @@
 """The tournament's discrimination check (issue 13): the Swiss Elo gap of every pair of known
-order (:func:`ragcourt.answering.control_kinds.known_pairs`) with its bootstrap interval.
+order (:func:`ragcourt.core.control_kinds.known_pairs`) with its bootstrap interval.
 
 Per pair (better, worse): ``win_rate`` = mean over valid judgements of better's per-question
 score (DICE scores sum to 1, so 0.5 = no preference); ``elo_gap`` = Elo(better) − Elo(worse)
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ragcourt.answering.control_kinds import NO_CONTROLS, known_pairs
+from ragcourt.core.control_kinds import NO_CONTROLS, known_pairs
 from ragcourt.judging.discrimination import (
     CHECKED,
     count_verdicts,

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ragcourt.answering.provenance import EXTERNAL_MODEL_PREFIX
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import TournamentParams
 from ragcourt.core.prompts import has_prompt, prompt, render
+from ragcourt.core.provenance import EXTERNAL_MODEL_PREFIX
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict
 from ragcourt.tournament.scoring import LABELS, Probs

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ragcourt.answering.control_kinds import controls_of
 from ragcourt.core import catalog
+from ragcourt.core.control_kinds import controls_of
 from ragcourt.core.entry import log
 from ragcourt.core.errors import RagcourtError, SchemaError
 from ragcourt.core.failures import TableFailures, assess, enforce

@@ -17,10 +17,10 @@ from _llm_testing import scripted_model
 from integration.test_answer_stage import QUESTIONS, _write_chunks, _write_qa, generator
 
 from ragcourt.answering import stage as answer
-from ragcourt.answering.control_kinds import controls_of, known_pairs
 from ragcourt.answering.control_retrieval import random_hits
 from ragcourt.answering.shuffled import ONE_QUESTION, derangement, shuffled_answers
 from ragcourt.answering.systems import load_systems
+from ragcourt.core.control_kinds import controls_of, known_pairs
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.io import read_table
 from ragcourt.core.params import Params, load_params

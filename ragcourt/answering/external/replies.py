@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragcourt.answering.provenance import external_chunk_id
+from ragcourt.core.provenance import external_chunk_id
 
 PASSAGE_KEYS = ("text", "doc_id", "score", "char_start", "char_end")
 

@@ -8,7 +8,7 @@ import polars as pl
 from ragcourt.answering.external.replies import Passage, Reply
 from ragcourt.answering.external.rows import answer_row, rows_frame
 from ragcourt.answering.generation import ANSWER_SCHEMA
-from ragcourt.answering.provenance import NO_CONTEXTS_SUPPLIED, NO_RETRIEVED_PASSAGES
+from ragcourt.core.provenance import NO_CONTEXTS_SUPPLIED, NO_RETRIEVED_PASSAGES
 from ragcourt.judging.retrieval_skips import (
     NO_RETRIEVAL_JUDGING,
     retrieval_not_judged,

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ragcourt.answering.control_kinds import NO_CONTROLS, known_pairs
+from ragcourt.core.control_kinds import NO_CONTROLS, known_pairs
 from ragcourt.core.params import load_params
 from ragcourt.judging.discrimination import NOT_SEPARATED, REVERSED, SEPARATED, dafe_check
 from ragcourt.tournament.discrimination import resolvable_gap

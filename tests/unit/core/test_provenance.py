@@ -7,7 +7,7 @@ import polars as pl
 from ragcourt.answering.external.replies import Passage, Reply
 from ragcourt.answering.external.rows import answer_row, error_row, rows_frame
 from ragcourt.answering.generation import ANSWER_SCHEMA
-from ragcourt.answering.provenance import (
+from ragcourt.core.provenance import (
     NO_CONTEXTS_SUPPLIED,
     NO_RETRIEVED_PASSAGES,
     contexts_missing,

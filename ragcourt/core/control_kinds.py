@@ -1,11 +1,12 @@
-"""Which systems are controls, and which pairs of systems have a known order (issue 13).
+"""Which systems are controls, and which pairs of systems have a known order.
 
 ``answers.parquet`` has a ``control`` column (:data:`CONTROL_COLUMN`): ``oracle``, ``random``,
 ``none`` (closed book) or ``shuffled``; null for a real system (a table written before controls
 existed has no column: every system is real). Known orders (:func:`known_pairs`), better
 first: oracle > random, oracle > none, and every system that is not shuffled > shuffled.
 
-Only polars is imported, so any layer may use this module.
+Shared vocabulary of the answer, judging, tournament and report stages (only polars is
+imported).
 """
 
 from __future__ import annotations

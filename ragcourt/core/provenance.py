@@ -10,7 +10,7 @@ supplied **no contexts**: its retrieval metrics must be null, labelled
 :data:`NO_CONTEXTS_SUPPLIED`, never 0. Judging and the report use the expressions below on the
 ``answers`` table instead of re-deriving the convention.
 
-Only polars is imported, so any layer may use this module.
+Shared vocabulary of the answer, judging and report stages (only polars is imported).
 """
 
 from __future__ import annotations
