@@ -291,11 +291,12 @@ class JudgeParams(Strict):
     primaries: list[str] = Field(default_factory=lambda: ["token_f1", "ref_similarity"])
     arbitrator: str = "llm"
     correctness_model: str | None = None
-    # rubric: JSON rationale + score (RAGalyst); expected: one next-token call, the score is
-    # the probability-weighted mean of the rubric levels (G-Eval style, needs logprobs);
-    # similarity: no LLM, the score of judge ``correctness_judge`` (an embedding_similarity
-    # judge: max cosine to a reference, clipped to [0, 1])
-    correctness_mode: Literal["rubric", "expected", "similarity"] = "rubric"
+    # a kind of the correctness grader registry (ragcourt.judging.graders, checked against
+    # it by ragcourt.judging.builders.check_judge_params): rubric: JSON rationale + score
+    # (RAGalyst); expected: one next-token call, the score is the probability-weighted mean of
+    # the rubric levels (G-Eval style, needs logprobs); similarity: no LLM, the score of judge
+    # ``correctness_judge`` (an embedding_similarity judge: max cosine to a reference, in [0, 1])
+    correctness_mode: str = "rubric"
     correctness_judge: str = "ref_similarity"
     relevance_model: str | None = None
     prompt_version: str = "v1"

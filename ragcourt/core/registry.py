@@ -1,11 +1,18 @@
-"""One registry helper for everything users plug in: answer judges, pairwise judges,
-correctness graders, QA filters.
+"""One registry helper for everything users plug in: answer judges, correctness graders,
+pairwise judges, QA filters, retrievers, system kinds and answer routes.
 
-A :class:`Registry` maps a ``kind`` (the string a params key names) to a factory. Built-in
-kinds register themselves with ``@REGISTRY.register("kind")`` in their own module; the module
-that *builds* instances imports the built-in modules, so the registry's home module never
-imports its members (no import cycles). A user plugs in a kind the same way, from a module
-named in params (``plugins``), imported by :meth:`Registry.load_plugins` before lookup.
+A :class:`Registry` maps a ``kind`` (the string a params key or a systems-file entry names) to
+a factory. It is declared once, in the module that defines its family's contract, with the
+dotted names of the modules that hold the built-in kinds (``builtins``; a package name stands
+for every module in it, so a new kind is one new module there). Those modules register their
+kinds with ``@REGISTRY.register("kind")``; the registry imports them on its first lookup, so
+its home module never imports its members (no import cycles) and nothing is imported at
+package import.
+
+Plug-ins from outside the package are Python entry points of group :data:`PLUGIN_GROUP`
+(``[project.entry-points."ragcourt.plugins"] my_kinds = "my_pkg.kinds"``): each names a module
+whose ``@register`` decorators add kinds. They are loaded once per process, on the first
+lookup of any registry.
 
 Lookup errors are one line naming the params key, the unknown kind and the registered ones.
 """
@@ -13,20 +20,63 @@ Lookup errors are one line naming the params key, the unknown kind and the regis
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
+import pkgutil
+from collections.abc import Callable, Iterable, Sequence
+from importlib import metadata
 from typing import Generic, TypeVar
 
 from ragcourt.core.errors import ConfigError
 
-F = TypeVar("F", bound=Callable[..., object])
+F = TypeVar("F")
+
+PLUGIN_GROUP = "ragcourt.plugins"
+_plugins_loaded = False
+
+
+def load_entry_point_plugins(group: str = PLUGIN_GROUP) -> None:
+    """Import every module named by an entry point of ``group`` (once per process; a plug-in
+    that fails to import is a one-line ConfigError naming the entry point)."""
+    global _plugins_loaded
+    if _plugins_loaded and group == PLUGIN_GROUP:
+        return
+    if group == PLUGIN_GROUP:
+        _plugins_loaded = True
+    for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
+        try:
+            ep.load()
+        except Exception as err:  # a plug-in's own bug: report it as the user's config error
+            raise ConfigError(
+                f"entry point '{ep.name}' ({group}): cannot load '{ep.value}' "
+                f"({type(err).__name__}: {err})"
+            ) from None
+
+
+def forget_entry_point_plugins() -> None:
+    """Let the next lookup load the entry points again (tests that install a plug-in)."""
+    global _plugins_loaded
+    _plugins_loaded = False
+
+
+def _import_all(names: Iterable[str]) -> None:
+    """Import each module; for a package, also every module and subpackage in it."""
+    for name in names:
+        module = importlib.import_module(name)
+        path = getattr(module, "__path__", None)
+        if path is None:
+            continue
+        subs = sorted(m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_"))
+        _import_all(f"{name}.{sub}" for sub in subs)
 
 
 class Registry(Generic[F]):
-    """Named factories of one pluggable family (``family`` is used in messages)."""
+    """Named factories of one pluggable family (``family`` is used in messages); ``builtins``
+    are the modules (or packages) whose imports register the built-in kinds."""
 
-    def __init__(self, family: str) -> None:
+    def __init__(self, family: str, *, builtins: Sequence[str] = ()) -> None:
         self.family = family
+        self.builtins = tuple(builtins)
         self._factories: dict[str, F] = {}
+        self._loaded = False
 
     def register(self, kind: str) -> Callable[[F], F]:
         """Decorator: make ``kind`` resolvable; registering a second factory under a taken
@@ -43,26 +93,36 @@ class Registry(Generic[F]):
 
         return deco
 
+    def load(self) -> None:
+        """Import the built-in modules and the entry-point plug-ins (first call only)."""
+        if not self._loaded:
+            self._loaded = True
+            _import_all(self.builtins)
+        load_entry_point_plugins()
+
     def get(self, kind: str, key: str) -> F:
         """The factory of ``kind``; ``key`` is the params key that named it (for the error)."""
-        try:
-            return self._factories[kind]
-        except KeyError:
-            raise ConfigError(
-                f"{key}: unknown {self.family} '{kind}' (registered: {', '.join(self.kinds())})"
-            ) from None
+        self.check(kind, key)
+        return self._factories[kind]
+
+    def check(self, kind: object, key: str) -> str:
+        """``kind`` when registered, else a one-line ConfigError naming ``key`` and the kinds."""
+        if isinstance(kind, str) and kind in self:
+            return kind
+        raise ConfigError(
+            f"{key}: unknown {self.family} {kind!r} (registered: {', '.join(self.kinds())})"
+        )
 
     def kinds(self) -> list[str]:
+        """Every registered kind, sorted."""
+        self.load()
         return sorted(self._factories)
 
-    def __contains__(self, kind: object) -> bool:
-        return kind in self._factories
+    def items(self) -> list[tuple[str, F]]:
+        """``(kind, factory)`` pairs, sorted by kind."""
+        self.load()
+        return sorted(self._factories.items())
 
-    @staticmethod
-    def load_plugins(modules: Iterable[str], key: str = "plugins") -> None:
-        """Import user modules whose ``@register`` decorators add kinds (one-line error)."""
-        for name in modules:
-            try:
-                importlib.import_module(name)
-            except ImportError as err:
-                raise ConfigError(f"{key}: cannot import plugin module '{name}' ({err})") from None
+    def __contains__(self, kind: object) -> bool:
+        self.load()
+        return kind in self._factories

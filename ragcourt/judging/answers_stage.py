@@ -19,7 +19,7 @@ from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import Params
 from ragcourt.core.schemas import TABLES
-from ragcourt.judging.builders import build_grader, build_judges
+from ragcourt.judging.builders import build_grader, build_judges, check_judge_params
 from ragcourt.judging.dafe import DafeDecision, run_dafe
 from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.vocabulary import (
@@ -143,6 +143,7 @@ def correctness_frame(inputs: pl.DataFrame, graded: dict[int, CorrectnessGrade])
 def judge_answers(inputs: pl.DataFrame, ctx: JudgeContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """DAFE verdicts and correctness grades for every judgeable input row."""
     jp = ctx.params.judge
+    check_judge_params(jp)  # an unknown kind fails before any model call
     judges = build_judges([*jp.primaries, jp.arbitrator], ctx)
     ok_idx = [i for i, e in enumerate(inputs["input_error"].to_list()) if e is None]
     items = to_items(inputs[ok_idx])

@@ -1,9 +1,9 @@
 """Build configured answer judges and correctness graders from params.
 
-Importing this module imports the built-in kinds (:mod:`~ragcourt.judging.lexical`,
-:mod:`~ragcourt.judging.semantic`, :mod:`~ragcourt.judging.llm_judges`,
-:mod:`~ragcourt.judging.correctness`), whose decorators register them in the registries of
-:mod:`ragcourt.judging.vocabulary`. Unknown kinds are one-line ConfigErrors naming the key.
+The registries of :mod:`ragcourt.judging.vocabulary` import their built-in kinds (and the
+entry-point plug-ins) on first lookup. :func:`check_judge_params` validates every kind the
+judge params name; unknown kinds are one-line ConfigErrors naming the key and the registered
+kinds.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import JudgeSpec
-from ragcourt.judging import correctness, lexical, llm_judges, semantic
+from ragcourt.core.params import JudgeParams, JudgeSpec
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
     CORRECTNESS_GRADERS,
@@ -20,8 +19,6 @@ from ragcourt.judging.vocabulary import (
     CorrectnessGrader,
     JudgeContext,
 )
-
-BUILTIN_MODULES = (lexical, semantic, llm_judges, correctness)  # registered on import
 
 
 def registered_kinds() -> list[str]:
@@ -45,6 +42,14 @@ def build_judges(names: Sequence[str], ctx: JudgeContext) -> dict[str, AnswerJud
             raise ConfigError(f"judge '{name}' is not defined under judge.judges")
         out[name] = build_judge(name, specs[name], ctx)
     return out
+
+
+def check_judge_params(judge: JudgeParams) -> None:
+    """Every kind the judge params name is registered (``judge.judges.<name>.kind``,
+    ``judge.correctness_mode``); else a one-line ConfigError listing the registered kinds."""
+    for name, spec in judge.judges.items():
+        ANSWER_JUDGES.check(spec.kind, f"judge.judges.{name}.kind")
+    CORRECTNESS_GRADERS.check(judge.correctness_mode, "judge.correctness_mode")
 
 
 def build_grader(ctx: JudgeContext) -> CorrectnessGrader:

@@ -18,7 +18,8 @@ answer to a reference under an embedding_similarity judge, clipped to [0, 1] (se
 similarity). On the STS-B train file it tracks human similarity far better than the embedded
 135M model's rubric (benchmarks/calibrate_correctness.py), so the offline demo uses it.
 
-Each mode is a correctness grader registered under its name in ``CORRECTNESS_GRADERS``
+This module holds the grading itself; each mode is a correctness grader, one module of
+:mod:`ragcourt.judging.graders` registered under its name in ``CORRECTNESS_GRADERS``
 (:mod:`ragcourt.judging.vocabulary`); :func:`ragcourt.judging.builders.build_grader` builds
 the one ``judge.correctness_mode`` names.
 """
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, field_validator
@@ -41,12 +41,9 @@ from ragcourt.judging.llm_judges import (
     render,
 )
 from ragcourt.judging.vocabulary import (
-    CORRECTNESS_GRADERS,
     AnswerItem,
     AnswerVerdict,
     CorrectnessGrade,
-    JudgeContext,
-    VerdictsOf,
 )
 from ragcourt.llm import grading_methods
 from ragcourt.llm.graded import grade
@@ -226,60 +223,3 @@ def similarity_correctness(verdicts: Sequence[AnswerVerdict]) -> list[Correctnes
         score = min(1.0, max(0.0, float(v.score)))
         out.append(CorrectnessGrade(score, f"max cosine to a reference {v.score:.3f}"))
     return out
-
-
-# ---------------------------------------------------------------- graders (judge.correctness_mode)
-
-
-@dataclass
-class RubricGrader:
-    """``rubric``: the RAGalyst 0-1 rubric, JSON rationale then score (one chat call each)."""
-
-    ctx: JudgeContext
-
-    def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
-        jp, llm = self.ctx.params.judge, self.ctx.params.llm
-        model = llm.resolve(jp.correctness_model)
-        return grade_correctness(
-            items, self.ctx.gateway, model, jp.prompt_version, llm.temperature, llm.seed
-        )
-
-
-@dataclass
-class ExpectedGrader:
-    """``expected``: E[rubric level] from the next-token distribution over the digits 0-4."""
-
-    ctx: JudgeContext
-
-    def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
-        jp, llm = self.ctx.params.judge, self.ctx.params.llm
-        model = llm.resolve(jp.correctness_model)
-        return grade_correctness_expected(
-            items, self.ctx.gateway, model, jp.prompt_version, llm.seed, jp.reason, llm.temperature
-        )
-
-
-@dataclass
-class SimilarityGrader:
-    """``similarity``: clipped max cosine from the verdicts of ``judge.correctness_judge``
-    (an embedding_similarity judge; no LLM)."""
-
-    judge: str
-
-    def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
-        return similarity_correctness(verdicts_of(self.judge))
-
-
-@CORRECTNESS_GRADERS.register("rubric")
-def _rubric(ctx: JudgeContext) -> RubricGrader:
-    return RubricGrader(ctx)
-
-
-@CORRECTNESS_GRADERS.register("expected")
-def _expected(ctx: JudgeContext) -> ExpectedGrader:
-    return ExpectedGrader(ctx)
-
-
-@CORRECTNESS_GRADERS.register("similarity")
-def _similarity(ctx: JudgeContext) -> SimilarityGrader:
-    return SimilarityGrader(ctx.params.judge.correctness_judge)

@@ -20,10 +20,13 @@ Pairwise judges (:mod:`ragcourt.tournament.pairwise`), params ``tournament.judge
   over questions the ``MatchScore`` of a match (:mod:`ragcourt.tournament.scoring`).
 
 Plugging in: decorate a factory with ``@ANSWER_JUDGES.register("my_kind")`` (alias
-``@register_judge``), ``@CORRECTNESS_GRADERS.register(...)`` or ``@PAIRWISE_JUDGES.register``.
-Built-in kinds register in their own modules; :mod:`ragcourt.judging.builders` and
-:mod:`ragcourt.tournament.builders` import them and build instances, so the registries'
-home modules (this one and :mod:`ragcourt.tournament.pairwise`) never import their members.
+``@register_judge``), ``@CORRECTNESS_GRADERS.register(...)`` or ``@PAIRWISE_JUDGES.register``
+in a module of its own. Each registry names the modules holding its built-in kinds and imports
+them on first lookup (a new correctness grader is one module in
+:mod:`ragcourt.judging.graders`); a module outside the package plugs in as an entry point
+(:mod:`ragcourt.core.registry`). :mod:`ragcourt.judging.builders` and
+:mod:`ragcourt.tournament.builders` build instances; the registries' home modules (this one
+and :mod:`ragcourt.tournament.pairwise`) never import their members.
 """
 
 from __future__ import annotations
@@ -115,7 +118,14 @@ class AnswerJudge(Protocol):
 
 
 AnswerJudgeFactory = Callable[[str, JudgeSpec, JudgeContext], AnswerJudge]
-ANSWER_JUDGES: Registry[AnswerJudgeFactory] = Registry("answer judge")
+ANSWER_JUDGES: Registry[AnswerJudgeFactory] = Registry(
+    "answer judge",
+    builtins=(
+        "ragcourt.judging.lexical",
+        "ragcourt.judging.semantic",
+        "ragcourt.judging.llm_judges",
+    ),
+)
 register_judge = ANSWER_JUDGES.register  # ``@register_judge("kind")``: usable in judge.judges
 
 
@@ -155,4 +165,6 @@ class CorrectnessGrader(Protocol):
 
 
 CorrectnessGraderFactory = Callable[[JudgeContext], CorrectnessGrader]
-CORRECTNESS_GRADERS: Registry[CorrectnessGraderFactory] = Registry("correctness grader")
+CORRECTNESS_GRADERS: Registry[CorrectnessGraderFactory] = Registry(
+    "correctness grader", builtins=("ragcourt.judging.graders",)
+)
