@@ -37,7 +37,10 @@ def _ran(results: list[dict[str, Any]]) -> set[str]:
 
 def test_rerun_skips_finished_work_and_redoes_only_what_changed(tmp_path: Path) -> None:
     ws = make_project(tmp_path / "p")
-    run = lambda: pipeline(workdir=str(ws), until="chunk", publish=False)  # noqa: E731
+
+    def run() -> list[dict[str, Any]]:
+        return pipeline(workdir=str(ws), until="chunk", publish=False)
+
     assert _ran(run()) == {"ingest", "chunk[c16]", "chunk[c32]"}
     assert _ran(run()) == set()  # nothing changed: every call is served from the cache
 
@@ -58,7 +61,10 @@ def test_rerun_skips_finished_work_and_redoes_only_what_changed(tmp_path: Path) 
 @pytest.mark.slow  # MiniLM embeddings and retrieval evaluation of two chunkings (~1 min)
 def test_unchanged_rebuilt_output_keeps_downstream_cached(tmp_path: Path) -> None:
     ws = make_project(tmp_path / "p")
-    run = lambda: pipeline(workdir=str(ws), until="retrieval_eval", publish=False)  # noqa: E731
+
+    def run() -> list[dict[str, Any]]:
+        return pipeline(workdir=str(ws), until="retrieval_eval", publish=False)
+
     assert _ran(run()) == {
         "ingest",
         "chunk[c16]",
@@ -102,7 +108,7 @@ def test_report_task_and_prefect_artifacts(tmp_path: Path) -> None:
             arts = client.read_artifacts(
                 artifact_filter=ArtifactFilter(key=ArtifactFilterKey(like_="ragcourt-"))
             )
-        return {a.key: a for a in arts}
+        return {a.key: a for a in arts if a.key is not None}
 
     ws = make_project(tmp_path / "p")
     write_artifacts(ws)

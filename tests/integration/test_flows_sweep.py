@@ -155,8 +155,8 @@ def test_sweep_flow_runs_each_point_in_its_workspace_and_summarises(
     assert summary["chunkings.c16.size"].to_list() == [12, 40]
     recall = "c16/minilm/dense/R@3"
     assert recall in summary.columns and summary[recall].null_count() == 0
-    sizes = {
-        n: pl.read_parquet(sweep_dir / n / "data/chunks/c16.parquet")["n_tokens"].max()
+    sizes: dict[str, int] = {
+        n: max(pl.read_parquet(sweep_dir / n / "data/chunks/c16.parquet")["n_tokens"].to_list())
         for n in summary["point"]
     }
     assert sizes["c16.size-12"] <= 12 < sizes["c16.size-40"] <= 40

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from ragcourt.answering.systems import factor_label, group_by_retrieval, load_systems, parse_systems
+from ragcourt.answering.systems import (
+    AnySystem,
+    System,
+    builtin_systems,
+    factor_label,
+    group_by_retrieval,
+    load_systems,
+    parse_systems,
+)
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import Params, load_params
 
@@ -21,8 +30,15 @@ def params() -> Params:
     return load_params(ROOT / "params.yaml")
 
 
-def parse(data: Any, params: Params, source: str = "sys.yaml") -> list:
-    return parse_systems(data, params, source, check_models=False, prompts_dir=PROMPTS)
+def builtin(systems: Sequence[AnySystem]) -> list[System]:
+    """``systems``, every one of them built-in (an external or shuffled one fails the test)."""
+    out = builtin_systems(systems)
+    assert len(out) == len(systems)
+    return out
+
+
+def parse(data: Any, params: Params, source: str = "sys.yaml") -> list[System]:
+    return builtin(parse_systems(data, params, source, check_models=False, prompts_dir=PROMPTS))
 
 
 def one(**kw: Any) -> dict[str, Any]:
@@ -30,8 +46,8 @@ def one(**kw: Any) -> dict[str, Any]:
 
 
 def test_demo_config_loads_with_resolved_defaults(params: Params) -> None:
-    systems = load_systems(
-        params, ROOT / "configs/systems.yaml", check_models=False, prompts_dir=PROMPTS
+    systems = builtin(
+        load_systems(params, ROOT / "configs/systems.yaml", check_models=False, prompts_dir=PROMPTS)
     )
     names = [s.name for s in systems]
     assert names == ["dense-k3", "dense-k1", "bm25-k3", "dense-k3-fusion4"]
@@ -53,8 +69,8 @@ def test_dice_grid_expands_to_eight_readable_names(params: Params) -> None:
         **p.embedders,
         "mpnet": p.embedders["minilm"].model_copy(update={"model": "all-mpnet-base-v2"}),
     }
-    systems = load_systems(
-        p, ROOT / "configs/systems_dice.yaml", check_models=False, prompts_dir=PROMPTS
+    systems = builtin(
+        load_systems(p, ROOT / "configs/systems_dice.yaml", check_models=False, prompts_dir=PROMPTS)
     )
     assert [s.name for s in systems] == [
         "dice-minilm-c256-large",
@@ -118,7 +134,9 @@ def test_grid_labels_and_name_template(params: Params) -> None:
         (one(fusion={"n_variants": 4, "prompt_version": "v7"}), "version 'v7'"),
     ],
 )
-def test_bad_system_names_system_and_file(params: Params, system: dict, needle: str) -> None:
+def test_bad_system_names_system_and_file(
+    params: Params, system: dict[str, Any], needle: str
+) -> None:
     with pytest.raises(ConfigError) as err:
         parse({"systems": [system]}, params, "cfg/my_systems.yaml")
     msg = str(err.value)
@@ -210,7 +228,7 @@ def test_fusion_prompt_version_needs_variants_system_too(params: Params, tmp_pat
         ({"factors": {"top_k": [1, 2]}, "levels": 3}, "key 'grids.0.levels': unknown key"),
     ],
 )
-def test_bad_grid(params: Params, grid: dict, needle: str) -> None:
+def test_bad_grid(params: Params, grid: dict[str, Any], needle: str) -> None:
     data = {
         "defaults": {"chunking": "c256", "embedder": "minilm", "retriever": "dense"},
         "grids": [grid],

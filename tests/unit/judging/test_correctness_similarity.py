@@ -4,6 +4,7 @@ MiniLM), judge errors as error results, and the params check of ``correctness_ju
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -39,6 +40,7 @@ def test_similarity_correctness_with_real_minilm_orders_answers() -> None:
     ]
     close, far = similarity_correctness(judge.judge(items))
     assert close.error is None and far.error is None
+    assert close.score is not None and far.score is not None
     assert 0.0 <= far.score < close.score <= 1.0
     assert close.score > 0.7
 
@@ -49,7 +51,7 @@ def test_similarity_mode_needs_an_embedding_similarity_judge() -> None:
         "em": JudgeSpec(kind="containment"),
         "llm": JudgeSpec(kind="llm"),
     }
-    base = {"judges": judges, "primaries": ["tf1", "em"], "arbitrator": "llm"}
+    base: dict[str, Any] = {"judges": judges, "primaries": ["tf1", "em"], "arbitrator": "llm"}
     with pytest.raises(ValidationError, match="correctness_judge 'tf1'"):
         JudgeParams(**base, correctness_mode="similarity", correctness_judge="tf1")
     with pytest.raises(ValidationError, match="correctness_judge 'nope'"):
