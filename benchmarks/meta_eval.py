@@ -78,10 +78,11 @@ from scipy.stats import kendalltau
 from benchmarks import gold_squad as gs
 from ragcourt.core import catalog, offline
 from ragcourt.core.entry import setup_logging
+from ragcourt.core.intervals import percentile_interval
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params, load_params
 from ragcourt.core.profiles import apply_profile
-from ragcourt.judging.discrimination import SEPARATED, percentile_interval, verdict
+from ragcourt.judging.discrimination import SEPARATED, verdict
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm.gateway import Gateway
 from ragcourt.tournament import bootstrap

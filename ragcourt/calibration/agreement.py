@@ -30,6 +30,7 @@ import polars as pl
 from scipy import stats
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
+from ragcourt.core.intervals import percentile_bounds
 from ragcourt.core.schemas import PolarsDtype, frame_schema
 from ragcourt.judging.agreement import binary_agreement, rank_correlation
 
@@ -98,7 +99,7 @@ def bootstrap_ci(
     dist = dist[np.isfinite(dist)]
     if dist.size == 0:
         return None, None
-    lo, hi = np.percentile(dist, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    lo, hi = percentile_bounds(dist, alpha)
     return float(lo), float(hi)
 
 

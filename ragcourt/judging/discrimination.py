@@ -17,6 +17,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from ragcourt.core.control_kinds import NO_CONTROLS, known_pairs
+from ragcourt.core.intervals import percentile_interval
 
 SEPARATED = "separated"
 REVERSED = "reversed"
@@ -38,14 +39,6 @@ def verdict(lo: float | None, hi: float | None) -> str:
     if hi < 0:
         return REVERSED
     return NOT_SEPARATED
-
-
-def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:
-    """The [(1−level)/2, (1+level)/2] percentile interval of ``values`` (None when empty)."""
-    if values.size == 0:
-        return None
-    lo, hi = np.percentile(values, [50 * (1 - level), 50 * (1 + level)])
-    return float(lo), float(hi)
 
 
 def count_verdicts(verdicts: Sequence[str]) -> dict[str, int]:

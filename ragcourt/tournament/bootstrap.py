@@ -8,12 +8,12 @@ BT. The interval is the percentile interval [(1−level)/2, (1+level)/2] of the 
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from ragcourt.core.intervals import percentile_bounds
 from ragcourt.tournament.score_matrix import ScoreMatrix
 from ragcourt.tournament.swiss import Pair
 
@@ -55,12 +55,10 @@ def intervals(
     counts = question_counts(len(sm.questions), n_boot, seed)
     elos = sm.replay_elo(schedule, counts, k, upset_weighting, initial)
     bts = np.vstack([sm.fit_bt(c, bt_pairs, initial) for c in counts])
-    q = [50 * (1 - level), 50 * (1 + level)]
-    e_lo, e_hi = np.percentile(elos, q, axis=0)
-    with warnings.catch_warnings():  # all-NaN columns (never-judged systems) stay NaN
-        warnings.simplefilter("ignore", RuntimeWarning)
-        b_lo, b_hi = np.nanpercentile(bts, q, axis=0)
-    return Intervals(sm.systems, e_lo, e_hi, np.asarray(b_lo), np.asarray(b_hi), n_boot)
+    e_lo, e_hi = percentile_bounds(elos, 1 - level, axis=0)
+    # all-NaN columns (never-judged systems) stay NaN
+    b_lo, b_hi = percentile_bounds(bts, 1 - level, axis=0, ignore_nan=True)
+    return Intervals(sm.systems, e_lo, e_hi, b_lo, b_hi, n_boot)
 
 
 def elo_replicates(

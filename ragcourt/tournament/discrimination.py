@@ -20,12 +20,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ragcourt.core.control_kinds import NO_CONTROLS, known_pairs
-from ragcourt.judging.discrimination import (
-    CHECKED,
-    count_verdicts,
-    percentile_interval,
-    verdict,
-)
+from ragcourt.core.intervals import percentile_interval
+from ragcourt.judging.discrimination import CHECKED, count_verdicts, verdict
 from ragcourt.tournament.memo import JudgementMemo
 from ragcourt.tournament.swiss import Pair
 
