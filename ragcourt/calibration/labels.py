@@ -43,10 +43,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
+from ragcourt.core.fixed_model import FixedModel
 from ragcourt.core.io import atomic_path, write_with
 
 DEFAULT_LABELS_DIR = Path(catalog.DEFAULT_LABELS_DIR)
@@ -63,8 +64,10 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+class _Record(FixedModel):
+    """The fields every label row has; label files are hand-editable, so values are coerced."""
+
+    model_config = ConfigDict(strict=False)
 
     item_id: str = Field(pattern=ITEM_ID_RE)
     labeler: str = Field(pattern=LABELER_RE)

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.fixed_model import FixedModel
 
 
 def registry_path(models_file: str | Path | None = None) -> Path:
@@ -30,17 +31,15 @@ def registry_path(models_file: str | Path | None = None) -> Path:
     return shipped if shipped.is_file() else p
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class EmbedderEntry(_Strict):
+class EmbedderEntry(FixedModel):
     """Where a sentence-transformers model lives.
 
     ``source``: ``package`` (a folder inside an installed package: ``package`` + ``subdir``),
     ``zip_parts`` (a zip split over several packages, reassembled once into a cache folder),
     or ``path`` (a local folder).
     """
+
+    model_config = ConfigDict(strict=False)  # models.yaml is written by people
 
     source: Literal["package", "zip_parts", "path"]
     package: str | None = None
@@ -55,13 +54,15 @@ class EmbedderEntry(_Strict):
     languages: list[str] | None = None
 
 
-class LLMEntry(_Strict):
+class LLMEntry(FixedModel):
     """A local GGUF model served in-process by llama-cpp-python.
 
     ``source``: ``package`` (file ``filename`` inside installed package ``package``),
     ``parts`` (a file split over several packages, concatenated once into a cache folder),
     or ``path``. ``sha256`` of the assembled GGUF is verified before first load.
     """
+
+    model_config = ConfigDict(strict=False)  # models.yaml is written by people
 
     source: Literal["package", "parts", "path"]
     package: str | None = None
@@ -76,7 +77,7 @@ class LLMEntry(_Strict):
     license: str | None = None
 
 
-class ModelRegistry(_Strict):
+class ModelRegistry(FixedModel):
     embedders: dict[str, EmbedderEntry] = Field(default_factory=dict)
     llms: dict[str, LLMEntry] = Field(default_factory=dict)
 

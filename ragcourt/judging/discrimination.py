@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict
 
 from ragcourt.core.control_kinds import NO_CONTROLS, known_pairs
+from ragcourt.core.fixed_model import FixedModel
 from ragcourt.core.intervals import percentile_interval
 
 SEPARATED = "separated"
@@ -51,11 +51,7 @@ def count_verdicts(verdicts: Sequence[str]) -> dict[str, int]:
     }
 
 
-class _Fixed(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="constants")
-
-
-class DafePair(_Fixed):
+class DafePair(FixedModel):
     """DAFE accuracy of a known pair over the questions both systems have a verdict for."""
 
     better: str
@@ -71,7 +67,7 @@ class DafePair(_Fixed):
     verdict: str
 
 
-class DafeDiscrimination(_Fixed):
+class DafeDiscrimination(FixedModel):
     """``discrimination`` of the judge summary: DAFE accuracy on the known pairs."""
 
     status: str  # "checked" or "no controls: validity not checked"

@@ -14,25 +14,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ragcourt.core.fixed_model import FixedModel
 from ragcourt.judging.discrimination import DafeDiscrimination
 
 
-class _Fixed(BaseModel):
-    """A section with a fixed set of keys; values are not coerced (an int stays an int)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="constants")
-
-
-class JudgeAgreement(_Fixed):
+class JudgeAgreement(FixedModel):
     """How often one judge's valid verdicts equal the final DAFE verdict."""
 
     n: int
     agreement_with_final: float
 
 
-class DafeSection(_Fixed):
+class DafeSection(FixedModel):
     """Run-level DAFE figures (:func:`ragcourt.judging.dafe.dafe_summary`) plus the roles
     and the answer rows, ``input_error_rows`` of them not judged (the answer failed)."""
 
@@ -60,7 +55,7 @@ class DafeSection(_Fixed):
     input_error_rows: int
 
 
-class CorrectnessSection(_Fixed):
+class CorrectnessSection(FixedModel):
     """Correctness grading: mode, model (or the similarity judge), rows scored / failed, mean."""
 
     mode: str
@@ -74,7 +69,7 @@ class CorrectnessSection(_Fixed):
     mean: float | None
 
 
-class RelevanceSection(_Fixed):
+class RelevanceSection(FixedModel):
     """Passage relevance: judgments once per (question, chunk); ``grades`` counts each grade
     ("0", "1", "2") and failures ("error")."""
 
@@ -87,13 +82,13 @@ class RelevanceSection(_Fixed):
     grades: dict[str, int]
 
 
-class ThetaNotFitted(_Fixed):
+class ThetaNotFitted(FixedModel):
     """``judge.udcg.fit_theta`` is off: no fit was tried."""
 
     fitted: Literal[False]
 
 
-class ThetaFitReport(_Fixed):
+class ThetaFitReport(FixedModel):
     """A UDCGθ fit attempt: position weights (None when not fitted, ``reason`` says why)."""
 
     fitted: bool
@@ -106,7 +101,7 @@ class ThetaFitReport(_Fixed):
     scores: str
 
 
-class UdcgSection(_Fixed):
+class UdcgSection(FixedModel):
     """UDCG settings, rows scored / failed, mean, and the UDCGθ report."""
 
     model: str
@@ -120,7 +115,7 @@ class UdcgSection(_Fixed):
     theta: ThetaFitReport | ThetaNotFitted
 
 
-class SpearmanWithCorrectness(_Fixed):
+class SpearmanWithCorrectness(FixedModel):
     """Spearman rho of one retrieval metric with correctness, its SE and the pairs used."""
 
     spearman: float | None
@@ -128,7 +123,7 @@ class SpearmanWithCorrectness(_Fixed):
     n: int
 
 
-class GradingFallbacks(_Fixed):
+class GradingFallbacks(FixedModel):
     """How one judge column was graded: ``rows`` with a grading method, ``fallback_rows`` of
     them from floors or fallbacks (:func:`ragcourt.llm.grading_methods.is_fallback`), their
     ``share`` (None without rows) and the rows per method (a UDCG context: its passages'
@@ -140,7 +135,7 @@ class GradingFallbacks(_Fixed):
     methods: dict[str, int]
 
 
-class JudgeSummary(_Fixed):
+class JudgeSummary(FixedModel):
     """``data/judge/summary.json``."""
 
     dafe: DafeSection

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
+
+from ragcourt.core.fixed_model import FixedModel
 
 GeneratedStop = Literal["n_items_reached", "max_attempts_reached", "contexts_exhausted"]
 STOP_N_ITEMS: Final = "n_items_reached"
@@ -19,11 +21,7 @@ STOP_EXHAUSTED: Final = "contexts_exhausted"
 STOP_QA_FILE: Final = "qa_file"
 
 
-class _Summary(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class QAModels(_Summary):
+class QAModels(FixedModel):
     """Resolved model strings of the three agent roles."""
 
     question: str
@@ -31,7 +29,7 @@ class QAModels(_Summary):
     filter: str
 
 
-class QASummary(_Summary):
+class QASummary(FixedModel):
     """A generated QA set: budget, stop reason, rejections by check, per-filter statistics.
 
     ``acceptance_rate`` = accepted / attempts (0.0 without attempts); ``rejections`` counts
@@ -64,7 +62,7 @@ class QASummary(_Summary):
     seed: int
 
 
-class ByoQASummary(_Summary):
+class ByoQASummary(FixedModel):
     """A bring-your-own QA file used as is: no attempts, no rejections."""
 
     requested: int

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from ragcourt.core.control_kinds import NO_CONTROLS, known_pairs
+from ragcourt.core.fixed_model import FixedModel
 from ragcourt.core.intervals import percentile_interval
 from ragcourt.judging.discrimination import CHECKED, count_verdicts, verdict
 from ragcourt.tournament.memo import JudgementMemo
@@ -31,11 +31,7 @@ RESOLVABLE_NOTE = (
 )
 
 
-class _Fixed(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="constants")
-
-
-class EloPair(_Fixed):
+class EloPair(FixedModel):
     """One pair of known order: judged win rate, Elo gap, its interval and the verdict."""
 
     better: str
@@ -51,7 +47,7 @@ class EloPair(_Fixed):
     verdict: str
 
 
-class TournamentDiscrimination(_Fixed):
+class TournamentDiscrimination(FixedModel):
     """``discrimination`` of the tournament summary."""
 
     status: str  # "checked" or "no controls: validity not checked"

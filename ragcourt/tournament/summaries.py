@@ -13,18 +13,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ragcourt.core.fixed_model import FixedModel
 from ragcourt.tournament.discrimination import TournamentDiscrimination
 
 
-class _Fixed(BaseModel):
-    """A section with a fixed set of keys; values are not coerced (an int stays an int)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, ser_json_inf_nan="constants")
-
-
-class SwissSection(_Fixed):
+class SwissSection(FixedModel):
     """The Swiss schedule: rounds played, why it stopped, matches, byes, judge calls."""
 
     rounds: int
@@ -38,7 +33,7 @@ class SwissSection(_Fixed):
     ranking: list[str]
 
 
-class RoundRobinSection(_Fixed):
+class RoundRobinSection(FixedModel):
     """The round-robin schedule (measured fields null when it is off) and the formula counts."""
 
     enabled: bool
@@ -52,14 +47,14 @@ class RoundRobinSection(_Fixed):
     ranking: list[str] | None
 
 
-class KendallTau(_Fixed):
+class KendallTau(FixedModel):
     """Kendall τ-b between two rankings and its p-value (None below two rated systems)."""
 
     tau_b: float | None
     p_value: float | None
 
 
-class BootstrapSettings(_Fixed):
+class BootstrapSettings(FixedModel):
     """How the confidence intervals were resampled."""
 
     replicates: int
@@ -68,7 +63,7 @@ class BootstrapSettings(_Fixed):
     unit: str
 
 
-class TournamentSummary(_Fixed):
+class TournamentSummary(FixedModel):
     """``data/tournament/summary.json``."""
 
     judge: str
