@@ -1,4 +1,4 @@
-"""Passages of the control retrievers (issue 13, spec §3): ``oracle``, ``random``, ``none``.
+"""Passages of the control retrievers (spec §3): ``oracle``, ``random``, ``none``.
 
 * ``oracle``: the chunks (of the system's chunking) of the question's source document that
   overlap its ground-truth span ``[char_start, char_end)``, ranked by overlap
@@ -22,7 +22,8 @@ import polars as pl
 
 from ragcourt.answering.partitions import chunks_path
 from ragcourt.answering.retrieval_groups import HIT_COLS, GroupRetrieval
-from ragcourt.answering.systems import RetrievalKey
+from ragcourt.answering.retriever_kinds import CONTROL_RETRIEVERS
+from ragcourt.answering.system_kinds.builtin import RetrievalKey
 from ragcourt.core.io import read_table
 from ragcourt.core.params import Params
 from ragcourt.retrieval.span_relevance import overlap
@@ -92,15 +93,23 @@ def random_hits(qa: pl.DataFrame, chunks: pl.DataFrame, depth: int, seed: int) -
 
 def control_group(key: RetrievalKey, qa: pl.DataFrame, params: Params) -> GroupRetrieval:
     """The :class:`GroupRetrieval` of a control retriever (no index, no model call)."""
-    if key.retriever == "none":
-        empty = pl.DataFrame(schema=_HIT_SCHEMA).select("query_id", *HIT_COLS)
-        return GroupRetrieval(key, empty, None, 0.0)
-    src = chunks_path(key.chunking)
-    chunks = read_table(src, "chunks")
-    if key.retriever == "oracle":
-        hits, errors = oracle_hits(qa, chunks, key.depth)
-        return GroupRetrieval(key, hits, None, 0.0, errors)
-    if key.retriever == "random":
-        hits = random_hits(qa, chunks, key.depth, params.controls.seed)
-        return GroupRetrieval(key, hits, None, 0.0)
-    raise ValueError(f"not a control retriever: {key.retriever}")
+    return CONTROL_RETRIEVERS.get(key.retriever, "retriever")(key, qa, params)
+
+
+@CONTROL_RETRIEVERS.register("none")
+def _none(key: RetrievalKey, qa: pl.DataFrame, params: Params) -> GroupRetrieval:
+    empty = pl.DataFrame(schema=_HIT_SCHEMA).select("query_id", *HIT_COLS)
+    return GroupRetrieval(key, empty, None, 0.0)
+
+
+@CONTROL_RETRIEVERS.register("oracle")
+def _oracle(key: RetrievalKey, qa: pl.DataFrame, params: Params) -> GroupRetrieval:
+    hits, errors = oracle_hits(qa, read_table(chunks_path(key.chunking), "chunks"), key.depth)
+    return GroupRetrieval(key, hits, None, 0.0, errors)
+
+
+@CONTROL_RETRIEVERS.register("random")
+def _random(key: RetrievalKey, qa: pl.DataFrame, params: Params) -> GroupRetrieval:
+    chunks = read_table(chunks_path(key.chunking), "chunks")
+    hits = random_hits(qa, chunks, key.depth, params.controls.seed)
+    return GroupRetrieval(key, hits, None, 0.0)

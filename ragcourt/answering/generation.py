@@ -29,7 +29,7 @@ import polars as pl
 
 from ragcourt.answering.protocols import Chatter
 from ragcourt.answering.retrieval_groups import HIT_COLS, GroupRetrieval
-from ragcourt.answering.systems import System
+from ragcourt.answering.system_kinds.builtin import System
 from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
 from ragcourt.core.schemas import frame_schema

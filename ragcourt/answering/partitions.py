@@ -22,23 +22,21 @@ a ``shuffled`` system's hash is its config, the seed and the sha256 of its base'
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ragcourt.answering.external.inputs import external_config_hash
-from ragcourt.answering.systems import (
-    AnySystem,
-    ExternalSystem,
-    ShuffledSystem,
-    effective_config,
-)
+from ragcourt.answering.retriever_kinds import reads_bm25
 from ragcourt.core import catalog
 from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256
 from ragcourt.core.io import write_with
 from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
 from ragcourt.core.schemas import check
+
+if TYPE_CHECKING:
+    from ragcourt.answering.system_kinds.builtin import System
+    from ragcourt.answering.system_registry import AnySystem
 
 META_CONFIG = "ragcourt.config_hash"
 META_QA = "ragcourt.qa_hash"
@@ -78,16 +76,15 @@ def model_identity(model: str | None, params: Params) -> dict[str, Any] | None:
 
 
 def config_hash(system: AnySystem, params: Params, prompts_dir: Path | None = None) -> str:
-    """Hash of everything that fixes a system's answers apart from the questions (including
-    ``model_identity`` of the generator and the RAG-Fusion query model; for an external
-    system: ``external_config_hash``)."""
-    if isinstance(system, ExternalSystem):
-        return external_config_hash(system.spec)
-    if isinstance(system, ShuffledSystem):
-        base = file_digest(partition_path(system.base))
-        return object_sha256(
-            {"system": system.describe(), "seed": params.controls.seed, "base_partition": base}
-        )
+    """Hash of everything that fixes a system's answers apart from the questions (its kind's
+    :meth:`~ragcourt.answering.system_registry.CandidateSystem.config_hash`)."""
+    return system.config_hash(params, prompts_dir)
+
+
+def builtin_config_hash(system: System, params: Params, prompts_dir: Path | None = None) -> str:
+    """The hash of a built-in system: its effective configuration, ``model_identity`` of the
+    generator and the RAG-Fusion query model, prompts, sampling, retrieval, chunking and
+    embedder params and the digests of the files it reads."""
     spec, key = system.spec, system.retrieval
     names = ["answer_system", "answer_user", "passage", "no_passages"]
     texts = {n: prompt("answer", n, spec.prompt_version, prompts_dir) for n in names}
@@ -107,7 +104,7 @@ def config_hash(system: AnySystem, params: Params, prompts_dir: Path | None = No
     return object_sha256(
         {
             **control,
-            "system": {"name": system.name, **effective_config(system)},
+            "system": {"name": system.name, **system.effective_config()},
             "models": {
                 "generator": model_identity(system.generator_model, params),
                 "fusion": model_identity(system.retrieval.fusion_model, params),
@@ -116,9 +113,7 @@ def config_hash(system: AnySystem, params: Params, prompts_dir: Path | None = No
             "sampling": {"temperature": params.llm.temperature, "seed": params.llm.seed},
             "retrieval": {
                 "rrf_k": params.retrieval.rrf_k,
-                "bm25": params.retrieval.bm25.model_dump()
-                if key.retriever in ("bm25", "hybrid")
-                else None,
+                "bm25": params.retrieval.bm25.model_dump() if reads_bm25(key.retriever) else None,
             },
             "chunking": params.chunkings[key.chunking].model_dump(),
             "chunk_tokenizer": params.chunk_tokenizer,

@@ -11,7 +11,6 @@ import polars as pl
 from ragcourt.llm.types import ChatRequest, ChatResult
 
 if TYPE_CHECKING:
-    from ragcourt.answering.systems import SearchKind
     from ragcourt.core.params import Params
 
 
@@ -23,7 +22,7 @@ class Retriever(Protocol):
     def search(self, queries: pl.DataFrame, k: int) -> pl.DataFrame: ...
 
 
-RetrieverFactory = Callable[["SearchKind", str, "str | None", "Params"], Retriever]
+RetrieverFactory = Callable[[str, str, "str | None", "Params"], Retriever]
 """``factory(retriever kind, chunking, embedder or None, params)`` -> an open retriever."""
 
 

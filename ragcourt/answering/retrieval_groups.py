@@ -1,8 +1,8 @@
 """Retrieval once per group of systems that rank alike (SPEC 3).
 
-Systems are grouped by :class:`~ragcourt.answering.systems.RetrievalKey` (chunking, embedder,
-retriever, depth, RAG-Fusion config); each group ranks every question once to
-``depth = max(retrieval.depth, top_k)`` and every system keeps its first ``top_k`` passages.
+Systems are grouped by :class:`~ragcourt.answering.system_kinds.builtin.RetrievalKey`
+(chunking, embedder, retriever, depth, RAG-Fusion config); each group ranks every question once
+to ``depth = max(retrieval.depth, top_k)`` and every system keeps its first ``top_k`` passages.
 Dense and BM25 rankings are prefix-consistent, so this equals retrieving ``top_k`` alone;
 hybrid and RAG-Fusion fuse component rankings taken to ``depth`` and then cut to ``top_k``
 (fuse deep lists, then cut), so a system's passages never depend on which other systems share
@@ -20,7 +20,7 @@ import polars as pl
 from ragcourt.answering.partitions import chunks_path
 from ragcourt.answering.protocols import Chatter, Retriever, RetrieverFactory
 from ragcourt.answering.rag_fusion import Variants, fused_search, generate_variants
-from ragcourt.answering.systems import RetrievalKey
+from ragcourt.answering.system_kinds.builtin import RetrievalKey
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table
 from ragcourt.core.params import Params

@@ -1,4 +1,4 @@
-"""The ``shuffled`` answer control (issue 13, spec §3): each question gets the base system's
+"""The ``shuffled`` answer control (spec §3): each question gets the base system's
 row (answer, passages, model, accounting) for a different question.
 
 The donor of question ``i`` (QA order) is ``perm[i]`` where ``perm`` is a random cyclic

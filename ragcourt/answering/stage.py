@@ -11,11 +11,12 @@ reviewer should know live with the code that applies them:
   call); otherwise the system is re-run (the gateway's disk cache still makes unchanged calls
   free, so failed pairs are retried cheaply).
 * external systems (answers file, Python callable, HTTP endpoint):
-  :mod:`ragcourt.answering.external`. Same partitions and freshness rule, except that a Python
-  or HTTP system whose partition has error rows is asked again only the failed questions, and
-  an answers-file partition with error rows (questions the file does not answer) is kept as
-  long as the file and the QA set are unchanged (re-reading it would give the same rows).
-* control systems (issue 13): control retrievers ``oracle`` / ``random`` / ``none``
+  :mod:`ragcourt.answering.external`, through their answer route. Same partitions and
+  freshness rule, except that a Python or HTTP system whose partition has error rows is asked
+  again only the failed questions, and an answers-file partition with error rows (questions
+  the file does not answer) is kept as long as the file and the QA set are unchanged
+  (re-reading it would give the same rows).
+* control systems: control retrievers ``oracle`` / ``random`` / ``none``
   (:mod:`ragcourt.answering.control_retrieval`) rank without an index; ``shuffled`` systems
   (:mod:`ragcourt.answering.shuffled`) are written last, from their base's partition.
   ``answers.parquet`` has a ``control`` column: the control kind, null for a real system.
@@ -30,7 +31,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -50,18 +51,15 @@ from ragcourt.answering.retrieval_groups import (
     default_retriever_factory,
     retrieve_group,
 )
+from ragcourt.answering.retriever_kinds import is_control
 from ragcourt.answering.summaries import summarise
+from ragcourt.answering.system_registry import AnswerJob, AnySystem
 from ragcourt.answering.systems import (
-    CONTROL_RETRIEVERS,
-    AnySystem,
-    ExternalSystem,
-    ShuffledSystem,
     System,
     builtin_systems,
-    external_systems,
     group_by_retrieval,
     load_systems,
-    shuffled_systems,
+    self_answering,
 )
 from ragcourt.core import catalog
 from ragcourt.core.control_kinds import CONTROL_COLUMN
@@ -71,7 +69,6 @@ from ragcourt.core.io import read_table, write_json, write_with
 from ragcourt.core.params import Params
 
 if TYPE_CHECKING:
-    from ragcourt.answering.systems import SearchKind
     from ragcourt.llm import Gateway
 
 log = logging.getLogger("ragcourt.answer")
@@ -103,7 +100,8 @@ def answer_systems(
     reuse_fresh: bool = True,
 ) -> dict[str, str]:
     """Write the partition of every system that is not fresh; retrieval runs once per group of
-    built-in systems sharing a retrieval key, external systems answer by themselves.
+    built-in systems sharing a retrieval key, other kinds answer by themselves, in their
+    ``answer_order`` (a shuffled control after its base).
     Returns ``{system: "kept" | "answered"}``."""
     q_hash = qa_hash(qa)
     hashes = {s.name: config_hash(s, params, prompts_dir) for s in systems}
@@ -125,32 +123,32 @@ def answer_systems(
         hashes,
         q_hash,
     )
-    for s in external_systems(pending):
+    for s in self_answering(pending):
         retry_failed = reuse_fresh and states[s.name] == "errors"
-        _answer_one_external(s, qa, hashes[s.name], q_hash, retry_failed)
-    for sh in shuffled_systems(pending):  # after their bases: the hash reads the base partition
-        _answer_one_shuffled(sh, qa, params, prompts_dir, q_hash)
+        _answer_by_itself(s, qa, params, prompts_dir, q_hash, retry_failed)
     return status
 
 
-def _answer_one_shuffled(
-    system: ShuffledSystem,
+def _answer_by_itself(
+    system: AnySystem,
     qa: pl.DataFrame,
     params: Params,
     prompts_dir: Path | None,
     q_hash: str,
+    retry_failed: bool,
 ) -> None:
-    from ragcourt.answering.shuffled import shuffled_answers
-
-    base_path = partition_path(system.base)
-    if not base_path.is_file():
-        raise RagcourtError(
-            f"{base_path}: system '{system.name}' needs the answers of its base "
-            f"'{system.base}'; answer the base first"
+    """A system that answers by itself; with ``retry_failed`` an external system is asked only
+    the questions its partition failed. The config hash is taken after answering (a shuffled
+    control's reads its base's partition, written earlier in this run)."""
+    previous = read_partition(system.name) if retry_failed and system.is_external else None
+    if system.is_external:
+        log.info(
+            "%s: external system (%s)%s",
+            system.name,
+            system.kind,
+            ", retrying its failed questions" if previous is not None else "",
         )
-    base_rows = read_table(base_path, "answers")
-    df = shuffled_answers(system.name, system.base, base_rows, qa, params.controls.seed)
-    df = mark_control(df, system)
+    df = mark_control(system.answer(AnswerJob(qa, params, previous)), system)
     write_partition(df, system.name, config_hash(system, params, prompts_dir), q_hash)
     _log_written(system.name, df)
 
@@ -183,14 +181,13 @@ def _answer_builtin(
     jobs: list[tuple[System, GroupRetrieval]] = []
     for key, members in group_by_retrieval(systems).items():
         rkey = (key.retriever, key.chunking, key.embedder)
-        if key.retriever in CONTROL_RETRIEVERS:
+        if is_control(key.retriever):
             from ragcourt.answering.control_retrieval import control_group
 
             group = control_group(key, qa, params)
         else:
             if rkey not in retrievers:
-                kind = cast("SearchKind", key.retriever)
-                retrievers[rkey] = factory(kind, key.chunking, key.embedder, params)
+                retrievers[rkey] = factory(key.retriever, key.chunking, key.embedder, params)
             group = retrieve_group(key, qa, params, retrievers[rkey], gateway, prompts_dir)
         log.info(
             "retrieval %s: %d questions, shared by %s",
@@ -203,23 +200,6 @@ def _answer_builtin(
     for (s, _), df in zip(jobs, answer_batch(jobs, qa, params, gateway, prompts_dir), strict=True):
         write_partition(mark_control(df, s), s.name, hashes[s.name], q_hash)
         _log_written(s.name, df)
-
-
-def _answer_one_external(
-    system: ExternalSystem, qa: pl.DataFrame, cfg_hash: str, q_hash: str, retry_failed: bool
-) -> None:
-    from ragcourt.answering.external.answer import answer_external
-
-    previous = read_partition(system.name) if retry_failed else None
-    log.info(
-        "%s: external system (%s)%s",
-        system.name,
-        system.kind,
-        ", retrying its failed questions" if previous is not None else "",
-    )
-    df = answer_external(system, qa, previous)
-    write_partition(mark_control(df, system), system.name, cfg_hash, q_hash)
-    _log_written(system.name, df)
 
 
 def combine(systems: Sequence[AnySystem], *, prune: bool) -> pl.DataFrame:

@@ -5,7 +5,9 @@ one :class:`JudgeOutcome` per :class:`QAItem`, in order, with a score or an expl
 (never an invented value). Filters are registered by kind in :data:`QA_FILTERS`
 (:class:`ragcourt.core.registry.Registry`); the built-in ``answerability``, ``faithfulness``
 and ``relevance`` judges register themselves in :mod:`ragcourt.qagen.filters`, which also
-fixes the order they run in (spec §2). This module imports none of them (no import cycles).
+fixes the order they run in (spec §2), the quality rules in :mod:`ragcourt.qagen.quality`.
+The registry imports both (and entry-point plug-ins) on first lookup; this module imports
+none of them (no import cycles).
 """
 
 from __future__ import annotations
@@ -77,4 +79,6 @@ class QAFilter(Protocol):
     ) -> list[JudgeOutcome]: ...
 
 
-QA_FILTERS: Registry[QAFilter] = Registry("QA filter")
+QA_FILTERS: Registry[QAFilter] = Registry(
+    "QA filter", builtins=("ragcourt.qagen.filters", "ragcourt.qagen.quality")
+)

@@ -14,6 +14,7 @@ score, retriever. Inputs are the stage artifacts under the current directory:
   Chunks scoring 0 (no query term in common) are not returned, so a query can get < k hits.
 * **hybrid**: RRF of the dense and BM25 rankings, each taken to depth k (:func:`rrf_fuse`).
 
+Each kind is a :class:`RetrieverKind` in :data:`RETRIEVERS`; :func:`open_retriever` opens one.
 Ties are broken deterministically: dense and BM25 by chunk order in the chunks table, RRF as
 documented on :func:`rrf_fuse`.
 """
@@ -21,6 +22,7 @@ documented on :func:`rrf_fuse`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Protocol
@@ -30,7 +32,8 @@ import polars as pl
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
-from ragcourt.core.params import BM25Params, Params, RetrieverKind
+from ragcourt.core.params import BM25Params, Params
+from ragcourt.core.registry import Registry
 from ragcourt.core.schemas import frame_schema
 
 RUN_SCHEMA = frame_schema("retrieval_run")
@@ -348,21 +351,55 @@ class HybridRetriever:
         return rrf_fuse(runs, k=self.rrf_k, depth=k, name=self.name)
 
 
-def open_retriever(
-    kind: RetrieverKind, chunking: str, embedder: str | None, params: Params
-) -> Retriever:
+@dataclass(frozen=True)
+class RetrieverKind:
+    """A registered retriever over an index: ``open(chunking, embedder, params)`` returns it;
+    ``embedder``: it reads the dense index of an embedder; ``bm25``: it reads the BM25 index
+    (and ``retrieval.bm25`` params)."""
+
+    open: Callable[[str, str | None, Params], Retriever]
+    embedder: bool
+    bm25: bool
+
+
+RETRIEVERS: Registry[RetrieverKind] = Registry("retriever")
+"""Retrievers with an index, by kind (a system's ``retriever``; registered below, plug-ins
+through entry points); control retrievers without an index are
+:data:`ragcourt.answering.retriever_kinds.CONTROL_RETRIEVERS`."""
+
+
+def _needs_embedder(kind: str, embedder: str | None) -> str:
+    if embedder is None:
+        raise ConfigError(f"retriever '{kind}' needs an embedder")
+    return embedder
+
+
+def _open_hybrid(chunking: str, embedder: str | None, params: Params) -> Retriever:
+    dense = open_dense(chunking, _needs_embedder("hybrid", embedder), params)
+    return HybridRetriever(dense, open_bm25(chunking, params), rrf_k=params.retrieval.rrf_k)
+
+
+RETRIEVERS.register("dense")(
+    RetrieverKind(
+        lambda chunking, embedder, params: open_dense(
+            chunking, _needs_embedder("dense", embedder), params
+        ),
+        embedder=True,
+        bm25=False,
+    )
+)
+RETRIEVERS.register("bm25")(
+    RetrieverKind(
+        lambda chunking, embedder, params: open_bm25(chunking, params), embedder=False, bm25=True
+    )
+)
+RETRIEVERS.register("hybrid")(RetrieverKind(_open_hybrid, embedder=True, bm25=True))
+
+
+def open_retriever(kind: str, chunking: str, embedder: str | None, params: Params) -> Retriever:
     """A retriever over the artifacts of ``chunking`` (and ``embedder`` for dense/hybrid)."""
     if chunking not in params.chunkings:
         raise ConfigError(
             f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
         )
-    if kind == "bm25":
-        return open_bm25(chunking, params)
-    if kind not in ("dense", "hybrid"):
-        raise ConfigError(f"unknown retriever '{kind}' (dense, bm25, hybrid)")
-    if embedder is None:
-        raise ConfigError(f"retriever '{kind}' needs an embedder")
-    dense = open_dense(chunking, embedder, params)
-    if kind == "dense":
-        return dense
-    return HybridRetriever(dense, open_bm25(chunking, params), rrf_k=params.retrieval.rrf_k)
+    return RETRIEVERS.get(kind, "retriever").open(chunking, embedder, params)

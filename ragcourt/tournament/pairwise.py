@@ -11,7 +11,7 @@ combined into its score (:mod:`ragcourt.tournament.scoring`) by the judgement me
 
 Built-in kinds register in their own modules (``llm``: :mod:`ragcourt.tournament.llm_judge`;
 ``correctness_margin``: :mod:`ragcourt.tournament.correctness_margin`);
-:mod:`ragcourt.tournament.builders` imports them and builds the configured judge.
+:mod:`ragcourt.tournament.builders` builds the configured judge (the registry imports the built-ins).
 """
 
 from __future__ import annotations
@@ -56,4 +56,7 @@ class PairwiseJudge(Protocol):
 
 
 PairwiseJudgeFactory = Callable[["JudgeContext"], PairwiseJudge]
-PAIRWISE_JUDGES: Registry[PairwiseJudgeFactory] = Registry("pairwise judge")
+PAIRWISE_JUDGES: Registry[PairwiseJudgeFactory] = Registry(
+    "pairwise judge",
+    builtins=("ragcourt.tournament.llm_judge", "ragcourt.tournament.correctness_margin"),
+)

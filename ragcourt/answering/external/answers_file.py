@@ -33,6 +33,7 @@ from typing import Any
 import polars as pl
 
 from ragcourt.answering.external.replies import Reply, ReplyError, opt_number, passages_from
+from ragcourt.answering.external.routes import ANSWER_ROUTES, AnswerRoute
 from ragcourt.answering.external.rows import answer_row, error_row, rows_frame
 from ragcourt.answering.external.specs import ANSWERS_FILE_SUFFIXES
 from ragcourt.core.errors import SchemaError
@@ -181,3 +182,11 @@ def answer_from_file(name: str, model: str, path: Path | str, qa: pl.DataFrame) 
         else:
             rows.append(answer_row(name, model, qid, reply, reply.latency_s))
     return rows_frame(rows)
+
+
+ANSWER_ROUTES.register("answers_file")(
+    AnswerRoute(
+        lambda name, model, spec, qa, previous: answer_from_file(name, model, spec.path, qa),
+        lambda spec: str(spec.path),
+    )
+)

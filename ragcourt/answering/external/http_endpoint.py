@@ -36,6 +36,7 @@ import polars as pl
 from ragcourt.answering.external.ask import Asker, ask_every_question
 from ragcourt.answering.external.calls import CallFailed, CallPolicy, describe_exception
 from ragcourt.answering.external.replies import Reply, ReplyError, passages_from
+from ragcourt.answering.external.routes import ANSWER_ROUTES, AnswerRoute
 from ragcourt.answering.external.secrets import resolve_headers
 from ragcourt.answering.external.specs import PLACEHOLDER_RE, ContextFields, HttpSpec
 
@@ -239,3 +240,18 @@ def answer_over_http(
         return ask, client.aclose
 
     return ask_every_question(name, model, qa, make, policy, previous, scrub)
+
+
+def _http_answer(
+    name: str, model: str, spec: HttpSpec, qa: pl.DataFrame, previous: pl.DataFrame | None
+) -> pl.DataFrame:
+    return answer_over_http(name, model, spec, qa, previous)
+
+
+ANSWER_ROUTES.register("http")(AnswerRoute(_http_answer, lambda spec: f"{spec.method} {spec.url}"))
+ANSWER_ROUTES.register("openai_chat")(
+    AnswerRoute(
+        _http_answer,
+        lambda spec: f"{spec.openai_chat.base_url} (openai_chat, {spec.openai_chat.model})",
+    )
+)

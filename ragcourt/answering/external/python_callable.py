@@ -34,6 +34,7 @@ import polars as pl
 from ragcourt.answering.external.ask import Asker, ask_every_question
 from ragcourt.answering.external.calls import CallFailed, CallPolicy, describe_exception, in_thread
 from ragcourt.answering.external.replies import Reply, ReplyError, reply_from
+from ragcourt.answering.external.routes import ANSWER_ROUTES, AnswerRoute
 from ragcourt.answering.external.specs import PythonSpec
 from ragcourt.core.errors import ConfigError
 
@@ -155,3 +156,11 @@ def answer_with_python(
         return ask, close
 
     return ask_every_question(name, model, qa, make, policy, previous)
+
+
+ANSWER_ROUTES.register("python")(
+    AnswerRoute(
+        lambda name, model, spec, qa, previous: answer_with_python(name, model, spec, qa, previous),
+        lambda spec: str(spec.callable),
+    )
+)

@@ -78,6 +78,11 @@ class AnswersFileSpec(_External):
     kind: Literal["answers_file"]
     path: str
 
+    @property
+    def route(self) -> str:
+        """Its key in :data:`~ragcourt.answering.external.routes.ANSWER_ROUTES`."""
+        return "answers_file"
+
     @field_validator("path")
     @classmethod
     def _suffix(cls, value: str) -> str:
@@ -97,6 +102,12 @@ class PythonSpec(_External):
 
     kind: Literal["python"]
     callable: str
+
+    @property
+    def route(self) -> str:
+        """Its key in :data:`~ragcourt.answering.external.routes.ANSWER_ROUTES`."""
+        return "python"
+
     init: dict[str, Any] = Field(default_factory=dict)
     inputs: list[str] = Field(default_factory=list)
     concurrency: int = Field(default=4, ge=1, le=256)
@@ -195,6 +206,11 @@ class HttpSpec(_External):
     max_retries: int = Field(default=2, ge=0, le=10)
     backoff_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=30.0, ge=0)
+
+    @property
+    def route(self) -> str:
+        """Its key in :data:`~ragcourt.answering.external.routes.ANSWER_ROUTES`."""
+        return "http" if self.openai_chat is None else "openai_chat"
 
     @field_validator("url")
     @classmethod

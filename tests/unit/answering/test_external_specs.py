@@ -86,7 +86,11 @@ def test_explicit_builtin_kind_keeps_the_config_hash(params: Params) -> None:
         ({**FILE, "colour": "red"}, "system 'team-b': key 'colour': unknown key"),
         ({**FILE, "path": "answers.xlsx"}, "key 'path'"),
         ({**FILE, "chunking": "c256"}, "key 'chunking': unknown key"),
-        ({"name": "x", "kind": "magic"}, "system 'x': key 'kind': unknown kind 'magic'"),
+        (
+            {"name": "x", "kind": "magic"},
+            "system 'x': key 'kind': unknown system kind 'magic' "
+            "(registered: answers_file, builtin, http, python, shuffled)",
+        ),
         ({**PY, "callable": "not a target"}, "system 'mine': key 'callable'"),
         ({**PY, "concurrency": 0}, "key 'concurrency'"),
         ({**PY, "timeout_s": 0}, "key 'timeout_s'"),

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
+from ragcourt.answering.grids import factor_label
 from ragcourt.answering.systems import (
     AnySystem,
     System,
     builtin_systems,
-    factor_label,
     group_by_retrieval,
     load_systems,
     parse_systems,

@@ -1,0 +1,128 @@
+"""Kinds ``answers_file``, ``python`` and ``http``: the user's own RAG application answers
+by itself (syntax: :mod:`ragcourt.answering.external.specs`), through the answer route of its
+spec (:data:`~ragcourt.answering.external.routes.ANSWER_ROUTES`). It has no chunking, embedder
+or retrieval key and calls no model through the gateway; its rows carry
+``model = generator_model = "external:<kind>"``. ``defaults`` of the systems file do not apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeGuard
+
+import polars as pl
+
+from ragcourt.answering.external.inputs import external_config_hash, input_paths
+from ragcourt.answering.external.routes import ANSWER_ROUTES
+from ragcourt.answering.external.specs import AnswersFileSpec, ExternalSpec, HttpSpec, PythonSpec
+from ragcourt.answering.system_registry import (
+    LIST_COLUMNS,
+    SYSTEM_KINDS,
+    AnswerJob,
+    CandidateSystem,
+    ParseContext,
+    PlanEntry,
+    SystemKind,
+)
+from ragcourt.core.params import Params
+from ragcourt.core.provenance import external_model
+
+
+@dataclass(frozen=True)
+class ExternalSystem:
+    """A system that answers by itself (answers file, Python callable, HTTP endpoint)."""
+
+    spec: ExternalSpec
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def is_external(self) -> bool:
+        return True
+
+    @property
+    def answer_order(self) -> int:
+        return 1
+
+    @property
+    def chunking(self) -> None:
+        return None
+
+    @property
+    def embedder(self) -> None:
+        return None
+
+    @property
+    def control(self) -> None:
+        return None
+
+    @property
+    def generator_model(self) -> str:
+        """The ``model`` column of its answer rows: ``external:<kind>``."""
+        return external_model(self.kind)
+
+    def describe(self) -> dict[str, Any]:
+        """The configuration as written (header templates and variable names, no secrets)."""
+        return self.spec.model_dump(mode="json")
+
+    def config_key(self) -> str:
+        cfg = {k: v for k, v in self.describe().items() if k != "name"}
+        return repr(sorted((k, repr(v)) for k, v in cfg.items()))
+
+    def config_hash(self, params: Params, prompts_dir: Path | None = None) -> str:
+        return external_config_hash(self.spec)
+
+    @property
+    def target(self) -> str:
+        """What answers: the answers file, ``module:attr``, or the URL (never a header)."""
+        return ANSWER_ROUTES.get(self.spec.route, f"system '{self.name}'").target(self.spec)
+
+    def inputs(self) -> list[Path]:
+        """Files / folders its answers depend on (see ``external.inputs.input_paths``)."""
+        return input_paths(self.spec)
+
+    def llm_models(self) -> tuple[str, ...]:
+        return ()
+
+    def plan_entry(self) -> PlanEntry:
+        return PlanEntry(self.name, None, None, tuple(p.as_posix() for p in self.inputs()))
+
+    def list_row(self) -> dict[str, str]:
+        values = (self.name, self.kind, *["–"] * 5, self.target)
+        return dict(zip(LIST_COLUMNS, values, strict=True))
+
+    def answer(self, job: AnswerJob) -> pl.DataFrame:
+        """Its rows through its answer route; with ``job.previous`` a Python or HTTP system
+        is asked only the questions that failed (an answers file is read again)."""
+        route = ANSWER_ROUTES.get(self.spec.route, f"system '{self.name}'")
+        return route.answer(self.name, self.generator_model, self.spec, job.qa, job.previous)
+
+
+def is_external_system(system: CandidateSystem) -> TypeGuard[ExternalSystem]:
+    """An external system (kinds ``answers_file``, ``python``, ``http``)."""
+    return isinstance(system, ExternalSystem)
+
+
+def external_systems(systems: Sequence[CandidateSystem]) -> list[ExternalSystem]:
+    """The external systems among ``systems``, in order."""
+    return [s for s in systems if is_external_system(s)]
+
+
+def _kind(spec_model: type[ExternalSpec]) -> SystemKind:
+    def parse(raw: Mapping[str, Any], ctx: ParseContext) -> ExternalSystem:
+        return ExternalSystem(spec_model.model_validate(dict(raw)))
+
+    return SystemKind(parse)
+
+
+SYSTEM_KINDS.register("answers_file")(_kind(AnswersFileSpec))
+SYSTEM_KINDS.register("python")(_kind(PythonSpec))
+SYSTEM_KINDS.register("http")(_kind(HttpSpec))

@@ -1,0 +1,130 @@
+"""Kind ``shuffled``: ``{name, answers: shuffled, base}``, the base system's rows re-assigned to
+other questions (:mod:`ragcourt.answering.shuffled`). It calls no model; its answer task reads
+the base's partition, so the base must be declared before it and is not itself shuffled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ragcourt.answering.system_registry import (
+    LIST_COLUMNS,
+    SHUFFLED,
+    SYSTEM_KINDS,
+    AnswerJob,
+    ParseContext,
+    PlanEntry,
+    SystemKind,
+)
+from ragcourt.answering.system_specs import ShuffledSpec
+from ragcourt.core import catalog
+from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.fingerprint import object_sha256
+from ragcourt.core.params import Params
+
+
+@dataclass(frozen=True)
+class ShuffledSystem:
+    """The ``shuffled`` control: rows of ``base`` re-assigned to other questions."""
+
+    spec: ShuffledSpec
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def kind(self) -> str:
+        return SHUFFLED
+
+    @property
+    def control(self) -> str:
+        return SHUFFLED
+
+    @property
+    def is_external(self) -> bool:
+        return False
+
+    @property
+    def answer_order(self) -> int:
+        return 2  # after every other system: its base may be answered in the same run
+
+    @property
+    def base(self) -> str:
+        return self.spec.base
+
+    @property
+    def chunking(self) -> None:
+        return None
+
+    @property
+    def embedder(self) -> None:
+        return None
+
+    @property
+    def generator_model(self) -> str:
+        return f"answers of {self.base}"
+
+    def describe(self) -> dict[str, Any]:
+        return self.spec.model_dump(mode="json")
+
+    def config_key(self) -> str:
+        cfg = {k: v for k, v in self.describe().items() if k != "name"}
+        return repr(sorted((k, repr(v)) for k, v in cfg.items()))
+
+    def config_hash(self, params: Params, prompts_dir: Path | None = None) -> str:
+        """The configuration, ``controls.seed`` and the digest of the base's partition."""
+        from ragcourt.answering.partitions import file_digest, partition_path
+
+        base = file_digest(partition_path(self.base))
+        return object_sha256(
+            {"system": self.describe(), "seed": params.controls.seed, "base_partition": base}
+        )
+
+    def llm_models(self) -> tuple[str, ...]:
+        return ()
+
+    def plan_entry(self) -> PlanEntry:
+        base_partition = catalog.path("answer_partition", system=self.base).as_posix()
+        return PlanEntry(self.name, None, None, (base_partition,))
+
+    def list_row(self) -> dict[str, str]:
+        values = (self.name, "control: shuffled", *["–"] * 5, self.generator_model)
+        return dict(zip(LIST_COLUMNS, values, strict=True))
+
+    def answer(self, job: AnswerJob) -> pl.DataFrame:
+        """The base's rows, deranged over the questions (the base partition must exist)."""
+        from ragcourt.answering.partitions import partition_path
+        from ragcourt.answering.shuffled import shuffled_answers
+        from ragcourt.core.io import read_table
+
+        base_path = partition_path(self.base)
+        if not base_path.is_file():
+            raise RagcourtError(
+                f"{base_path}: system '{self.name}' needs the answers of its base "
+                f"'{self.base}'; answer the base first"
+            )
+        base_rows = read_table(base_path, "answers")
+        return shuffled_answers(self.name, self.base, base_rows, job.qa, job.params.controls.seed)
+
+
+def _parse(raw: Mapping[str, Any], ctx: ParseContext) -> ShuffledSystem:
+    spec = ShuffledSpec.model_validate({k: v for k, v in raw.items() if k != "kind"})
+    bases = {s.name: s for s in ctx.earlier}
+    where = f"{ctx.source}: {ctx.label}"
+    if spec.base not in bases:
+        raise ConfigError(
+            f"{where}: key 'base': '{spec.base}' is not a system declared before it "
+            f"(earlier systems: {sorted(bases)})"
+        )
+    if bases[spec.base].kind == SHUFFLED:
+        raise ConfigError(f"{where}: key 'base': '{spec.base}' is itself shuffled")
+    return ShuffledSystem(spec)
+
+
+SYSTEM_KINDS.register(SHUFFLED)(SystemKind(_parse))
