@@ -11,7 +11,8 @@ combined into its score (:mod:`ragcourt.tournament.scoring`) by the judgement me
 
 Built-in kinds register in their own modules (``llm``: :mod:`ragcourt.tournament.llm_judge`;
 ``correctness_margin``: :mod:`ragcourt.tournament.correctness_margin`);
-:mod:`ragcourt.tournament.builders` builds the configured judge (the registry imports the built-ins).
+:mod:`ragcourt.tournament.builders` builds the configured judge (the registry imports
+the built-ins).
 """
 
 from __future__ import annotations
