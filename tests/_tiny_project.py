@@ -48,7 +48,7 @@ def sh(args: list[str], cwd: Path, check: bool = True) -> str:
 
 
 def params_data(chunkings: dict[str, tuple[int, int]], embedders: list[str]) -> dict[str, Any]:
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())  # DVC needs every tracked key
+    data: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text())  # all tracked keys
     models = {"minilm": "all-minilm-l6-v2", "mpnet": "all-mpnet-base-v2"}
     data["chunkings"] = {k: {"size": s, "overlap": o} for k, (s, o) in chunkings.items()}
     data["embedders"] = {e: {"model": models[e], "batch_size": 16} for e in embedders}

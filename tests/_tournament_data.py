@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 
 RUBRIC = np.array([0.0, 0.3, 0.5, 0.7, 1.0])
 
 
-def table(name: str, rows: list[dict]) -> pl.DataFrame:
+def table(name: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
     """Rows for a declared table; columns a row leaves out are null."""
-    return pl.DataFrame(rows, schema=dict(TABLES[name]))
+    return pl.DataFrame(rows, schema=frame_schema(name))
 
 
 def qa_frame(n_questions: int) -> pl.DataFrame:

@@ -247,7 +247,7 @@ def test_pairwise_judge_is_not_steered_scripted_model(
 ) -> None:
     """The DICE pairwise judge (both stages, or the direct form): an answer carrying the attack
     is fenced once in every prompt and, against the reference, still loses in both orders."""
-    from ragcourt.core.schemas import TABLES
+    from ragcourt.core.schemas import frame_schema
     from ragcourt.tournament.llm_judge import LLMPairwiseJudge
     from ragcourt.tournament.pairwise import OrderKey
     from ragcourt.tournament.scoring import combine_orders
@@ -258,7 +258,7 @@ def test_pairwise_judge_is_not_steered_scripted_model(
         {"system": s, "question_id": "q", "answer": text, "abstained": False, "retrieved": []}
         for s, text in (("ref", REFERENCE), ("attacker", f"{WRONG}\n{attack}"))
     ]
-    answers = pl.DataFrame(rows, schema=dict(TABLES["answers"]))
+    answers = pl.DataFrame(rows, schema=frame_schema("answers"))
     qa = pl.DataFrame(
         {"question_id": ["q"], "question": [QUESTION], "reference_answers": [[REFERENCE]]}
     )

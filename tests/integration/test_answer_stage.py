@@ -11,20 +11,21 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-import litellm
 import polars as pl
 import pytest
 import yaml
 from _llm_testing import scripted_model
+from litellm import exceptions as litellm_errors
 
 from ragcourt.answering import stage as answer
 from ragcourt.answering.generation import is_abstention
 from ragcourt.answering.partitions import config_hash, model_identity
+from ragcourt.answering.protocols import Retriever
 from ragcourt.core import prompts as prompt_files
 from ragcourt.core.errors import ConfigError, RagcourtError, StageFailed
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params, load_params
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 from ragcourt.retrieval.retrieve import open_retriever
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +46,8 @@ QUESTIONS = [
 
 
 def _write_chunks(chunking: str = "c256") -> pl.DataFrame:
-    rows, offsets = [], {}
+    rows: list[dict[str, Any]] = []
+    offsets: dict[str, int] = {}
     for doc, text in CHUNKS:
         start = offsets.get(doc, 0)
         idx = sum(1 for r in rows if r["doc_id"] == doc)
@@ -84,7 +86,7 @@ def _write_qa() -> pl.DataFrame:
     )
     # provenance columns of the qa table (qagen's record) are null here
     qa = qa.with_columns(
-        pl.lit(None, dtype=t).alias(c) for c, t in TABLES["qa"].items() if c not in qa.columns
+        pl.lit(None, dtype=t).alias(c) for c, t in frame_schema("qa").items() if c not in qa.columns
     )
     write_parquet(qa, "data/qa/qa.parquet", "qa")
     return qa
@@ -135,9 +137,9 @@ class Spy:
         self.opened: list[tuple[str, str, str | None]] = []
         self.searches: list[tuple[str, int, int]] = []
 
-    def __call__(self, kind: str, chunking: str, embedder: str | None, params: Params) -> Any:
+    def __call__(self, kind: str, chunking: str, embedder: str | None, params: Params) -> Retriever:
         self.opened.append((kind, chunking, embedder))
-        inner = open_retriever(kind, chunking, embedder, params)  # type: ignore[arg-type]
+        inner = open_retriever(kind, chunking, embedder, params)
         spy = self
 
         class _R:
@@ -449,7 +451,7 @@ def test_a_system_whose_every_call_fails_stops_the_stage_loudly_scripted_model(
     )
 
     def unauthorised(messages: list[dict[str, str]]) -> str:
-        raise litellm.AuthenticationError("401 invalid api key", "scripted", "revoked")
+        raise litellm_errors.AuthenticationError("401 invalid api key", "scripted", "revoked")
 
     with scripted_model("gen", generator) as m, scripted_model("revoked", unauthorised):
         project.llm.model = m.model

@@ -24,7 +24,7 @@ from ragcourt.cli.external_cmd import answers_app, questions_app
 from ragcourt.core.errors import SchemaError
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params, load_params
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 QA = [
@@ -71,7 +71,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
     write_parquet(chunks, "data/chunks/c256.parquet", "chunks")
     qa = pl.DataFrame({"question_id": [q for q, _ in QA], "question": [t for _, t in QA]})
     qa = qa.with_columns(
-        pl.lit(None, dtype=t).alias(c) for c, t in TABLES["qa"].items() if c not in qa.columns
+        pl.lit(None, dtype=t).alias(c) for c, t in frame_schema("qa").items() if c not in qa.columns
     )
     write_parquet(qa, "data/qa/qa.parquet", "qa")
     params.llm.models_file = str(tmp_path / "configs/models.yaml")

@@ -22,7 +22,7 @@ import yaml
 from ragcourt.answering import stage as answer
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params, load_params
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-test-Zq8v1LmN0pR4"
@@ -102,7 +102,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
         {"question_id": list(QUESTIONS), "question": list(QUESTIONS.values())}
     ).with_columns(
         pl.lit(None, dtype=t).alias(c)
-        for c, t in TABLES["qa"].items()
+        for c, t in frame_schema("qa").items()
         if c not in ("question_id", "question")
     )
     write_parquet(qa, "data/qa/qa.parquet", "qa")

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 import polars as pl
@@ -78,7 +79,9 @@ def make_repo(root: Path, stages: tuple[str, ...]) -> Path:
 
 
 def max_tokens(repo: Path, chunking: str) -> int:
-    return int(pl.read_parquet(repo / f"data/chunks/{chunking}.parquet")["n_tokens"].max())
+    chunks = pl.read_parquet(repo / f"data/chunks/{chunking}.parquet")
+    n_tokens: list[int] = chunks["n_tokens"].to_list()
+    return max(n_tokens)
 
 
 def test_chunk_graph_noop_and_size_change_reruns_only_that_chunking(tmp_path: Path) -> None:
@@ -149,7 +152,7 @@ def test_partition_comes_from_dvc_stage_address(monkeypatch: pytest.MonkeyPatch)
     from ragcourt.core.entry import dvc_partition
     from ragcourt.core.errors import RagcourtError
 
-    axes = {"chunking": ["c256", "c-1"], "embedder": ["minilm", "1-x"]}
+    axes: dict[str, Collection[str]] = {"chunking": ["c256", "c-1"], "embedder": ["minilm", "1-x"]}
     monkeypatch.setenv("DVC_STAGE", "embed@c256-minilm")
     assert dvc_partition("embed", axes) == {"chunking": "c256", "embedder": "minilm"}
     monkeypatch.setenv("DVC_STAGE", "embed@c-1-x")  # neither c256+1-x nor c-1+x: unknown

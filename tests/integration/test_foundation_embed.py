@@ -15,7 +15,7 @@ import pytest
 from ragcourt.core.errors import ConfigError, RagcourtError, SchemaError
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params, parse_params
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 from ragcourt.retrieval import indexing as embed
 from ragcourt.retrieval.embedders import _ConcatReader, encode, resolve_model_dir
 from ragcourt.retrieval.retrieve import open_retriever
@@ -34,7 +34,7 @@ def chunks_table(texts: list[str]) -> pl.DataFrame:
     rows = []
     for i, t in enumerate(texts):
         rows.append((f"c1:d{i}:0", "c1", f"d{i}", 0, 0, len(t), len(t.split()), t))
-    return pl.DataFrame(rows, schema=TABLES["chunks"], orient="row")
+    return pl.DataFrame(rows, schema=frame_schema("chunks"), orient="row")
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -19,7 +20,7 @@ from _llm_testing import scripted_model
 from ragcourt.core.errors import StageFailed
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import JudgeParams, JudgeSpec, Params, UDCGParams, load_params
-from ragcourt.core.schemas import RETRIEVED, TABLES
+from ragcourt.core.schemas import RETRIEVED, frame_schema
 from ragcourt.judging import answers_stage, per_question, retrieval_stage, summary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +72,9 @@ CHUNKS = _offsets()
 def _pad(df: pl.DataFrame, table: str) -> pl.DataFrame:
     """Null columns for the provenance fields of ``table`` this test does not need."""
     return df.with_columns(
-        pl.lit(None, dtype=t).alias(c) for c, t in TABLES[table].items() if c not in df.columns
+        pl.lit(None, dtype=t).alias(c)
+        for c, t in frame_schema(table).items()
+        if c not in df.columns
     )
 
 
@@ -217,7 +220,7 @@ def _judge_all(params: Params) -> None:
     summary.run(params)
 
 
-def _row(df: pl.DataFrame, system: str, question_id: str) -> dict:
+def _row(df: pl.DataFrame, system: str, question_id: str) -> dict[str, Any]:
     keep = (pl.col("system") == system) & (pl.col("question_id") == question_id)
     return df.filter(keep).row(0, named=True)
 

@@ -29,7 +29,7 @@ import pytest
 
 from ragcourt.core import catalog
 from ragcourt.core.io import write_parquet
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -52,7 +52,7 @@ SYSTEMS = ["dense-c256", "hybrid-c512"]
 
 
 def _table(name: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=dict(TABLES[name]))
+    return pl.DataFrame(rows, schema=frame_schema(name))
 
 
 def _write_project(root: Path) -> None:
@@ -224,10 +224,12 @@ def test_label_three_items_reload_resume_and_undo(
         other = "passage" if kind == "answer" else "answer"
         assert shown[f"{kind}-buttons"] and shown[f"{kind}-block"], shown
         assert not shown[f"{other}-buttons"] and not shown[f"{other}-block"], shown
-        if kind == "answer":
-            key, value = [("1", "correct"), ("i", "incorrect"), ("t", "cant_tell")][i]
-        else:
-            key, value = [("2", 2), ("0", 0), ("1", 1)][i]
+        keys_values: list[tuple[str, str | int]] = (
+            [("1", "correct"), ("i", "incorrect"), ("t", "cant_tell")]
+            if kind == "answer"
+            else [("2", 2), ("0", 0), ("1", 1)]
+        )
+        key, value = keys_values[i]
         _press(browser, key)
         pressed.append((ids[i]["item_id"], value))
         _wait_progress(browser, i + 1, total)

@@ -10,6 +10,7 @@ import pytest
 
 from ragcourt.llm import local_provider as lp
 from ragcourt.llm.cpu_features import ENV_EXTRA_BUFTS
+from ragcourt.llm.gguf_files import resolve_gguf
 from ragcourt.llm.smoke import probe
 
 
@@ -22,7 +23,7 @@ def test_model_loads_with_the_extra_bufts_setting(
     monkeypatch.setenv(ENV_EXTRA_BUFTS, setting)  # "0": what the rule picks on an AMX CPU
     name, entry = lp.registry_entry("local/smollm2-135m", None)
     original = lib.llama_model_default_params
-    m = lp.LocalModel(name, entry, lp.resolve_gguf(name, entry), 1, 1)
+    m = lp.LocalModel(name, entry, resolve_gguf(name, entry), 1, 1)
     assert lib.llama_model_default_params is original  # restored after the load
     assert lib.llama_model_default_params().use_extra_bufts is True  # llama.cpp's default
     assert m.llm.model_params.use_extra_bufts is (setting == "1")

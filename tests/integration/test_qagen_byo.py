@@ -14,7 +14,7 @@ import yaml
 
 from ragcourt.core.errors import SchemaError
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import TABLES, frame_schema
 from ragcourt.qagen.byo import load_byo_qa
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ TEXT = "The union is strong. Congress met in December. Taxes were lowered by ten
 def _documents() -> pl.DataFrame:
     return pl.DataFrame(
         [("d1", "a.txt", "A", "txt", TEXT, len(TEXT), None, "en", 1.0)],
-        schema=TABLES["documents"],
+        schema=frame_schema("documents"),
         orient="row",
     )
 

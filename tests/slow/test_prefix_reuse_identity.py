@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -65,7 +66,9 @@ def _repairs(chats: list[ChatRequest], replies: list[ChatResult]) -> list[ChatRe
     ]
 
 
-def _run(tmp_path: Path, reuse: bool) -> tuple[list[ChatResult], list[TokenDistribution], dict]:
+def _run(
+    tmp_path: Path, reuse: bool
+) -> tuple[list[ChatResult], list[TokenDistribution], dict[str, Any]]:
     params = LLMParams(
         cache=False,
         cache_dir=str(tmp_path / f"cache_{reuse}"),

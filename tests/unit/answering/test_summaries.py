@@ -44,6 +44,6 @@ def test_summary_keys_values_and_order_are_unchanged() -> None:
 
 def test_summary_reads_back_and_rejects_unknown_keys() -> None:
     parsed = AnswersSummary.model_validate(EXPECTED)
-    assert parsed.root["a"] == SystemAnswerSummary(**EXPECTED["a"])
+    assert parsed.root["a"] == SystemAnswerSummary.model_validate(EXPECTED["a"])
     with pytest.raises(ValidationError):
         AnswersSummary.model_validate({"a": {**EXPECTED["a"], "extra": 1}})

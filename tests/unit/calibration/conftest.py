@@ -14,12 +14,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 
 
 def table(name: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
     """Rows for a declared table; columns a row leaves out are null."""
-    return pl.DataFrame(rows, schema=dict(TABLES[name]))
+    return pl.DataFrame(rows, schema=frame_schema(name))
 
 
 @dataclass
@@ -168,15 +168,15 @@ def make_world(
                 ta, tb = truth[(a, q)], truth[(b, q)]
                 s_true = 0.5 + 0.5 * (int(ta) - int(tb))
                 # a judge that favours system_a a little
-                s = float(np.clip(s_true + 0.15 + rng.normal(0, 0.2), 0, 1))
+                score = float(np.clip(s_true + 0.15 + rng.normal(0, 0.2), 0, 1))
                 pw.append(
                     {
                         "system_a": a,
                         "system_b": b,
                         "question_id": q,
                         "judge": "dice",
-                        "score_a": s,
-                        "score_b": 1 - s,
+                        "score_a": score,
+                        "score_b": 1 - score,
                         "scheme": "soft",
                         "in_swiss": True,
                         "in_round_robin": True,

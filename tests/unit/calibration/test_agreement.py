@@ -63,7 +63,7 @@ def test_bootstrap_interval_is_seeded_and_shrinks_with_n() -> None:
     b = np.where(rng.random(400) < 0.8, a, 1 - a)
 
     def acc(u: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray:
-        return np.mean(u == v, axis=axis)
+        return np.asarray(np.mean(u == v, axis=axis), dtype=float)
 
     small = bootstrap_ci(acc, a[:40], b[:40], seed=1)
     assert small == bootstrap_ci(acc, a[:40], b[:40], seed=1)

@@ -14,7 +14,6 @@ from typing import Any
 import polars as pl
 import pytest
 
-from ragcourt.calibration import labels as labels_mod
 from ragcourt.calibration.labels import (
     AnswerLabel,
     LabelStore,
@@ -173,7 +172,7 @@ def test_a_failed_write_leaves_the_file_as_it_was(
     def crash(fd: int) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(labels_mod.os, "fsync", crash)
+    monkeypatch.setattr(os, "fsync", crash)  # the os module labels writes through
     with pytest.raises(OSError, match="disk full"):
         store.append(make_label(_answer_item(s, 1), "incorrect", "ann", "web"))
     monkeypatch.undo()

@@ -23,7 +23,9 @@ from ragcourt.calibration.sampling import (
 
 
 def _sample(w: Any, **kw: int | None) -> pl.DataFrame:
-    return sample_items(w.qa, w.answers, w.verdicts, w.correctness, w.relevance, SampleParams(**kw))
+    return sample_items(
+        w.qa, w.answers, w.verdicts, w.correctness, w.relevance, SampleParams.model_validate(kw)
+    )
 
 
 def test_allocate_floor_then_proportional_or_equal() -> None:

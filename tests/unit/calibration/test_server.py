@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import polars as pl
@@ -14,6 +14,18 @@ from fastapi.testclient import TestClient
 from ragcourt.calibration.labels import LabelStore
 from ragcourt.calibration.sampling import SampleParams, sample_items
 from ragcourt.calibration.server import LabelServer, make_app
+
+
+class Reply(Protocol):
+    """What the tests read from a TestClient response (starlette's client may be httpx2's)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def json(self) -> Any: ...
 
 
 @pytest.fixture()
@@ -34,7 +46,7 @@ def setup(tmp_path: Path, world: Any) -> tuple[TestClient, pl.DataFrame, LabelSt
     return client, sample, store, match.group(1)
 
 
-def _post(client: TestClient, token: str, path: str, body: dict[str, Any]) -> httpx.Response:
+def _post(client: TestClient, token: str, path: str, body: dict[str, Any]) -> Reply:
     return client.post(path, json=body, headers={"X-Ragcourt-Token": token})
 
 

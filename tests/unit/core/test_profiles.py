@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -34,7 +35,7 @@ def _project(tmp_path: Path, overlay: str, name: str = "p") -> Path:
 
 
 def test_deep_merge_merges_mappings_and_replaces_everything_else() -> None:
-    base = {"a": {"b": 1, "c": [1, 2], "d": {"e": 1}}, "f": 2}
+    base: dict[str, Any] = {"a": {"b": 1, "c": [1, 2], "d": {"e": 1}}, "f": 2}
     over = {"a": {"c": [3], "d": {"g": None}}, "h": {"i": 1}}
     assert deep_merge(base, over) == {
         "a": {"b": 1, "c": [3], "d": {"e": 1, "g": None}},

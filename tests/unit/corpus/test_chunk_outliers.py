@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from ragcourt.core.params import ChunkSpec
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 from ragcourt.corpus.chunk_outliers import expected_chunks, longest_unbroken_run
 from ragcourt.corpus.chunking import chunk_table
 
@@ -31,7 +31,7 @@ def docs(texts: dict[str, str]) -> pl.DataFrame:
             "language": ["en"] * len(texts),
             "language_confidence": [1.0] * len(texts),
         },
-        schema=TABLES["documents"],
+        schema=frame_schema("documents"),
     )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import litellm
 import pytest
 from _llm_testing import scripted_model
+from litellm import exceptions as litellm_errors
 from pydantic import BaseModel
 
 from ragcourt.core.params import LLMParams
@@ -38,7 +39,7 @@ class Verdict(BaseModel):
 
 def test_failing_provider_retries_then_error_row_scripted_model(params: LLMParams) -> None:
     def down(_msgs: list[dict[str, str]]) -> str:
-        raise litellm.RateLimitError("slow down", llm_provider="scripted", model="down")
+        raise litellm_errors.RateLimitError("slow down", llm_provider="scripted", model="down")
 
     gw = Gateway(params, stage="t_fail")
     with scripted_model("down", down) as m:
@@ -59,7 +60,7 @@ def test_transient_failure_recovers_and_failures_are_not_cached_scripted_model(
     def flaky(_msgs: list[dict[str, str]]) -> str:
         state["n"] += 1
         if state["n"] <= 2:
-            raise litellm.InternalServerError("503", llm_provider="scripted", model="flaky")
+            raise litellm_errors.InternalServerError("503", llm_provider="scripted", model="flaky")
         return "fine"
 
     gw = Gateway(params, stage="t_flaky")
@@ -73,7 +74,9 @@ def test_transient_failure_recovers_and_failures_are_not_cached_scripted_model(
 
 def test_bad_request_is_not_retried_scripted_model(params: LLMParams) -> None:
     def bad(_msgs: list[dict[str, str]]) -> str:
-        raise litellm.BadRequestError("context too long", model="bad", llm_provider="scripted")
+        raise litellm_errors.BadRequestError(
+            "context too long", model="bad", llm_provider="scripted"
+        )
 
     with scripted_model("bad", bad) as m:
         [res] = Gateway(params, stage="t_bad").chat([ChatRequest.of(m.model, None, "q")])
@@ -133,11 +136,11 @@ def test_order_kept_and_concurrency_limited_scripted_model(params: LLMParams) ->
                 with lock:
                     active["now"] -= 1
 
-        litellm.acompletion = counting  # type: ignore[assignment]
+        litellm.acompletion = counting
         try:
             res = gw.chat([ChatRequest.of(m.model, None, f"q{i}") for i in range(12)])
         finally:
-            litellm.acompletion = orig  # type: ignore[assignment]
+            litellm.acompletion = orig
     assert [r.text for r in res] == [f"Q{i}" for i in range(12)]
     assert active["max"] == 3
 
@@ -210,7 +213,7 @@ def test_api_key_never_in_errors_or_cache_scripted_model(
     monkeypatch.setenv("SCRIPTED_API_KEY", secret)
 
     def leak(_msgs: list[dict[str, str]]) -> str:
-        raise litellm.AuthenticationError(
+        raise litellm_errors.AuthenticationError(
             f"bad key {secret}", llm_provider="scripted", model="leak"
         )
 

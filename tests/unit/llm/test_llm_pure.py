@@ -123,8 +123,12 @@ def test_gguf_sha256_is_checked_and_memoised(
         gguf_files.resolve_gguf("m", _entry(source="path", path=str(f)))
     # the digest is persisted for later processes (fresh in-process memo, no re-hashing)
     monkeypatch.setattr(fingerprint, "_memo", {})
-    calls = []
-    monkeypatch.setattr(hashlib, "sha256", lambda *a: calls.append(a) or None)
+    calls: list[tuple[object, ...]] = []
+
+    def no_hashing(*a: object) -> None:
+        calls.append(a)
+
+    monkeypatch.setattr(hashlib, "sha256", no_hashing)
     assert fingerprint.file_sha256(f, persist=True) == good and calls == []
 
 

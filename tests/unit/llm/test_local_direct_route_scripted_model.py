@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from litellm.types.utils import ModelResponse
 from pydantic import BaseModel
 
 from ragcourt.core.params import LLMParams
@@ -141,9 +142,14 @@ def test_direct_route_equals_litellm_route_scripted_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reuse: bool
 ) -> None:
     seen: dict[bool, Any] = {}
-    via_litellm = []  # the handler's ModelResponse builder runs on the litellm route only
+    via_litellm: list[int] = []  # the handler's ModelResponse builder: litellm route only
     orig = local_provider._response
-    monkeypatch.setattr(local_provider, "_response", lambda *a: via_litellm.append(1) or orig(*a))
+
+    def counted(name: str, g: Generation) -> ModelResponse:
+        via_litellm.append(1)
+        return orig(name, g)
+
+    monkeypatch.setattr(local_provider, "_response", counted)
     for direct in (False, True):
         reset_accounts()
         via_litellm.clear()

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -20,7 +21,7 @@ from _llm_testing import ScriptedModel, scripted_model
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params, parse_params
 from ragcourt.core.prompts import prompt
-from ragcourt.core.schemas import TABLES, check
+from ragcourt.core.schemas import check, frame_schema
 from ragcourt.llm import Gateway
 from ragcourt.qagen.contexts import load_few_shot
 from ragcourt.qagen.generator import Generator
@@ -102,7 +103,9 @@ def scripted() -> Iterator[ScriptedModel]:
         yield m
 
 
-def _generate(params: Params, marks: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, dict]:
+def _generate(
+    params: Params, marks: list[str]
+) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]:
     gen = Generator(Gateway(params.llm, stage="qagen"), params, prompts_dir=PROMPTS)
     res = generate_qa(_contexts(marks), gen, near_duplicate_encoder(params))
     check(res.qa, "qa", "<qa>")
@@ -258,12 +261,12 @@ def _project(tmp: Path, model: str) -> None:
         for j, (s, e) in enumerate([(0, half), (half, len(text))]):
             chunks.append((f"c256-doc{d}-{j}", "c256", f"doc{d}", j, s, e, 60, text[s:e]))
     write_parquet(
-        pl.DataFrame(docs, schema=TABLES["documents"], orient="row"),
+        pl.DataFrame(docs, schema=frame_schema("documents"), orient="row"),
         tmp / "data/documents.parquet",
         "documents",
     )
     write_parquet(
-        pl.DataFrame(chunks, schema=TABLES["chunks"], orient="row"),
+        pl.DataFrame(chunks, schema=frame_schema("chunks"), orient="row"),
         tmp / "data/chunks/c256.parquet",
         "chunks",
     )

@@ -17,7 +17,7 @@ from ragcourt.core.errors import StageFailed
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import parse_params
 from ragcourt.core.prompts import prompt
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 from ragcourt.qagen.stage import run as run_qagen
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -51,12 +51,12 @@ def _project(tmp: Path, model: str) -> None:
         for j, (s, e) in enumerate([(0, half), (half, len(text))]):
             chunks.append((f"c256-doc{d}-{j}", "c256", f"doc{d}", j, s, e, 60, text[s:e]))
     write_parquet(
-        pl.DataFrame(docs, schema=TABLES["documents"], orient="row"),
+        pl.DataFrame(docs, schema=frame_schema("documents"), orient="row"),
         tmp / "data/documents.parquet",
         "documents",
     )
     write_parquet(
-        pl.DataFrame(chunks, schema=TABLES["chunks"], orient="row"),
+        pl.DataFrame(chunks, schema=frame_schema("chunks"), orient="row"),
         tmp / "data/chunks/c256.parquet",
         "chunks",
     )

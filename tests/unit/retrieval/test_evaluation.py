@@ -13,7 +13,7 @@ import yaml
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import parse_params
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import TABLES, frame_schema
 from ragcourt.corpus import chunking as chunk
 from ragcourt.corpus import ingest
 from ragcourt.retrieval import indexing as embed
@@ -93,7 +93,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
                      "reference_answers": ["x"], "doc_id": "not-in-corpus", "char_start": 0,
                      "char_end": 10, "context": "0123456789"})  # fmt: skip
         qa = pl.DataFrame(rows).with_columns(
-            pl.lit(None, dtype=t).alias(c) for c, t in TABLES["qa"].items() if c not in rows[0]
+            pl.lit(None, dtype=t).alias(c)
+            for c, t in frame_schema("qa").items()
+            if c not in rows[0]
         )
         write_parquet(qa.select(list(TABLES["qa"])), "data/qa/qa.parquet", "qa")
         run_eval(p)
@@ -136,7 +138,7 @@ def test_every_retriever_finds_each_span_in_its_top_5(project: Path) -> None:
 
 def test_empty_qa_set_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    write_parquet(pl.DataFrame(schema=TABLES["qa"]), "data/qa/qa.parquet", "qa")
+    write_parquet(pl.DataFrame(schema=frame_schema("qa")), "data/qa/qa.parquet", "qa")
     with pytest.raises(RagcourtError, match="no QA items"):
         run_eval(parse_params({}))
 
@@ -185,7 +187,7 @@ def test_config_without_evaluable_questions_keeps_null_summary_rows() -> None:
             "measure": ["R@1", "R@3"],
             "value": [0.0, 1.0],
         },
-        schema=TABLES["retrieval_per_query"],
+        schema=frame_schema("retrieval_per_query"),
     )
     counts = pl.DataFrame(
         [("c256", None, "bm25", 1), ("c256", "minilm", "dense", 2)],

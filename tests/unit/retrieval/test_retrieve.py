@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.params import BM25Params, RelevanceRule
-from ragcourt.core.schemas import TABLES, check
+from ragcourt.core.schemas import check, frame_schema
 from ragcourt.retrieval.ir_metrics import evaluate
 from ragcourt.retrieval.retrieve import BM25Retriever, rrf_fuse
 from ragcourt.retrieval.span_relevance import overlap_relevant, qrels_from_spans
@@ -28,7 +28,7 @@ def run_of(query_id: str, chunk_ids: list[str], name: str = "r") -> pl.DataFrame
             "score": [float(n - i) for i in range(n)],
             "retriever": [name] * n,
         },
-        schema=TABLES["retrieval_run"],
+        schema=frame_schema("retrieval_run"),
     )
 
 
@@ -124,7 +124,7 @@ def qa_frame(rows: list[tuple[str, str, int, int]]) -> pl.DataFrame:
 def chunks_frame(rows: list[tuple[str, str, int, int]]) -> pl.DataFrame:
     return pl.DataFrame(
         [(cid, "c", doc, i, s, e, e - s, "t" * (e - s)) for i, (cid, doc, s, e) in enumerate(rows)],
-        schema=TABLES["chunks"],
+        schema=frame_schema("chunks"),
         orient="row",
     )
 

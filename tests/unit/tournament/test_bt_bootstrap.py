@@ -16,7 +16,10 @@ def test_bt_recovers_known_strengths() -> None:
     for i in range(4):
         for j in range(i + 1, 4):
             p = expected_score(truth[i], truth[j])
-            ia.append(i), ib.append(j), wa.append(1000 * p), wb.append(1000 * (1 - p))
+            ia.append(i)
+            ib.append(j)
+            wa.append(1000 * p)
+            wb.append(1000 * (1 - p))
     est = bradley_terry.fit(ia, ib, wa, wb, 4, l2_c=1e6)
     assert est - est.mean() == pytest.approx(truth - truth.mean(), abs=1.0)
 

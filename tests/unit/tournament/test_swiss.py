@@ -16,6 +16,7 @@ from ragcourt.tournament.matchings import (
 from ragcourt.tournament.swiss import (
     MatchScore,
     Pair,
+    PlayRound,
     default_rounds,
     max_rounds,
     pair_round,
@@ -25,7 +26,7 @@ from ragcourt.tournament.swiss import (
 )
 
 
-def random_play(seed: int, n_q: int = 10):
+def random_play(seed: int, n_q: int = 10) -> PlayRound:
     rng = np.random.default_rng(seed)
 
     def play(pairs: list[Pair]) -> list[MatchScore]:
@@ -184,7 +185,11 @@ def test_swiss_plays_a_full_repeat_free_schedule(n: int, seed: int, data: st.Dat
         bye = next((m for m in games if m.system_b is None), None)
         if bye is not None:  # bye rule: lowest-rated system without a bye, unless that fails
             before = {m.system_a: m.elo_a_before for m in games}
-            before |= {m.system_b: m.elo_b_before for m in games if m.system_b}
+            before |= {
+                m.system_b: m.elo_b_before
+                for m in games
+                if m.system_b and m.elo_b_before is not None
+            }
             had = set(byes[: byes.index(bye.system_a)])
             lower = [s for s in everyone - had if before[s] < bye.elo_a_before]
             for s in lower:  # each lower-rated candidate must have no feasible round
