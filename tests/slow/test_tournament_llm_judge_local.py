@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow  # ~1 min on 2 shared cores: model load + 2 analyses + 2 verdicts
-def test_llm_judge_real_local_model_gives_label_probabilities(tmp_path, monkeypatch) -> None:
+def test_llm_judge_real_local_model_gives_label_probabilities(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ragcourt.core.params import load_params
 
     monkeypatch.chdir(ROOT)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragcourt.core.params import Params, load_params
-from ragcourt.judging.dafe import dafe_summary, resolve, run_dafe
+from ragcourt.judging.dafe import DafeDecision, dafe_summary, resolve, run_dafe
 from ragcourt.judging.vocabulary import AnswerItem, AnswerVerdict
 
 FAIL = "fail"
@@ -46,7 +46,9 @@ def _items(*answers: str) -> list[AnswerItem]:
     return [AnswerItem("q", a, ("ref",)) for a in answers]
 
 
-def _run(p1: dict, p2: dict, arb: dict):
+def _run(
+    p1: dict[str, bool | str], p2: dict[str, bool | str], arb: dict[str, bool | str]
+) -> tuple[list[DafeDecision], ScriptedJudge]:
     a, b, c = ScriptedJudge("A", p1), ScriptedJudge("B", p2), ScriptedJudge("C", arb)
     outs = run_dafe(_items(*p1), a, b, c)
     return outs, c
@@ -85,7 +87,7 @@ def test_dafe_primary_error_policy_scripted_judges() -> None:
     assert split.final is None and split.resolution == "error"
     assert "no majority" in (split.error or "") and "B failed" in (split.error or "")
     # both failed: error row, arbitrator not called (one vote cannot be a majority)
-    assert both.final is None and both.arbitrator is None and "both primaries" in both.error
+    assert both.final is None and both.arbitrator is None and "both primaries" in (both.error or "")
     # disagreement and the arbitrator failed: error row, never a verdict
     assert arbfail.final is None and "arbitrator C failed" in (arbfail.error or "")
     assert ok.final is True

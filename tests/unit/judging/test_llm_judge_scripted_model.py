@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from _llm_testing import scripted_model
+from pydantic import BaseModel
 
 from ragcourt.core.params import JudgeSpec, Params, load_params
 from ragcourt.judging.builders import build_judge
@@ -71,7 +72,7 @@ def test_reply_fields_sort_in_generation_order() -> None:
         (RelevanceReply, {"reason": "x" * 2000, "relevance": 2}),
     ],
 )
-def test_reason_cap_is_schema_only(model: type, reply: dict[str, object]) -> None:
+def test_reason_cap_is_schema_only(model: type[BaseModel], reply: dict[str, object]) -> None:
     """The schema sent to the model caps the reason (and has no docstring description), but
     a longer reason from a hosted model still parses instead of becoming an error."""
     from ragcourt.judging.correctness import CorrectnessReply

@@ -3,6 +3,8 @@ thresholds with unjudged passages kept unknown."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import pytest
 from pydantic import ValidationError
@@ -18,7 +20,7 @@ from ragcourt.judging.relevance import (
 
 
 def _answers() -> pl.DataFrame:
-    def ret(*chunks: str) -> list[dict]:
+    def ret(*chunks: str) -> list[dict[str, Any]]:
         return [
             {
                 "chunk_id": c,

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pydantic import BaseModel
 
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import parse_params
+from ragcourt.llm.gateway import Gateway
 from ragcourt.llm.types import ChatRequest, StructuredResult
 from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeOutcome, JudgeSettings, QAItem
 from ragcourt.qagen.filters import (
@@ -49,6 +50,12 @@ class FakeGateway:
         return [StructuredResult(ok=True, value=value, raw="{}") for _ in reqs]
 
 
+def as_gateway(fake: FakeGateway) -> Gateway:
+    """The fake where the filters expect a Gateway: it has the one method they call
+    (``structured``)."""
+    return cast(Gateway, fake)
+
+
 def test_builtin_filters_are_registered_in_run_order() -> None:
     assert JUDGES == ("answerability", "faithfulness", "relevance")
     assert set(JUDGES) <= set(QA_FILTERS.kinds())
@@ -73,7 +80,7 @@ def test_registered_filter_sends_the_judge_functions_requests(
     kind: str, direct: Any, shown: tuple[str, str], hidden: str, schema: type[BaseModel]
 ) -> None:
     via_registry, via_function = FakeGateway(), FakeGateway()
-    outcomes = QA_FILTERS.get(kind, "qagen")(via_registry, ITEMS, CFG, "d")
+    outcomes = QA_FILTERS.get(kind, "qagen")(as_gateway(via_registry), ITEMS, CFG, "d")
     assert outcomes == direct(via_function)
     assert via_registry.calls == via_function.calls
     (reqs, used_schema, desc), = via_registry.calls  # fmt: skip
@@ -84,7 +91,7 @@ def test_registered_filter_sends_the_judge_functions_requests(
         assert hidden not in user
         assert req.tag == f"qagen.{kind}" and req.model == "scripted/j"
     assert [o.judge for o in outcomes] == [kind, kind]
-    assert QA_FILTERS.get(kind, "qagen")(via_registry, [], CFG) == []
+    assert QA_FILTERS.get(kind, "qagen")(as_gateway(via_registry), [], CFG) == []
 
 
 def test_taken_or_unknown_kinds_are_config_errors() -> None:
@@ -97,11 +104,13 @@ def test_taken_or_unknown_kinds_are_config_errors() -> None:
 def test_generator_dispatches_by_name_through_the_registry() -> None:
     params = parse_params({})
     gw = FakeGateway(score=1)
-    gen = Generator(gw, params)
+    gen = Generator(as_gateway(gw), params)
     assert gen.filters == {k: QA_FILTERS.get(k, "qagen") for k in JUDGES}
     seen: list[list[QAItem]] = []
 
-    def harsh(gw: Any, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None):
+    def harsh(
+        gw: Gateway, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None
+    ) -> list[JudgeOutcome]:
         seen.append(list(items))
         return [JudgeOutcome("faithfulness", 0.0, "made up", model=cfg.model) for _ in items]
 

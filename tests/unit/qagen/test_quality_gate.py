@@ -5,7 +5,7 @@ from __future__ import annotations
 from ragcourt.core.prompts import prompt
 from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeSettings, QAItem
 from ragcourt.qagen.generator import clean_question
-from ragcourt.qagen.quality import GATE, gate_rejection, question_quality_reason
+from ragcourt.qagen.quality import GATE, GateRejection, gate_rejection, question_quality_reason
 
 ZH = (
     "美国政府周三宣布，将进口钢铁和铝制品的关税从百分之二十五提高到百分之五十，"
@@ -18,7 +18,7 @@ EN = (
 PROMPTS = [prompt("qagen", "question_user", "v1"), prompt("qagen", "question_system", "v1")]
 
 
-def _gate(q: str, a: str, ctx: str = EN):
+def _gate(q: str, a: str, ctx: str = EN) -> GateRejection | None:
     return gate_rejection(q, a, ctx, PROMPTS)
 
 

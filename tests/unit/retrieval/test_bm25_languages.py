@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import bm25s
 import numpy as np
@@ -46,7 +47,7 @@ def test_chinese_corpus_retrieves_answer_documents_with_auto_tokenizer() -> None
     )
     gold = {r["query_id"]: r["doc"] for r in rows}
 
-    def hits_at_5(tokenizer: str) -> float:
+    def hits_at_5(tokenizer: Literal["auto", "regex", "bigram"]) -> float:
         bm = BM25Retriever(ids, docs["text"].to_list(), BM25Params(tokenizer=tokenizer),
                            languages=docs["language"].to_list())  # fmt: skip
         run = bm.search(queries, 5)
@@ -76,7 +77,9 @@ def test_mixed_corpus_tokenizes_each_document_and_query_in_its_language() -> Non
     assert run.sort("query_id")["chunk_id"].to_list() == ["zh", "de2"]
 
 
-def _old_bm25_run(ids: list[str], texts: list[str], s: BM25Params, queries: list[str], k: int):
+def _old_bm25_run(
+    ids: list[str], texts: list[str], s: BM25Params, queries: list[str], k: int
+) -> tuple[list[list[str]], list[list[tuple[str, float]]]]:
     """The BM25 retriever before issue 18, verbatim: one regex tokenizer for everything."""
     tok = bm25s.tokenization.Tokenizer(
         lower=True, stopwords=s.stopwords or [], stemmer=Stemmer.Stemmer(s.stemmer)
@@ -85,7 +88,7 @@ def _old_bm25_run(ids: list[str], texts: list[str], s: BM25Params, queries: list
     bm = bm25s.BM25(method=s.method, k1=s.k1, b=s.b)
     bm.index(tokens, show_progress=False)
     q_tokens = tok.tokenize(queries, return_as="string", show_progress=False, update_vocab=False)
-    out = []
+    out: list[list[tuple[str, float]]] = []
     for toks in q_tokens:
         sc = np.asarray(bm.get_scores_from_ids(bm.get_tokens_ids([t for t in toks if t])))
         order = np.argsort(-sc, kind="stable")[:k]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -33,7 +34,7 @@ def _fenced(text: str, name: str) -> str:
 def known_pairs() -> pl.DataFrame:
     """``ref`` answers with the question's reference, ``wrong`` with the next question's."""
     refs = [f"Fact {j} is {j * 7}." for j in range(N_Q)]
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "system": s,
             "question_id": q,

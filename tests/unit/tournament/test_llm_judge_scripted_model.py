@@ -71,7 +71,7 @@ def verdict(msgs: list[dict[str, str]]) -> dict[str, float]:
 
 
 @pytest.fixture
-def params(tmp_path, monkeypatch) -> Params:
+def params(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
     monkeypatch.chdir(ROOT)  # prompts are read from configs/prompts
     p = load_params(ROOT / "params.yaml")
     p.llm.cache_dir = str(tmp_path / "cache")
