@@ -67,7 +67,7 @@ def publish_artifacts(
             description="Mean retrieval metrics per chunking, embedder and retriever",
         )
         created.append("ragcourt-retrieval-summary")
-    if wanted("ragcourt-dafe-summary") and art.json("judge_summary") is not None:
+    if wanted("ragcourt-dafe-summary") and art.judge_summary() is not None:
         create_markdown_artifact(
             markdown=section_markdown(sections.dafe(art)),
             key="ragcourt-dafe-summary",

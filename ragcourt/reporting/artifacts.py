@@ -1,8 +1,10 @@
-"""Tolerant reading of the pipeline's artifacts for the report.
+"""Tolerant, typed reading of the pipeline's artifacts for the report.
 
 :class:`Artifacts` returns ``None`` (and remembers a one-line reason) when a file is absent or
 unreadable or fails its schema, instead of raising: the report shows that reason in the section
-that needed the file. Names and paths come from the artifact catalog
+that needed the file. Tables are schema-checked frames; each stage summary comes back as the
+pydantic model its stage writes it with (:meth:`Artifacts.judge_summary`, ...), so a section
+reads typed fields. Names and paths come from the artifact catalog
 (:mod:`ragcourt.core.catalog`), relative to ``root``.
 """
 
@@ -10,44 +12,52 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import polars as pl
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
+from ragcourt.calibration.summaries import CalibrationSummary
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table
 from ragcourt.core.schemas import TABLES
+from ragcourt.judging.summaries import JudgeSummary
+from ragcourt.llm.accounting import ModelCounters
+from ragcourt.qagen.summaries import ByoQASummary, QASummary, parse_qa_summary
+from ragcourt.tournament.summaries import TournamentSummary
+
+S = TypeVar("S")
 
 
-def _summary_models() -> dict[str, Callable[[dict[str, Any]], BaseModel]]:
-    """The pydantic model each stage writes its summary.json with (shared with the writer)."""
-    from ragcourt.answering.summaries import AnswersSummary
-    from ragcourt.calibration.stage import CalibrationSummary
-    from ragcourt.judging.summaries import JudgeSummary
-    from ragcourt.qagen.summaries import parse_qa_summary
-    from ragcourt.tournament.summaries import TournamentSummary
-
-    return {
-        "qa_summary": parse_qa_summary,
-        "answers_summary": AnswersSummary.model_validate,
-        "judge_summary": JudgeSummary.model_validate,
-        "tournament_summary": TournamentSummary.model_validate,
-        "calibration_summary": CalibrationSummary.model_validate,
-    }
+_COUNTERS = frozenset(f.name for f in fields(ModelCounters))
 
 
-def _validated(name: str, data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` checked against its writer's model (ValidationError when it does not match),
-    returned as the model's JSON form; artifacts without a model pass through."""
-    model = _summary_models().get(name)
-    if model is None:
-        return data
-    dumped = model(data).model_dump(mode="json")
-    return dumped if isinstance(dumped, dict) else data
+def _counters(data: Any) -> ModelCounters:
+    """The counters of one model in a metrics file (unknown keys ignored, absent ones 0)."""
+    items = data.items() if isinstance(data, dict) else ()
+    return ModelCounters(**{k: v for k, v in items if k in _COUNTERS})
+
+
+@dataclass(frozen=True)
+class StageCalls:
+    """One stage's gateway accounting (``llm_<stage>.json``): per model and in total."""
+
+    stage: str
+    models: dict[str, ModelCounters]
+    total: ModelCounters
+
+    @classmethod
+    def of(cls, data: dict[str, Any], stage: str) -> StageCalls:
+        """A metrics file's contents; ``stage`` when the file does not name one."""
+        models = data.get("models") or {}
+        return cls(
+            stage=str(data.get("stage", stage)),
+            models={str(m): _counters(c) for m, c in models.items()},
+            total=_counters(data.get("total")),
+        )
 
 
 @dataclass
@@ -58,7 +68,7 @@ class Artifacts:
     metrics_dir: str = catalog.DEFAULT_METRICS_DIR  # params.llm.metrics_dir
     problems: dict[str, str] = field(default_factory=dict)
     _tables: dict[str, pl.DataFrame | None] = field(default_factory=dict)
-    _jsons: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    _summaries: dict[str, Any] = field(default_factory=dict)
 
     def path(self, name: str) -> Path:
         return self.root / catalog.path(name)
@@ -85,12 +95,13 @@ class Artifacts:
         self._tables[name] = df
         return df
 
-    def json(self, name: str) -> dict[str, Any] | None:
-        if name in self._jsons:
-            return self._jsons[name]
+    def _summary(self, name: str, parse: Callable[[dict[str, Any]], S]) -> S | None:
+        """The JSON summary ``name`` validated by ``parse`` (memoised; None with a reason)."""
+        if name in self._summaries:
+            return cast("S | None", self._summaries[name])
         rel = catalog.spec(name).template
         path = self.root / rel
-        data: dict[str, Any] | None = None
+        data: S | None = None
         if not path.is_file():
             self._missing(name, "is missing")
         else:
@@ -99,7 +110,7 @@ class Artifacts:
                 if not isinstance(loaded, dict):
                     self.problems[name] = f"{rel}: expected a JSON object"
                 else:
-                    data = _validated(name, loaded)
+                    data = parse(loaded)
             except (OSError, json.JSONDecodeError) as err:
                 self.problems[name] = f"{rel}: unreadable JSON ({err})"
             except ValidationError as err:
@@ -108,17 +119,33 @@ class Artifacts:
                 self.problems[name] = (
                     f"{rel}: does not match the summary its stage writes ({where}: {first['msg']})"
                 )
-        self._jsons[name] = data
+        self._summaries[name] = data
         return data
+
+    def judge_summary(self) -> JudgeSummary | None:
+        """``data/judge/summary.json`` (stage ``judge_summary``)."""
+        return self._summary("judge_summary", JudgeSummary.model_validate)
+
+    def tournament_summary(self) -> TournamentSummary | None:
+        """``data/tournament/summary.json`` (stage ``tournament``)."""
+        return self._summary("tournament_summary", TournamentSummary.model_validate)
+
+    def qa_summary(self) -> QASummary | ByoQASummary | None:
+        """``data/qa/summary.json`` (stage ``qagen``): generated or bring-your-own."""
+        return self._summary("qa_summary", parse_qa_summary)
+
+    def calibration_summary(self) -> CalibrationSummary | None:
+        """``data/calibration/summary.json`` (stage ``calibrate``)."""
+        return self._summary("calibration_summary", CalibrationSummary.model_validate)
 
     def note(self, *names: str) -> list[str]:
         """The recorded problems of ``names`` as 'Not available: ...' notes."""
         return [f"Not available: {self.problems[n]}" for n in names if n in self.problems]
 
-    def llm_metrics(self) -> list[dict[str, Any]]:
+    def llm_metrics(self) -> list[StageCalls]:
         """Every ``<metrics_dir>/llm_<stage>.json`` written by the gateway (sorted by name)."""
         folder = self.root / self.metrics_dir
-        out: list[dict[str, Any]] = []
+        out: list[StageCalls] = []
         if not folder.is_dir():
             return out
         for f in sorted(folder.glob("llm_*.json")):
@@ -128,6 +155,5 @@ class Artifacts:
                 self.problems[f.name] = f"{f.relative_to(self.root)}: unreadable JSON"
                 continue
             if isinstance(data, dict):
-                data.setdefault("stage", f.stem.removeprefix("llm_"))
-                out.append(data)
+                out.append(StageCalls.of(data, f.stem.removeprefix("llm_")))
         return out

@@ -1,14 +1,13 @@
 """Report figures: matplotlib (Agg) rendered to base64 PNG so the HTML page is self-contained.
 
-Each function takes the already-loaded frame or dict and returns a :class:`Figure`; it never
-reads files. Colours: one per embedder / system (tab10), line style per retriever.
+Each function takes the already-loaded frame or typed summary and returns a :class:`Figure`;
+it never reads files. Colours: one per embedder / system (tab10), line style per retriever.
 """
 
 from __future__ import annotations
 
 import base64
 import io
-from typing import Any
 
 import matplotlib
 
@@ -19,8 +18,10 @@ import polars as pl
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import MaxNLocator
 
+from ragcourt.judging.summaries import DafeSection
 from ragcourt.reporting.model import Figure
 from ragcourt.tournament.runner import rank_labels
+from ragcourt.tournament.summaries import TournamentSummary
 
 RETRIEVER_STYLE = {"dense": "-", "bm25": "--", "hybrid": ":"}
 METRIC_TITLES = {"R": "Recall", "RR": "MRR", "nDCG": "nDCG", "P": "Precision", "Success": "Hits"}
@@ -41,8 +42,9 @@ def _ci_err(mid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return err
 
 
-def leaderboard(board: pl.DataFrame) -> Figure:
-    """Swiss Elo and Bradley-Terry per system with their bootstrap CIs (rank 1 on top)."""
+def leaderboard(board: pl.DataFrame, origin: float) -> Figure:
+    """Swiss Elo and Bradley-Terry per system with their bootstrap CIs (rank 1 on top); a
+    dotted line at the Elo origin (the run's ``tournament.initial_elo``)."""
     b = board.sort("rank", descending=True)
     y = np.arange(b.height)
     fig, axes = plt.subplots(1, 2, figsize=(10, 1.3 + 0.42 * b.height), sharey=True)
@@ -52,7 +54,7 @@ def leaderboard(board: pl.DataFrame) -> Figure:
         hi = b[f"{col}_hi"].cast(pl.Float64).fill_null(np.nan).to_numpy()
         ax.errorbar(mid, y, xerr=_ci_err(mid, lo, hi), fmt="o", capsize=4, color="#1f77b4")
         if col == "elo":
-            ax.axvline(1500.0, color="grey", lw=0.6, ls=":")
+            ax.axvline(origin, color="grey", lw=0.6, ls=":")
         ax.set_title(f"{title} with 95% bootstrap CI", fontsize=10)
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(y, rank_labels(b))
@@ -60,18 +62,22 @@ def leaderboard(board: pl.DataFrame) -> Figure:
     return to_figure(fig, "Leaderboard: Elo and Bradley-Terry with confidence intervals")
 
 
-def swiss_vs_round_robin(summary: dict[str, Any]) -> Figure:
+def swiss_vs_round_robin(summary: TournamentSummary) -> Figure:
     """Matches and judge calls: Swiss against the exhaustive round-robin (its N(N-1)/2
     formula figures, ``*_computed``, when round-robin was not run)."""
-    sw, rr = summary.get("swiss", {}), summary.get("round_robin", {})
-    ran = rr.get("enabled", True)
+    sw, rr = summary.swiss, summary.round_robin
+    ran = rr.enabled
     fig, axes = plt.subplots(1, 2, figsize=(8, 2.8))
-    for ax, key, title in (
-        (axes[0], "matches", "Matches"),
-        (axes[1], "judge_calls", "Judge calls"),
+    for ax, sw_val, rr_val, title in (
+        (axes[0], sw.matches, rr.matches if ran else rr.matches_computed, "Matches"),
+        (
+            axes[1],
+            sw.judge_calls,
+            rr.judge_calls if ran else rr.judge_calls_computed,
+            "Judge calls",
+        ),
     ):
-        rr_val = rr.get(key) if ran else rr.get(f"{key}_computed", rr.get(key))
-        vals = [float(sw.get(key) or 0), float(rr_val or 0)]
+        vals = [float(sw_val or 0), float(rr_val or 0)]
         labels = ["Swiss", "Round-robin" if ran else "Round-robin\n(computed, not run)"]
         bars = ax.bar(labels, vals, color=["#2ca02c", "#7f7f7f"])
         ax.bar_label(bars, labels=[f"{v:,.0f}" for v in vals])
@@ -81,19 +87,19 @@ def swiss_vs_round_robin(summary: dict[str, Any]) -> Figure:
     return to_figure(fig, "Swiss vs round-robin cost")
 
 
-def dafe(dafe_summary: dict[str, Any]) -> Figure:
+def dafe(dafe_summary: DafeSection) -> Figure:
     """Left: judge calls used by DAFE vs always three judges; right: each judge's agreement
     with the final verdict."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 2.9))
-    used = float(dafe_summary.get("judge_calls") or 0)
-    three = float(dafe_summary.get("judge_calls_always_three") or 0)
+    used = float(dafe_summary.judge_calls)
+    three = float(dafe_summary.judge_calls_always_three)
     bars = axes[0].bar(["DAFE", "Always 3 judges"], [used, three], color=["#2ca02c", "#7f7f7f"])
     axes[0].bar_label(bars, labels=[f"{used:,.0f}", f"{three:,.0f}"])
     axes[0].set_ylim(0, max(three, used, 1.0) * 1.2)
     axes[0].set_title("Judge calls", fontsize=10)
-    per_judge = dafe_summary.get("per_judge") or {}
+    per_judge = dafe_summary.per_judge
     names = list(per_judge)
-    vals = [float(per_judge[n].get("agreement_with_final") or 0) for n in names]
+    vals = [float(per_judge[n].agreement_with_final) for n in names]
     bars = axes[1].barh(names, vals, color="#1f77b4")
     axes[1].bar_label(bars, labels=[f"{v:.2f}" for v in vals])
     axes[1].set_xlim(0, 1.15)

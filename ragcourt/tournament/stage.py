@@ -73,8 +73,9 @@ def systems_and_questions(answers: pl.DataFrame, qa: pl.DataFrame) -> tuple[list
     return systems, questions
 
 
-def plot_leaderboard(board: pl.DataFrame, path: Path) -> None:
-    """Two panels, Swiss Elo and Bradley-Terry, each with its bootstrap 95% CI as error bars."""
+def plot_leaderboard(board: pl.DataFrame, path: Path, origin: float) -> None:
+    """Two panels, Swiss Elo and Bradley-Terry, each with its bootstrap 95% CI as error bars;
+    a dotted line at the rating origin (``tournament.initial_elo``) and at the mean BT."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -89,7 +90,7 @@ def plot_leaderboard(board: pl.DataFrame, path: Path) -> None:
         hi = b[f"{col}_hi"].fill_null(np.nan).to_numpy()
         err = np.vstack([np.clip(mid - lo, 0, None), np.clip(hi - mid, 0, None)])
         ax.errorbar(mid, y, xerr=np.nan_to_num(err), fmt="o", capsize=3)
-        ax.axvline(1500.0 if col == "elo" else np.nanmean(mid), color="grey", lw=0.5, ls=":")
+        ax.axvline(origin if col == "elo" else np.nanmean(mid), color="grey", lw=0.5, ls=":")
         ax.set_title(f"{title} (95% bootstrap CI)")
         ax.set_xlabel("rating (Elo scale)")
         ax.grid(axis="x", alpha=0.3)
@@ -136,7 +137,9 @@ def run(
     write_parquet(out.pairwise, catalog.path("pairwise"), "pairwise")
     write_parquet(out.matches, catalog.path("matches"), "matches")
     write_parquet(out.leaderboard, catalog.path("leaderboard"), "leaderboard")
-    plot_leaderboard(out.leaderboard, catalog.path("leaderboard_plot"))
+    plot_leaderboard(
+        out.leaderboard, catalog.path("leaderboard_plot"), params.tournament.initial_elo
+    )
     write_json(out.summary.model_dump(mode="json"), catalog.path("tournament_summary"))
     s = out.summary
     rr = s.round_robin

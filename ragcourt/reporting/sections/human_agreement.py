@@ -28,6 +28,7 @@ def _ci_num(mid: Any, lo: Any, hi: Any) -> str:
 
 
 def human_labels(art: Artifacts) -> Section:
+    """Judge-human agreement and judge-only / human-only / PPI accuracy per system."""
     sec = Section(
         "human_labels",
         "Human labels: judge agreement and prediction-powered scores",
@@ -36,19 +37,18 @@ def human_labels(art: Artifacts) -> Section:
         "alone, and by prediction-powered inference (the judges on every answer, their bias "
         "corrected by the labels; the interval accounts for the judges' errors).",
     )
-    summary = art.json("calibration_summary")
+    summary = art.calibration_summary()
     if summary is None:
         sec.notes += art.note("calibration_summary")
         return sec
-    warnings = [str(w) for w in summary.get("warnings") or []]
-    answers = summary.get("answers") or {}
+    warnings = list(summary.warnings)
     sec.facts += [
-        ("label files", fmt(len(summary.get("label_files") or []))),
-        ("labelled answers used", fmt(answers.get("usable"))),
-        ("labelled passages used", fmt((summary.get("passages") or {}).get("usable"))),
-        ("kappa warning below", fmt(summary.get("kappa_warning"))),
+        ("label files", fmt(len(summary.label_files))),
+        ("labelled answers used", fmt(summary.answers.usable)),
+        ("labelled passages used", fmt(summary.passages.usable)),
+        ("kappa warning below", fmt(summary.kappa_warning)),
     ]
-    if not summary.get("label_files"):
+    if not summary.label_files:
         sec.notes += warnings
         return sec
     ppi = art.table("calibration_ppi_systems")
@@ -107,6 +107,6 @@ def human_labels(art: Artifacts) -> Section:
     elif agree is None:
         sec.notes += art.note("calibration_agreement")
     sec.notes += [f"Warning: {w}" for w in warnings]
-    for what in summary.get("not_corrected") or []:
+    for what in summary.not_corrected:
         sec.notes.append(f"Not corrected by the labels: {what}")
     return sec

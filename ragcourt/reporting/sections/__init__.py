@@ -1,0 +1,58 @@
+"""The report's sections, one module per question the report answers.
+
+Every builder takes :class:`~ragcourt.reporting.artifacts.Artifacts` (and params where needed)
+and returns a :class:`~ragcourt.reporting.model.Section`; it reads the stage summaries as their
+typed models and tables as schema-checked frames. A missing artifact becomes a note naming the
+file and the stage that makes it; a builder never raises on missing or partial data.
+:func:`build_sections` gives them in report order.
+"""
+
+from __future__ import annotations
+
+from ragcourt.core.params import Params
+from ragcourt.reporting.artifacts import Artifacts
+from ragcourt.reporting.model import Section
+from ragcourt.reporting.sections.dafe_agreement import dafe
+from ragcourt.reporting.sections.example_judgements import examples
+from ragcourt.reporting.sections.human_agreement import human_labels
+from ragcourt.reporting.sections.metric_correlation import udcg_correlation
+from ragcourt.reporting.sections.model_calls import model_usage
+from ragcourt.reporting.sections.qa_set import qa_generation
+from ragcourt.reporting.sections.ranking import leaderboard
+from ragcourt.reporting.sections.retrieval_metrics import retrieval, retrieval_intro
+from ragcourt.reporting.sections.run_overview import overview
+from ragcourt.reporting.sections.tournament_cost import swiss_cost
+from ragcourt.reporting.sections.validity_check import validity
+
+__all__ = [
+    "build_sections",
+    "dafe",
+    "examples",
+    "human_labels",
+    "leaderboard",
+    "model_usage",
+    "overview",
+    "qa_generation",
+    "retrieval",
+    "retrieval_intro",
+    "swiss_cost",
+    "udcg_correlation",
+    "validity",
+]
+
+
+def build_sections(art: Artifacts, params: Params) -> list[Section]:
+    """Every section, in the report's order (validity first)."""
+    return [
+        validity(art),
+        overview(art, params),
+        leaderboard(art, params),
+        human_labels(art),
+        swiss_cost(art),
+        dafe(art),
+        retrieval(art, params),
+        udcg_correlation(art),
+        qa_generation(art),
+        model_usage(art),
+        examples(art),
+    ]

@@ -1,0 +1,84 @@
+"""Report section: retrieval metrics per chunking, embedder and retriever at one cutoff, and
+their trend over chunk size, from ``retrieval_summary`` (spec §1's relevance rule)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ragcourt.core.params import Params
+from ragcourt.reporting import plots
+from ragcourt.reporting.artifacts import Artifacts
+from ragcourt.reporting.model import Section, Table, fmt
+
+RETRIEVAL_METRICS = ["R", "RR", "nDCG", "P", "Success"]
+
+
+def retrieval_intro(params: Params) -> str:
+    """The retrieval section's text: the relevance rule, and the bias of span-based recall
+    across chunk sizes (a generated question's span is a whole reference chunk)."""
+    rule = params.retrieval.relevance
+    ref = params.qagen.reference_chunking
+    ref_size = params.chunkings[ref].size if ref in params.chunkings else None
+    size = f"{ref_size}-token " if ref_size else ""
+    return (
+        "Mean over the QA questions of each metric at the chosen cutoff, per chunking, "
+        "embedder and retriever. A chunk is relevant when it overlaps the question's "
+        f"ground-truth document span (it holds >= {rule.min_span_coverage:.0%} of the span, "
+        f"or the span covers >= {rule.min_chunk_coverage:.0%} of the chunk; spec §1), so "
+        "systems that chunk differently can be scored on the same questions. Caveat: a "
+        f"generated question's span is a whole {size}chunk of the reference chunking ({ref}). "
+        "Under a smaller chunking that span covers several chunks, each of them relevant "
+        "(about 2 at half the size), so Recall@k is capped at min(k, n) / n for n relevant chunks "
+        "(Recall@1 near 0.5) and Precision@k is inflated, while a larger chunking has about "
+        "one relevant chunk. Compare chunk sizes by MRR@k and Hits@k, which need only one "
+        "relevant chunk in the top k; compare Recall and Precision only within a chunk size."
+    )
+
+
+def retrieval(art: Artifacts, params: Params) -> Section:
+    """Means over questions at cutoff 5 (else the middle one) and the chunk-size plot."""
+    sec = Section("retrieval", "Retrieval metrics vs chunk size", retrieval_intro(params))
+    s = art.table("retrieval_summary")
+    if s is None:
+        sec.notes += art.note("retrieval_summary")
+        return sec
+    ks = sorted(k for k in s["k"].unique().to_list() if k is not None)
+    if not ks:
+        sec.notes.append("The retrieval summary has no cutoff-based measures.")
+        return sec
+    k = 5 if 5 in ks else ks[len(ks) // 2]
+    metrics = [m for m in RETRIEVAL_METRICS if s.filter(pl.col("metric") == m).height]
+    if s["chunk_size"].n_unique() < 2:
+        sec.notes.append(
+            "Only one chunk size was evaluated: add chunkings to params.yaml or run a sweep "
+            "(see the README's Sweeps section) to see a trend."
+        )
+    if metrics:
+        sec.figures.append(plots.retrieval_vs_chunk_size(s, k, metrics))
+    wide = (
+        s.filter(pl.col("k") == k)
+        .with_columns(pl.col("embedder").fill_null("–"))
+        .pivot(
+            on="metric", index=["chunking", "chunk_size", "embedder", "retriever"], values="value"
+        )
+        .sort(["chunk_size", "embedder", "retriever"])
+    )
+    cols = ["chunking", "chunk_size", "embedder", "retriever", *[m for m in metrics if m in wide]]
+    wide = wide.select(cols).rename({m: f"{plots.METRIC_TITLES.get(m, m)}@{k}" for m in metrics})
+    sec.tables.append(Table.from_frame(wide, f"Means over questions at cutoff {k}"))
+    n = s["n_queries"].max()
+    sec.facts.append(("questions evaluated", fmt(n)))
+    unevaluable = (
+        s.group_by("chunking")
+        .agg(pl.col("n_unevaluable").max())
+        .filter(pl.col("n_unevaluable") > 0)
+        .sort("chunking")
+    )
+    if unevaluable.height:
+        sec.facts.append(
+            (
+                "questions with no relevant chunk (left out of the means)",
+                ", ".join(f"{c}: {n}" for c, n in unevaluable.iter_rows()),
+            )
+        )
+    return sec
