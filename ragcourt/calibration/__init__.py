@@ -1,4 +1,4 @@
-"""Human labels and prediction-powered inference (issue 16).
+"""Human labels and prediction-powered inference.
 
 A small stratified, seeded sample of answer items (question, references, one system's answer)
 and passage items (question, one retrieved passage) is labelled by a person on a local page

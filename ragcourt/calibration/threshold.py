@@ -4,7 +4,7 @@
 ends) that maximises Cohen's kappa of ``score >= t`` against the 0/1 labels (ties: the
 smallest such t). ``cv_threshold``: k-fold cross-validation of that fit, each fold's
 threshold chosen on the other k-1 folds and kappa measured on the held-out fold; the pooled
-held-out predictions give the CV kappa and macro-F1 (spec §2, QA filters; issue 14).
+held-out predictions give the CV kappa and macro-F1 (spec §2, QA filters).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The discrimination check (issue 13): do the judges order the pairs whose order is known?
+"""The discrimination check: do the judges order the pairs whose order is known?
 
 Known pairs (better, worse) come from the control systems
 (:func:`ragcourt.core.control_kinds.known_pairs`). For each, a statistic ``d`` (DAFE:

@@ -147,7 +147,7 @@ class JudgeSummary(FixedModel):
     # system -> why its retrieval was not judged (it returned no passages at all:
     # ragcourt.judging.retrieval_skips); left out of the file when no system was skipped
     retrieval_not_judged: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
-    # DAFE accuracy on the control pairs of known order (issue 13); None in files written
+    # DAFE accuracy on the control pairs of known order; None in files written
     # before the check existed
     discrimination: DafeDiscrimination | None = Field(default=None, exclude_if=lambda v: v is None)
     # per judge column (correctness, relevance, udcg): rows graded from floors or fallbacks;

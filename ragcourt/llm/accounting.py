@@ -11,7 +11,7 @@ is one process per stage, so its file counts exactly that run). Inside
 pile up counts). A stage computed in partitions (one task per system) saves each partition's
 ``as_dict()`` and writes ``merge_account_dicts`` of them: counters and wall time are sums.
 
-Two processes running the same stage at once (issue 17) must not overwrite each other's
+Two processes running the same stage at once must not overwrite each other's
 counts: :meth:`StageAccount.write` holds ``flock`` on the metrics folder, and when the file
 there was written by a run whose window overlaps this one's (its ``window.finished_utc`` is
 not before this account's start) the two are merged (sums, ``processes`` counts the runs,

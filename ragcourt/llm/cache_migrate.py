@@ -1,4 +1,5 @@
-"""Import an old diskcache reply folder (``cache.db``, pickled values) into the JSON store.
+"""One-off migration, run only by ``ragcourt cache migrate``: import an old diskcache reply
+folder (``cache.db``, pickled values) into the JSON store. Nothing else imports this module.
 
 Values load through ``DataOnlyUnpickler``, whose ``find_class`` always raises: only plain data
 (dict, list, tuple, str, bytes, numbers, bool, None) can load, and a pickle that needs any

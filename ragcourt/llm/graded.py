@@ -1,4 +1,4 @@
-"""One-token graded judgments (issue 14): a judge's score from next-token probabilities, or
+"""One-token graded judgments: a judge's score from next-token probabilities, or
 from a generated reply when the provider has no logprobs or a rationale is wanted.
 
 Probability form: one forward pass; at the first answer position the gateway gives

@@ -1,4 +1,4 @@
-"""The tournament's discrimination check (issue 13): the Swiss Elo gap of every pair of known
+"""The tournament's discrimination check: the Swiss Elo gap of every pair of known
 order (:func:`ragcourt.core.control_kinds.known_pairs`) with its bootstrap interval.
 
 Per pair (better, worse): ``win_rate`` = mean over valid judgements of better's per-question

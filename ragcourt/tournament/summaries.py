@@ -88,7 +88,7 @@ class TournamentSummary(FixedModel):
     kendall_swiss_vs_rr_elo: KendallTau | None
     bootstrap: BootstrapSettings
     bt_basis: str
-    # the discrimination check on the control pairs of known order (issue 13); None in files
+    # the discrimination check on the control pairs of known order; None in files
     # written before the check existed
     discrimination: TournamentDiscrimination | None = Field(
         default=None, exclude_if=lambda v: v is None
