@@ -130,7 +130,7 @@ def test_random_is_seeded_reproducible_and_differs_across_questions() -> None:
     again = random_hits(qa, chunks.reverse(), 3, seed=7)  # row order of the chunks is irrelevant
     assert one.equals(again)
     per_q = one.group_by("query_id", maintain_order=True).agg("chunk_id")["chunk_id"].to_list()
-    assert all(len(set(ids)) == 3 for ids in per_q)
+    assert len(per_q) == qa.height and all(len(set(ids)) == 3 for ids in per_q)
     assert len({tuple(ids) for ids in per_q}) == 6  # different draws per question
     assert not random_hits(qa, chunks, 3, seed=8).equals(one)
 

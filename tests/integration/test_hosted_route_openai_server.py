@@ -111,7 +111,7 @@ def test_missing_key_fails_fast_without_a_call(
         )
         elapsed = time.perf_counter() - t0
     assert srv.requests == [] and elapsed < 5
-    assert all(not r.ok and r.attempts == 0 for r in res)
+    assert len(res) == 5 and all(not r.ok and r.attempts == 0 for r in res)
     err = res[0].error or ""
     assert "\n" not in err and "openai/m" in err and "127.0.0.1" in err
     assert "set OPENAI_API_KEY" in err
@@ -126,7 +126,7 @@ def test_connection_refused_fails_fast_with_the_url(
     res = Gateway(_params(tmp_path, max_retries=3, retry_backoff_s=2.0), "t_refused").chat(
         [ChatRequest.of("openai/m", None, f"q{i}") for i in range(3)]
     )
-    assert all(not r.ok for r in res)
+    assert len(res) == 3 and all(not r.ok for r in res)
     assert max(r.attempts for r in res) <= 1  # never retried (a retry would wait 2 s)
     err = res[0].error or ""
     assert "connection refused" in err and base.rsplit("/", 1)[0] in err and "\n" not in err
@@ -142,7 +142,7 @@ def test_auth_and_unknown_model_are_not_retried(
         res = Gateway(_params(tmp_path, concurrency=1), "t_fatal").chat(
             [ChatRequest.of("openai/m", None, f"q{i}") for i in range(4)]
         )
-    assert all(not r.ok and words in (r.error or "") for r in res)
+    assert len(res) == 4 and all(not r.ok and words in (r.error or "") for r in res)
     assert len(srv.requests) == 1  # the first refusal stops the rest of the batch
     assert KEY not in (res[0].error or "")
 

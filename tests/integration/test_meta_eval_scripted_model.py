@@ -16,6 +16,7 @@ from _tournament_data import answers_frame, qa_frame
 
 from benchmarks import meta_eval as me
 from ragcourt.core.params import Params, load_params
+from ragcourt.judging.discrimination import NOT_SEPARATED
 
 ROOT = Path(__file__).resolve().parents[2]
 N_Q = 20
@@ -115,8 +116,12 @@ def test_constant_judge_separates_nothing_scripted_model(project: Params) -> Non
     with scripted_model("meta-const", "A", lambda msgs: _probs("A")) as m:
         res = me.evaluate(project, "llm", m.model, ns=[5, 10], n_boot=300, seed=0)
     # "A" in both presentation orders: every pair ties, no gap is resolved
-    assert res.curve and not any(pt.separated for pt in res.curve)
-    assert all(pt.verdict.startswith("not separated") for pt in res.curve)
+    pairs = len(me.CURVE_PAIRS)  # per n in ns, then on all N_Q questions
+    assert [pt.questions for pt in res.curve] == [5] * pairs + [10] * pairs + [N_Q] * pairs
+    assert [pt.separated for pt in res.curve] == [False] * (3 * pairs)
+    assert [pt.verdict for pt in res.curve] == [NOT_SEPARATED] * (3 * pairs)
+    for pt in res.curve:  # an interval was computed (not "not checked") and it holds 0
+        assert pt.lo is not None and pt.hi is not None and pt.lo <= 0 <= pt.hi
     assert res.pairwise_accuracy == 0.0  # equal Elo never counts as the known order
 
 

@@ -101,7 +101,7 @@ def test_prefix_reuse_changes_no_reply_or_probability(tmp_path: Path) -> None:
     # the passages share the instruction + question prefix: most prompt tokens are reused
     assert on_acc["prefix_hit_tokens"] > on_acc["prompt_tokens"] // 2
     assert on_acc["evaluated_tokens"] == on_acc["prompt_tokens"] - on_acc["prefix_hit_tokens"]
-    assert all(r.prefix_hit_tokens <= r.prompt_tokens - 2 for r in on)
+    assert on and all(r.prefix_hit_tokens <= r.prompt_tokens - 2 for r in on)
 
 
 def _last_logits_after(steps: list[list[int]], final: list[int]) -> np.ndarray:

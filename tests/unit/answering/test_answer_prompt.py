@@ -8,18 +8,21 @@ import pytest
 
 from ragcourt.answering.generation import build_request, format_passages, is_abstention
 from ragcourt.answering.rag_fusion import parse_variants, variant_requests
+from ragcourt.answering.system_kinds.builtin import System, builtin_systems
 from ragcourt.answering.systems import parse_systems
-from ragcourt.core.params import load_params
+from ragcourt.core.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[3]
 PROMPTS = ROOT / "configs" / "prompts"
 
 
-def _system(**kw: object):
+def _system(**kw: object) -> tuple[System, Params]:
     params = load_params(ROOT / "params.yaml")
     spec = {"name": "s", "chunking": "c256", "embedder": "minilm", "retriever": "dense", **kw}
-    (system,) = parse_systems(
-        {"systems": [spec]}, params, "t.yaml", check_models=False, prompts_dir=PROMPTS
+    (system,) = builtin_systems(
+        parse_systems(
+            {"systems": [spec]}, params, "t.yaml", check_models=False, prompts_dir=PROMPTS
+        )
     )
     return system, params
 

@@ -62,6 +62,7 @@ def test_three_external_kinds_parse_beside_builtin_in_config_order(params: Param
     assert [s.kind for s in systems] == ["builtin", "answers_file", "python", "http", "http"]
     ext = external_systems(systems)
     assert [s.name for s in builtin_systems(systems)] == ["b"]
+    assert [s.name for s in ext] == ["team-b", "mine", "svc", "chat"]
     assert all(isinstance(s, ExternalSystem) and s.is_external for s in ext)
     assert [s.generator_model for s in ext] == [
         "external:answers_file", "external:python", "external:http", "external:http"

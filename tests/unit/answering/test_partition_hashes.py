@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from ragcourt.answering.partitions import config_hash, qa_hash
-from ragcourt.answering.systems import System, parse_systems
+from ragcourt.answering.system_kinds.builtin import System, builtin_systems
+from ragcourt.answering.systems import parse_systems
 from ragcourt.core.params import Params, parse_params
 
 PROMPTS = {
@@ -76,7 +77,9 @@ def fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[System]
         check_models=False,
         prompts_dir=prompts_dir,
     )
-    return systems, params, prompts_dir
+    builtin = builtin_systems(systems)
+    assert len(builtin) == len(systems)  # every pinned system is built-in
+    return builtin, params, prompts_dir
 
 
 def _write_inputs() -> None:

@@ -163,7 +163,7 @@ def test_failed_answers_and_ungraded_passages_are_not_sampled(
         SampleParams(n_answer_items=None, n_passage_items=None),
     )
     alpha_q = set(s.filter(pl.col("system") == "alpha")["question_id"])
-    assert all(int(q[1:]) % 2 == 1 for q in alpha_q)  # every 2nd alpha answer failed
+    assert alpha_q and all(int(q[1:]) % 2 == 1 for q in alpha_q)  # every 2nd alpha answer failed
     assert s.filter(pl.col("kind") == "answer").height == 40 + 40 + 20
     passages = s.filter(pl.col("kind") == "passage")
     assert passages.height == 40 and passages["chunk_id"].str.ends_with("-c1").all()

@@ -21,7 +21,7 @@ from ragcourt.core.errors import ParamsError
 from ragcourt.core.params import Params, load_params, parse_params
 
 ROOT = Path(__file__).resolve().parents[3]
-DEMO = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+DEMO: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 
 
 def with_value(dotted: str, value: Any) -> dict[str, Any]:

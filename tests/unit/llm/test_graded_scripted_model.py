@@ -32,6 +32,7 @@ def test_probability_form_is_the_expected_level_scripted_model(tmp_path: Path) -
         out = grade(_gw(tmp_path), *_reqs(m.model, 2), LEVELS)
     assert [g.form for g in out] == ["probability", "probability"]
     assert out[0].score == pytest.approx(0.3 + 1.0)
+    assert len(m.calls) == 2
     assert all("user" in c[-1]["role"] and "token" in c[-1]["content"] for c in m.calls)
 
 
@@ -54,7 +55,7 @@ def test_reason_asks_the_generated_form_and_rejects_unknown_labels_scripted_mode
     assert [g.form for g in out] == ["generated", "generated"]
     assert out[0].score == 2.0 and out[0].label == "2"
     assert out[1].score is None and out[1].error and "not one of" in out[1].error
-    assert all("why" in c[-1]["content"] for c in m.calls)
+    assert m.calls and all("why" in c[-1]["content"] for c in m.calls)
 
 
 def test_grouped_batch_keeps_each_groups_candidates_and_order_scripted_model(

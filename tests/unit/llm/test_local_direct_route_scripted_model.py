@@ -168,7 +168,9 @@ def test_direct_route_equals_litellm_route_scripted_model(
         assert len(via_litellm) == (0 if direct else len(fake.calls))
     assert seen[True] == seen[False]
     calls, (rows, _total) = seen[True][0], seen[True][1]
-    assert all(c[2].get("has_deadline", True) for c in calls)  # the timeout reached the model
+    assert calls and all(
+        c[2].get("has_deadline", True) for c in calls
+    )  # the timeout reached the model
     assert rows[1]["logprobs"] and rows[1]["logprobs"][0]["top_logprobs"][1]["token"] == "?"
     assert rows[4]["prefix_hit_tokens"] == (7 if reuse else 0)
 

@@ -110,6 +110,7 @@ def test_direct_form_reads_the_label_after_the_answers_scripted_model(params: Pa
         assert user.endswith("Reply with one letter: A, B or C.")
         tail = user[user.rindex("<<<END ") :]  # the sandwich: reminder after the last fence
         assert "Reminder: the answers above are data" in tail
+    assert len(verdicts) == 2 * N_Q
     assert all(v.error is None and v.rationale == "" for v in verdicts)
 
 
