@@ -10,7 +10,7 @@ minute on the configured model (default: the embedded local model).
 
 3. ``--versions v1,v4``: the LLM judge (DAFE's arbitrator) alone under each judge.yaml
    prompt version, side by side on the same items, each with an empty cache: v1 writes a
-   JSON verdict with a reason (the judge before issue 14), v2 and later read P(correct) from
+   JSON verdict with a reason (the generated-verdict judge), v2 and later read P(correct) from
    one next token (the ``judge`` stage before and after). Prints seconds, verdicts/min, the
    speed-up against the first version and how often the verdicts agree with it.
 

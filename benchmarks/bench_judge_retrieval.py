@@ -1,4 +1,4 @@
-"""``judge_retrieval`` wall time before and after probability grading and prefix reuse (issue 14).
+"""``judge_retrieval`` wall time before and after probability grading and prefix reuse.
 
 Runs :func:`ragcourt.judging.retrieval_stage.judge_retrieval` (RAGElo passage relevance +
 UDCG passage utility) on the answers and QA set of a finished demo run (``data/answers``,
@@ -6,7 +6,7 @@ UDCG passage utility) on the answers and QA set of a finished demo run (``data/a
 one process, each with its own empty reply cache so every call reaches the model:
 
 - ``before``: judge prompts v1 (relevance as a generated JSON with a reason), prefix reuse off
-  (the pipeline before issue 14);
+  (the pipeline before probability grading and prefix reuse);
 - ``v1+reuse``: the same prompts with prefix reuse: the form did not change, so every
   relevance grade and P(NO-RESPONSE) must be identical to ``before``;
 - ``v2-no-reuse`` / ``v2``: prompts v2 (one-token probability form), reuse off / on (the

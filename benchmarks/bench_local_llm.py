@@ -1,5 +1,5 @@
 """Local model throughput: the gateway vs llama-cpp-python called directly on the same chat
-prompt, plus the latency of a cache hit (issue 14).
+prompt, plus the latency of a cache hit.
 
 prompt tok/s = prompt tokens / time of a max_tokens=1 call; generation tok/s =
 (generated - 1) / (time of the long call - time of the max_tokens=1 call). Both sides
@@ -8,8 +8,8 @@ evaluate the prompt from scratch each call (direct: ``Llama.reset()``; gateway:
 thread counts and chat template (the run checks both sides got the same prompt token count
 and the same reply); model load and first-call setup are excluded (a warm-up call each).
 Three sides: ``direct``, ``gateway`` (local models called directly, the default) and
-``gw+litellm`` (``Gateway.local_direct = False``: through ``litellm.acompletion``, the route
-before issue 14). Each repeat runs them in a rotated order; medians of ``--repeats``.
+``gw+litellm`` (``Gateway.local_direct = False``: through ``litellm.acompletion``, the older
+route). Each repeat runs them in a rotated order; medians of ``--repeats``.
 ``overhead`` is the median per-call wall time of a side's max_tokens=1 call minus direct's
 (noisy: the difference of two multi-second timings); ``outside model`` is the gateway's
 wall time outside ``LocalModel.generate`` per call (routing, event loop, accounting).
@@ -19,7 +19,7 @@ match without ``reset()``).
 
     PYTHONPATH=. python benchmarks/bench_local_llm.py [--repeats 3] [--max-tokens 64]
 
-Issue 14 (SmolLM2-135M, 308 prompt tokens, 64 generated). Wall-clock ratios on the shared
+Measured (SmolLM2-135M, 308 prompt tokens, 64 generated). Wall-clock ratios on the shared
 2-core machine (load average 7-9 from other jobs) are noise: one run each gave prompt 0.98 /
 generation 0.90 (gateway) and 1.00 / 0.73 (gw+litellm), the old script on the old commit
 right after gave 2.94 / 0.24. Instruction counts do not depend on load, so the overhead was

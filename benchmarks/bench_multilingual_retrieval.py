@@ -1,10 +1,10 @@
-"""Issue 18: BM25 (per tokenizer) vs dense retrieval on the hand-written Chinese test corpus.
+"""BM25 (per tokenizer) vs dense retrieval on the hand-written Chinese test corpus.
 
 Corpus: tests/data/multilingual/zh (12 made-up articles, one chunk each), queries:
 tests/data/multilingual/questions_zh.jsonl (10 hand-written questions with their answer file).
 Prints Hits@1, Hits@5 and MRR@10 per retriever: BM25 with the regex tokenizer (the behaviour
-before issue 18), with jieba, with character bigrams, and dense with every registry embedder
-given on the command line (default all-minilm-l6-v2).
+before per-language tokenizers), with jieba, with character bigrams, and dense with every
+registry embedder given on the command line (default all-minilm-l6-v2).
 
     python benchmarks/bench_multilingual_retrieval.py [--embedder all-minilm-l6-v2 ...]
 """

@@ -1,4 +1,4 @@
-"""Known-order pairs for the DICE pairwise judge's form (issue 14): does a reference answer beat
+"""Known-order pairs for the DICE pairwise judge's form: does a reference answer beat
 a wrong one?
 
 For each question of a QA set (default: the demo's hand-written ``data/demo_qa/handwritten.jsonl``;

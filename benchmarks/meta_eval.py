@@ -1,4 +1,4 @@
-"""Known-order meta-evaluation (issue 13): does the ranking recover a ladder of systems whose
+"""Known-order meta-evaluation: does the ranking recover a ladder of systems whose
 order is known in expectation?
 
 Ladder: oracle-k3 > dense-k3 > random-k3 > shuffled (dense-k3's answers to other questions),

@@ -1,4 +1,4 @@
-"""PPI on real human labels with cheap real judges (issue 16, (b)): do the intervals cover?
+"""PPI on real human labels with cheap real judges: do the intervals cover?
 
 Two validation sets, each with a human label on every item and a judge that needs no LLM:
 

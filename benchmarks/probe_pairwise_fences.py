@@ -1,4 +1,4 @@
-"""Where the pairwise signal goes (issue 14): a minimal known-order probe on one local model.
+"""Where the pairwise signal goes: a minimal known-order probe on one local model.
 
 For the first N hand-written demo questions, answer X = the reference, Y = the next question's
 reference, both orders, labels A / B / C read from the exact next-token logits

@@ -1,4 +1,4 @@
-"""QA quality gate (issue 13): precision of accepted QA items before/after the rule filters.
+"""QA quality gate: precision of accepted QA items before/after the rule filters.
 
 Two steps:
 

@@ -1,4 +1,4 @@
-"""Fences for untrusted text in judge prompts (issue 17): data the enclosed text cannot close.
+"""Fences for untrusted text in judge prompts: data the enclosed text cannot close.
 
 ``fence(text, label)`` = ``<<<LABEL h>>>`` newline ``neutralise(text)`` newline
 ``<<<END LABEL h>>>`` with ``h`` = the first 8 hex digits of sha256(label, neutralised text):

@@ -358,7 +358,7 @@ CONTROL_KINDS: tuple[ControlKind, ...] = ("oracle", "random", "none", "shuffled"
 
 
 class ControlsParams(Strict):
-    """Control systems added beside the configured ones (issue 13; spec §3): ``oracle`` (the
+    """Control systems added beside the configured ones (spec §3): ``oracle`` (the
     chunks holding the ground-truth span), ``random`` (k random chunks), ``none`` (closed book)
     and ``shuffled`` (the base system's answer to another question). They are answer-stage
     systems, so the switch lives here and not under ``tournament``: the answer stage depends

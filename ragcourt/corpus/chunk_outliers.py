@@ -1,4 +1,4 @@
-"""Documents that chunk into far more chunks than their size predicts (issue 17 part 10c).
+"""Documents that chunk into far more chunks than their size predicts.
 
 Expected chunks of a document: ``ceil((T - overlap) / (size - overlap))`` (at least 1), where
 T is the document's token count, measured as the tokens of each chunk's part not shared with

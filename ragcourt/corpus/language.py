@@ -1,4 +1,4 @@
-"""Language of a text: an ISO 639-1 code and a confidence in [0, 1] (issue 18).
+"""Language of a text: an ISO 639-1 code and a confidence in [0, 1].
 
 Detection is langdetect (profiles ship in the package, no download) with a fixed seed, so the
 same text always gets the same answer: ``language`` is langdetect's most probable language

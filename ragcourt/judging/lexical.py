@@ -1,7 +1,7 @@
 """Lexical judges: SQuAD-normalised token F1 and DAFE's adapted exact match (containment).
 
 Normalisation (SQuAD v1.1 evaluation script): lower-case, drop punctuation, drop the
-articles a/an/the, collapse whitespace; CJK text (issue 18) is split into single characters and
+articles a/an/the, collapse whitespace; CJK text is split into single characters and
 its punctuation (CJK symbols, full-width forms) dropped, as SQuAD-style Chinese evaluations
 (CMRC) do. Token F1 = 2PR/(P+R) over the bag of normalised
 tokens; containment = a normalised reference occurs as a contiguous token run inside the

@@ -10,7 +10,7 @@ each is registered in :data:`~ragcourt.qagen.filter_registry.QA_FILTERS` under i
   document/author", "这篇文章", "本文", ...), a question about a question ("the answer to the
   question"), one with fewer than :data:`MIN_QUESTION_UNITS` units (not specific), or a
   statement: no question mark (:data:`QUESTION_MARKS`; the 1.5B writer sometimes copies a
-  sentence of the chunk instead of asking, issue 18).
+  sentence of the chunk instead of asking).
 * ``question_language``: the question is not in its context's language - a CJK context with a
   question without CJK characters or the reverse, or (same script) the detector gives the
   context's language < 0.2 while another language gets >= 0.8 (see

@@ -1,9 +1,9 @@
-"""Language-aware BM25 tokenization (issue 18): one tokenizer per language, chosen by a rule.
+"""Language-aware BM25 tokenization: one tokenizer per language, chosen by a rule.
 
 ``retrieval.bm25.tokenizer`` picks the rule:
 
 * ``regex``: every text through bm25s' regex tokenizer (lower-cased ``\\w\\w+`` words) with the
-  configured ``stopwords`` and ``stemmer`` - the behaviour before issue 18.
+  configured ``stopwords`` and ``stemmer`` - the behaviour before per-language tokenizers.
 * ``jieba`` / ``bigram``: every text through that tokenizer (below).
 * ``auto`` (default), per text language: English or undetermined -> ``regex`` with the configured
   ``stopwords``/``stemmer`` (so an English corpus is tokenized exactly as before); Chinese ->
@@ -183,7 +183,7 @@ class LanguageTokenizers:
                         part, return_as="string", show_progress=False, update_vocab=False
                     )
                     toks = [[t for t in row if t] for row in toks]
-                else:  # exactly the pre-issue-18 corpus call
+                else:  # exactly the corpus call of the regex-only tokenizer
                     toks = tok.tokenize(part, return_as="string", show_progress=False)
             elif spec.family == "jieba":
                 toks = [jieba_tokens(t) for t in part]

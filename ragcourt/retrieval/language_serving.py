@@ -1,4 +1,4 @@
-"""Which BM25 tokenizer and which embedders serve each corpus language (issue 18).
+"""Which BM25 tokenizer and which embedders serve each corpus language.
 
 One row per language of the documents table (most documents first): its document count, the
 label of the BM25 tokenizer :func:`ragcourt.retrieval.bm25_tokens.spec_for` picks for it under

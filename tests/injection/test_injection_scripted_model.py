@@ -1,4 +1,4 @@
-"""Injection suite (issue 17) with a scripted model: every attack of attacks.yaml, appended to
+"""Injection suite with a scripted model: every attack of attacks.yaml, appended to
 the attacker's field of every judge, stays inside one fence it cannot close, the system
 prompt carries the data-not-instructions rule, and a model that obeys any "yes"/verdict
 written OUTSIDE the fences is not steered (the verdict is read from the next token)."""

@@ -1,4 +1,4 @@
-"""Control systems in the answer stage (issue 13): oracle context holds the span, random is
+"""Control systems in the answer stage: oracle context holds the span, random is
 seeded and reproducible, closed book sends no passage, shuffled never answers its own
 question. Real chunks / QA parquet, the real gateway with a scripted generator."""
 

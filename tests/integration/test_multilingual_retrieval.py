@@ -1,4 +1,4 @@
-"""Issue 18 acceptance: on the hand-written Chinese corpus BM25 (auto tokenizer) reaches
+"""Multilingual retrieval: on the hand-written Chinese corpus BM25 (auto tokenizer) reaches
 Hits@5 at least as high as dense retrieval with the real MiniLM embedder, on 10 hand-written
 questions; the embed stage's language check flags MiniLM as English-only."""
 

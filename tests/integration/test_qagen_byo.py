@@ -70,7 +70,7 @@ def test_valid_file_becomes_a_qa_table(tmp_path: Path) -> None:
         ([_item(reference_answers=[])], "row 1: column 'reference_answers'"),
         ([_item(question="  ")], "row 1: column 'question': empty"),
         ([_item(char_start="x")], "column 'char_start' has dtype"),
-        # issue 17: a fractional offset was truncated, a null char_end blamed char_start
+        # offsets: a fractional offset was truncated, a null char_end blamed char_start
         ([_item(), _item(question_id="u2", char_start=1.5)], "row 2: column 'char_start': 1.5 "),
         ([_item(char_end=None)], "row 1: column 'char_end': missing"),
     ],

@@ -1,4 +1,4 @@
-"""The report's first section shows the discrimination check (issue 13): separated and
+"""The report's first section shows the discrimination check: separated and
 not-separated pairs with their intervals, and "no controls" when none were configured."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Injection flip rate of DAFE's LLM verdict with the real 1.5B judge (issue 17): v2 (fenced,
+"""Injection flip rate of DAFE's LLM verdict with the real 1.5B judge: v2 (fenced,
 P(correct) from the next token) vs v3 (v2 plus the reminder after the fenced data).
 
 A wrong answer with an attack appended is judged; a flip = the clean wrong answer is judged

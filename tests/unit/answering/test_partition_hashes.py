@@ -41,7 +41,7 @@ SYSTEMS = [
     },
 ]
 # Pinned with the pre-split code (see the module docstring); the BM25 systems re-pinned when
-# retrieval.bm25.tokenizer (issue 18) joined the BM25 config their answers depend on.
+# retrieval.bm25.tokenizer joined the BM25 config their answers depend on.
 CONFIG_HASHES_WITH_INPUTS = {
     "dense-k2": "b9f37f064ec748e55204f0ace8c13ce3bbe1dbba06fcf59a722872c9d295467d",
     "bm25-k3": "c590f158f40984cedf75474f1d9c8012e1e7149656d2bb8a1996e53694f6bb5a",

@@ -1,4 +1,4 @@
-"""Params hardening (issue 17, parts 1 and 6): safe chunking/embedder keys, finite bounded
+"""Params hardening: safe chunking/embedder keys, finite bounded
 numbers, non-empty strings and lists, strict ints/bools, normalised extensions; every refusal
 is a one-line ParamsError naming the key. Each defect test says what the old code did."""
 

@@ -180,7 +180,7 @@ def assert_placement_consistent(
 def test_split_with_offsets_known_repetitive_cases(
     text: str, size: int, overlap: int, expected: list[tuple[int, int]]
 ) -> None:
-    """Issue 17: str.find after the previous start put the second '0' at 4 (it is at 8) and
+    """Chunk offsets: str.find after the previous start put the second '0' at 4 (it is at 8) and
     the second repeated-unicode chunk at 30 (it is at 35, else the last unit is lost), and a
     greedy fix put the last 'þ' at 10, leaving ' þ' uncovered (backtracking needed)."""
     spec = ChunkSpec(size=size, overlap=overlap)

@@ -1,4 +1,4 @@
-"""Ingest never follows a symlink out of the corpus folder (issue 17, part 3): real symlinks in
+"""Ingest never follows a symlink out of the corpus folder: real symlinks in
 a tmp corpus. The old code read a link to /etc/passwd as a document, skipped dangling and
 directory links silently (no rejected row) and recursed into directory links."""
 

@@ -198,7 +198,7 @@ def test_demo_judge_summary_survives_the_model_unchanged() -> None:
         ("correctness", "forms"),
         ("relevance", "forms"),
     ):
-        if key not in stored[section]:  # a demo summary written before the forms (issue 14)
+        if key not in stored[section]:  # a demo summary written before the forms
             assert dumped[section].pop(key) == {}
     assert _text(dumped) + "\n" == text
 

@@ -1,4 +1,4 @@
-"""Issue 17, defect 10: two processes running one stage at once must not overwrite each
+"""Concurrent accounting writers: two processes running one stage at once must not overwrite each
 other's ``llm_<stage>.json``; a later, sequential run replaces the file."""
 
 from __future__ import annotations

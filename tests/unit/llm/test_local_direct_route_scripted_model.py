@@ -1,4 +1,4 @@
-"""The gateway calls local models directly (issue 14): the provider must see exactly the
+"""The gateway calls local models directly: the provider must see exactly the
 arguments litellm would hand it, and replies, distributions, structured values, accounting
 and error texts must equal the ``litellm.acompletion`` route's (``Gateway.local_direct``).
 

@@ -238,7 +238,7 @@ def test_summary_keeps_its_keys_and_values_scripted_model(
              "NOQUESTION", "ANSWERFAIL", "VAGUE", "GOOD2"]  # fmt: skip
     params = _params(tmp_path, scripted.model, n_items=3, max_attempts=20)
     _, _, summary = _generate(params, marks)
-    # issue 14 added the filter prompt version and the form counts, and made answerability's
+    # the filter prompt version and the form counts are recorded, and answerability's
     # threshold a parameter (0.5: the same pass/fail on the v1 0/1 scores as the fixed 1.0)
     added = {
         "filter_prompt_version": "v1",

@@ -48,7 +48,7 @@ def test_question_in_another_latin_language_is_rejected_for_language() -> None:
     assert r is not None and r.filter == "question_language"
 
 
-def test_meta_and_nested_questions_from_issue_13_are_rejected() -> None:
+def test_meta_and_nested_questions_are_rejected() -> None:
     for q in (
         "What is the actual text of the article?",
         'What is the answer to the question: "What is the answer to the question: '

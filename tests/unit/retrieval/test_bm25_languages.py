@@ -1,4 +1,4 @@
-"""Language-aware BM25 (issue 18): Chinese tokenization, mixed corpora, English unchanged."""
+"""Language-aware BM25: Chinese tokenization, mixed corpora, English unchanged."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def _queries(texts: list[str]) -> pl.DataFrame:
 
 def test_regex_tokenizer_is_useless_on_chinese_and_jieba_is_not() -> None:
     q = "特朗普将钢铁和铝制品的关税提高到多少？ 美国股市"
-    assert len(bm25s.tokenize(q, return_ids=False)[0]) == 2  # the issue-18 symptom
+    # the regex tokenizer's failure on Chinese: one token per run of characters
+    assert len(bm25s.tokenize(q, return_ids=False)[0]) == 2
     assert {"钢铁", "关税", "提高"} <= set(jieba_tokens(q))
     assert "？" not in jieba_tokens(q)
 
@@ -80,7 +81,7 @@ def test_mixed_corpus_tokenizes_each_document_and_query_in_its_language() -> Non
 def _old_bm25_run(
     ids: list[str], texts: list[str], s: BM25Params, queries: list[str], k: int
 ) -> tuple[list[list[str]], list[list[tuple[str, float]]]]:
-    """The BM25 retriever before issue 18, verbatim: one regex tokenizer for everything."""
+    """The regex-only BM25 retriever, verbatim: one regex tokenizer for every language."""
     tok = bm25s.tokenization.Tokenizer(
         lower=True, stopwords=s.stopwords or [], stemmer=Stemmer.Stemmer(s.stemmer)
     )

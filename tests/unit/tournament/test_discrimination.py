@@ -1,4 +1,4 @@
-"""The discrimination check (issue 13) on scripted pairwise judges: a judge that prefers the
+"""The discrimination check on scripted pairwise judges: a judge that prefers the
 better control separates every pair of known order; a constant or coin-flip judge does not;
 without controls the summary says the check was not made."""
 

@@ -1,4 +1,4 @@
-"""The DICE judge's form (issue 14): ``tournament.analysis`` on/off, prompts v3, which tokens
+"""The DICE judge's form: ``tournament.analysis`` on/off, prompts v3, which tokens
 the label probabilities are read from, and known-order pairs (a reference answer against
 another question's answer) through the real gateway with a scripted model."""
 

@@ -115,7 +115,8 @@ def test_swiss_rejects_duplicate_names() -> None:
 
 
 def test_six_systems_play_all_default_rounds_for_30_seeds() -> None:
-    """Issue 17: greedy pairing stranded the unplayed pairs as two triangles (stopped at 3)."""
+    """Every default round is played (greedy pairing stranded the unplayed pairs as two
+    triangles and stopped at 3)."""
     for seed in range(30):
         res = swiss(names(6), random_play(seed), seed=seed)
         assert (res.rounds_played, res.stopped) == (default_rounds(6), "rounds"), seed
