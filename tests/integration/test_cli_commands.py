@@ -94,7 +94,7 @@ def test_local_models_collects_every_local_role() -> None:
         SimpleNamespace(llm_models=lambda: ("openai/gpt-4o", "local/fus")),
         SimpleNamespace(llm_models=lambda: ()),  # an external system calls no model of ours
     ]
-    assert local_models(p, systems) == ["fus", "gen", "qwen", "smollm2-135m"]  # type: ignore[arg-type]
+    assert local_models(p, systems) == ["fus", "gen", "qwen", "smollm2-135m"]
 
 
 def test_judge_embedders_given_as_registry_names_are_checked() -> None:

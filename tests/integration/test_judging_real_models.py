@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -66,8 +65,7 @@ def test_p_no_response_local_model(params: Params) -> None:
 def test_judge_stage_local_model_rerun_makes_no_calls(
     tmp_path: Path, params: Params, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_judging_stage_scripted_model import _write_inputs
+    from integration.test_judging_stage_scripted_model import _write_inputs  # tests/ is on the path
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "configs/prompts").mkdir(parents=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragcourt.core.params import LLMParams
+from ragcourt.core.params import EndpointParams, LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 
@@ -41,7 +41,7 @@ def test_api_base_sampling_and_missing_key_on_real_servers(
     for var in ("OPENAI_API_BASE", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-no-key-needed-locally")
-    sampling = {"openai/": {"extra_body": {"repeat_penalty": 1.0}}}
+    sampling = {"openai/": EndpointParams(extra_body={"repeat_penalty": 1.0})}
     local = Gateway(LLMParams(cache=False), "t_local").chat(_reqs("local/smollm2-135m"))
     gguf = smollm2_gguf()
     with (
