@@ -1,7 +1,7 @@
 """Benchmark a cold ``dvc repro`` of the foundation stages (ingest, chunk, embed) on the demo
 corpus: wall time and time per stage, then a second ``dvc repro`` (must run nothing).
 
-Copies stages/, configs/, params.yaml, data/corpus and the ingest/chunk/embed blocks of
+Copies ragcourt/, configs/, params.yaml, data/corpus and the ingest/chunk/embed blocks of
 dvc.yaml into a fresh git + DVC repo in a temp dir, so the real project is untouched.
 ``--all`` keeps every stage of dvc.yaml (the whole pipeline, LLM stages included).
 Per-stage times are the gaps between DVC's "Running stage" lines.
@@ -73,7 +73,7 @@ def main() -> None:
 
     repo = Path(tempfile.mkdtemp(prefix="bench_repro_"))
     ignore = shutil.ignore_patterns("__pycache__")
-    for folder in ("stages", "configs"):
+    for folder in ("ragcourt", "configs"):  # ragcourt/: dvc.yaml's code deps
         shutil.copytree(ROOT / folder, repo / folder, ignore=ignore)
     shutil.copytree(ROOT / "data/corpus", repo / "data/corpus")
     shutil.copy(ROOT / "params.yaml", repo / "params.yaml")

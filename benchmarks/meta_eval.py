@@ -3,7 +3,7 @@ order is known in expectation?
 
 Ladder: oracle-k3 > dense-k3 > random-k3 > shuffled (dense-k3's answers to other questions),
 and oracle-k3 > none (closed book). The script runs the real stage functions in a temp copy of
-the project (params.yaml, configs/, stages/; corpus.dir pointed at ``--corpus``, a systems.yaml
+the project (params.yaml, configs/; corpus.dir pointed at ``--corpus``, a systems.yaml
 holding the ladder): ingest, chunk, embed, qagen and answer once, then per judge configuration
 the judge stage (per-answer correctness) and the tournament stage. Per configuration it reports
 
@@ -206,7 +206,7 @@ def make_project(
     ``profile``: that params profile (``configs/profiles/NAME.yaml``) written into the copy."""
     work.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "params.yaml", work / "params.yaml")
-    for folder in ("configs", "stages"):
+    for folder in ("configs",):
         shutil.copytree(ROOT / folder, work / folder, dirs_exist_ok=True)
     if profile:
         apply_profile(profile, work / "params.yaml", root=work)

@@ -1,8 +1,8 @@
 """A tiny ragcourt project in a temp folder for orchestration tests (flows, CLI, DVC).
 
 Three short documents, small chunkings, the MiniLM embedder and a bring-your-own QA file (so
-QA "generation" and retrieval evaluation need no LLM). ``dvc=True`` also copies stages/,
-ragcourt/, flows/, dvc.yaml and .dvcignore and makes it a committed git + DVC repository.
+QA "generation" and retrieval evaluation need no LLM). ``dvc=True`` also copies ragcourt/ and
+.dvcignore, generates dvc.yaml for it and makes it a committed git + DVC repository.
 """
 
 from __future__ import annotations
@@ -94,13 +94,21 @@ def make_project(
         (ws / "data/corpus" / name).write_text(text, encoding="utf-8")
     data = params_data(chunkings, embedders or ["minilm"])
     (ws / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    systems = {  # on this project's chunkings and embedder (dvc generate validates them)
+        "defaults": {"chunking": next(iter(chunkings)), "embedder": next(iter(data["embedders"]))},
+        "systems": [
+            {"name": "dense-k3", "retriever": "dense", "top_k": 3},
+            {"name": "bm25-k3", "retriever": "bm25", "top_k": 3},
+        ],
+    }
+    (ws / "configs/systems.yaml").write_text(yaml.safe_dump(systems, sort_keys=False))
     write_byo_qa(ws)
     if dvc:
-        for folder in ("stages", "ragcourt", "flows"):  # dvc.yaml's code deps
-            shutil.copytree(
-                ROOT / folder, ws / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-            )
-        shutil.copy(ROOT / "dvc.yaml", ws / "dvc.yaml")
+        from ragcourt.orchestration import dvc_yaml
+
+        skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(ROOT / "ragcourt", ws / "ragcourt", ignore=skip)  # dvc.yaml's code deps
+        dvc_yaml.write(ws)  # for this project's params (its QA file is a dep)
         shutil.copy(ROOT / ".dvcignore", ws / ".dvcignore")
         (ws / ".gitignore").write_text(".ragcourt/\n__pycache__/\n")
         sh(["git", "init", "-q"], ws)

@@ -57,22 +57,6 @@ def _setup() -> None:
     apply_offline()
 
 
-def load_flows(module: str, root: Path | None = None) -> Any:
-    """Import ``flows.<module>`` from the project folder (``root``, default the cwd): the
-    Prefect flows live beside ``dvc.yaml``, not in the installed package."""
-    import importlib
-    import sys
-
-    folder = (root or Path.cwd()).resolve()
-    if not (folder / "flows" / "__init__.py").is_file():
-        raise ConfigError(
-            f"{folder}: no flows/ folder here; run this command from the ragcourt project root"
-        )
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-    return importlib.import_module(f"flows.{module}")
-
-
 ParamsOpt = typer.Option(Path(DEFAULT_PARAMS_FILE), "--params", help="params file")
 
 
@@ -130,7 +114,7 @@ def run_prefect(
     dask_address: str | None,
 ) -> list[dict[str, Any]]:
     """The pipeline flow in this process with a progress bar fed by its stage events."""
-    pipeline = load_flows("pipeline", workdir).pipeline
+    from ragcourt.orchestration.flows.pipeline import pipeline
 
     with flow_progress("prefect pipeline"):
         calls: list[dict[str, Any]] = pipeline(
@@ -163,7 +147,7 @@ def run(
     ),
 ) -> None:
     """Run the pipeline in the current folder."""
-    from ragcourt.orchestration.plan import selected_stages
+    from ragcourt.orchestration.stage_graph import selected_stages
 
     root = Path.cwd()
     if profile is not None:
@@ -265,7 +249,7 @@ def serve(
     sweep_cron: str | None = typer.Option(None, help="also schedule the default sweep flow"),
 ) -> None:
     """Register scheduled Prefect deployments and serve them (needs `prefect server start`)."""
-    serve_deployments = load_flows("deployments").serve_deployments
+    from ragcourt.orchestration.flows.deployments import serve_deployments
 
     serve_deployments(
         workdir=Path.cwd(),
@@ -297,12 +281,7 @@ def sweep(
     max_parallel: int = typer.Option(1, help="prefect engine: grid points run at once"),
 ) -> None:
     """Run every point of a params grid (Prefect sweep flow, or DVC experiments)."""
-    sweep_mod = load_flows("sweep")
-    parse_grid, queue_dvc_experiments, run_sweep = (
-        sweep_mod.parse_grid,
-        sweep_mod.queue_dvc_experiments,
-        sweep_mod.run_sweep,
-    )
+    from ragcourt.orchestration.flows.sweep import parse_grid, queue_dvc_experiments, run_sweep
 
     parsed = parse_grid(grid)
     if engine is Engine.dvc:
@@ -337,8 +316,8 @@ def dvc_generate(
     from ragcourt.orchestration import dvc_yaml
 
     root = Path.cwd()
-    if not (root / "stages").is_dir():
-        raise ConfigError(f"{root}: no stages/ folder here; run from the ragcourt project root")
+    if not (root / DEFAULT_PARAMS_FILE).is_file():
+        raise ConfigError(f"{root}: no {DEFAULT_PARAMS_FILE} here; run from the project root")
     text = dvc_yaml.render(root)
     target = root / "dvc.yaml"
     if check:

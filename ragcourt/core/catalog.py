@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ragcourt.core.errors import ConfigError
 
-SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the checkout: ragcourt/, stages/, configs/
+SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the checkout: ragcourt/, configs/
 PROMPTS_DIR = "configs/prompts"
 DEFAULT_PARAMS_FILE = "params.yaml"  # what DVC reads; every --params default
 DEFAULT_MODELS_FILE = "configs/models.yaml"  # params llm.models_file default
@@ -161,7 +161,7 @@ ARTIFACTS: dict[str, Artifact] = {
             "single_system_table",
             "data/tournament/single/{stem}.parquet",
             "tournament",
-            desc="one system against reference tiers (python -m stages.tournament --single)",
+            desc="one system against reference tiers (ragcourt.stages tournament --single)",
             on_demand=True,
         ),
         _a(

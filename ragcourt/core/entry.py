@@ -1,5 +1,6 @@
-"""What every thin ``python -m stages.<name>`` entry shares: argument parsing, the offline
-environment, logging, and one-line errors.
+"""What every command-line entry shares (the generic stage entry ``python -m
+ragcourt.stages <name>``, the flows' ``__main__``): the offline environment, logging, the
+``$DVC_STAGE`` partition, and one-line errors.
 
 ``run_entry(main)`` applies the offline environment (:func:`ragcourt.core.offline.apply`),
 sets up logging, calls ``main()`` inside :func:`ragcourt.core.io.output_set` (a stage's
@@ -11,7 +12,6 @@ included, but too many model calls failed: see :mod:`ragcourt.core.failures`) ex
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import logging
 import os
@@ -21,7 +21,6 @@ from collections.abc import Callable, Collection
 from ragcourt.core.errors import RagcourtError, StageFailed, error_line
 from ragcourt.core.io import output_set
 from ragcourt.core.offline import apply as apply_offline
-from ragcourt.core.params import DEFAULT_PARAMS_PATH
 
 log = logging.getLogger("ragcourt")
 
@@ -30,13 +29,6 @@ def setup_logging() -> None:
     """Plain one-line log records on stderr (idempotent)."""
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-
-
-def stage_parser(doc: str | None) -> argparse.ArgumentParser:
-    """An argument parser with ``--params`` whose description is the first line of ``doc``."""
-    ap = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0] if doc else None)
-    ap.add_argument("--params", default=str(DEFAULT_PARAMS_PATH), help="params file")
-    return ap
 
 
 DVC_STAGE = "DVC_STAGE"  # set by DVC for every stage command: its address, e.g. "embed@c256-minilm"

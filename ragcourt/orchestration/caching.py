@@ -1,8 +1,8 @@
 """Input-keyed caching of stage tasks: a Prefect cache policy plus output stamps.
 
 Cache key of a stage call = sha256 over (stage, partition kwargs, the values of its params keys,
-the content hash of every declared input file or folder, the source of the stage entry and of
-every ``ragcourt`` subpackage it imports: :func:`ragcourt.orchestration.plan.code_files`). Same
+the content hash of every declared input file or folder, the source of every ``ragcourt`` module
+its function imports: :func:`ragcourt.orchestration.code_deps.code_paths`). Same
 inputs -> same key -> Prefect returns the stored result and the stage does not run.
 
 Prefect cannot see whether the files a cached call wrote are still there (someone may have
@@ -15,7 +15,6 @@ a stage whose outputs are gone.
 
 from __future__ import annotations
 
-import importlib
 import json
 import threading
 import uuid
@@ -31,7 +30,9 @@ from ragcourt.core.errors import ConfigError
 from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256, path_sha256
 from ragcourt.core.io import write_json
 from ragcourt.core.params import Params, load_params
-from ragcourt.orchestration.plan import PROJECT_ROOT, STAGES, StageCall, code_files
+from ragcourt.orchestration.code_deps import PROJECT_ROOT, code_paths
+from ragcourt.orchestration.plan import StageCall
+from ragcourt.orchestration.stage_graph import STAGES
 
 STATE_DIR = Path(".ragcourt/prefect")
 
@@ -55,13 +56,13 @@ _code_lock = threading.Lock()  # also serialises ast.parse: CPython 3.11's is no
 
 
 def code_digest(stage: str) -> str:
-    """sha256 over (path, sha256) of :func:`ragcourt.orchestration.plan.code_files` of
-    ``stage``: its thin entry and every file of the ``ragcourt`` subpackages it imports,
-    transitively - the folders dvc.yaml lists as the DVC stage's code deps (memoised)."""
+    """sha256 over (path, sha256) of :func:`ragcourt.orchestration.code_deps.code_paths` of
+    ``stage``: every ``ragcourt`` file its function imports, transitively - the files
+    dvc.yaml lists as the DVC stage's code deps (memoised)."""
     with _code_lock:
         if stage in _code_memo:
             return _code_memo[stage]
-        files = {f: file_sha256(PROJECT_ROOT / f) for f in code_files(stage)}
+        files = {f: file_sha256(PROJECT_ROOT / f) for f in code_paths(stage)}
         digest = object_sha256(files)
         _code_memo[stage] = digest
         return digest
@@ -76,10 +77,9 @@ def call_key(call: StageCall, workdir: Path, params: Params) -> str:
         "inputs": {p: path_sha256(workdir / p) for p in call.inputs},
         "code": code_digest(call.stage),
     }
-    volatile = STAGES[call.stage].volatile if call.stage in STAGES else None
-    if volatile:  # what the outputs depend on beyond files and params (the environment)
-        module, _, attr = volatile.partition(":")
-        payload["volatile"] = getattr(importlib.import_module(module), attr)(params)
+    volatile = STAGES[call.stage].load_volatile() if call.stage in STAGES else None
+    if volatile is not None:  # what the outputs depend on beyond files and params (environment)
+        payload["volatile"] = volatile(params)
     return object_sha256(payload)
 
 

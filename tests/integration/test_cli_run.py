@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from _tiny_project import make_project, tool_env
 from typer.testing import CliRunner
 
@@ -78,3 +79,24 @@ def test_user_errors_are_one_line_with_exit_code_2(
     assert res.exit_code == 2, res.output
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("ragcourt: error:") and message in lines[0]
+
+
+def test_flow_commands_and_dvc_generate_work_outside_a_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flows come from the installed package, not from a flows/ folder in the cwd; a
+    project without the package source gets a dvc.yaml without code deps."""
+    ws = make_project(tmp_path / "p")  # params, configs and data only
+    monkeypatch.chdir(ws)
+    assert not (ws / "ragcourt").exists() and not (ws / "flows").exists()
+    res = runner.invoke(app, ["serve", "--cron", "99 * * *"])
+    assert res.exit_code == 2 and "invalid cron schedule '99 * * *'" in res.output, res.output
+    res = runner.invoke(app, ["sweep", "-g", "chunkings.c99.size=1,2", "--until", "chunk"])
+    assert res.exit_code == 2 and "'c99' is not in" in res.output, res.output
+    res = runner.invoke(app, ["dvc", "generate"])
+    assert res.exit_code == 0, res.output
+    stages = yaml.safe_load((ws / "dvc.yaml").read_text())["stages"]
+    assert stages["chunk"]["do"]["cmd"] == "python -m ragcourt.stages chunk"
+    deps = [d for body in stages.values() for d in (body.get("do") or body)["deps"]]
+    assert deps and not any(d.startswith("ragcourt/") for d in deps)
+    assert "my_qa.jsonl" in stages["qagen"]["deps"]  # the project's QA file is a dep of qagen

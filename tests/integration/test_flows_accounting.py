@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import flows.pipeline as pipeline_mod
+import ragcourt.orchestration.flows.pipeline as pipeline_mod
 from ragcourt.core.params import Params
 from ragcourt.llm.accounting import (
     fresh_accounts,

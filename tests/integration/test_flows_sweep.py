@@ -12,7 +12,8 @@ import pytest
 import yaml
 from _tiny_project import make_project
 
-from flows.sweep import (
+from ragcourt.core.errors import ConfigError, ParamsError
+from ragcourt.orchestration.flows.sweep import (
     apply_overrides,
     dvc_exp_commands,
     grid_points,
@@ -21,7 +22,6 @@ from flows.sweep import (
     prepare_workspace,
     run_sweep,
 )
-from ragcourt.core.errors import ConfigError, ParamsError
 
 
 def test_parse_grid_reads_yaml_scalars_and_rejects_bad_items() -> None:
@@ -104,8 +104,8 @@ def test_sweep_reports_each_finished_point_and_limits_parallel_points(
 
     from prefect import task
 
-    from flows import sweep
     from ragcourt.orchestration import progress
+    from ragcourt.orchestration.flows import sweep
 
     running, most = [0], [0]
     lock = threading.Lock()

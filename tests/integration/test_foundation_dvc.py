@@ -36,7 +36,7 @@ DOC_B = " ".join(
 def sh(cwd: Path, *args: str) -> str:
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.pop("PYTHONPATH", None)  # the stages/ copy inside the temp repo must be the one imported
+    env.pop("PYTHONPATH", None)  # the ragcourt/ copy inside the temp repo must be the one imported
     proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout + proc.stderr
@@ -49,7 +49,7 @@ def ran_stages(output: str) -> set[str]:
 def make_repo(root: Path, stages: tuple[str, ...]) -> Path:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    for d in ("stages", "ragcourt"):
+    for d in ("ragcourt",):
         shutil.copytree(REPO / d, root / d, ignore=shutil.ignore_patterns("__pycache__"))
     (root / "configs").mkdir()
     shutil.copy(REPO / "configs/models.yaml", root / "configs/models.yaml")

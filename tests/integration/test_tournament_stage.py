@@ -171,7 +171,7 @@ def _workspace_newcomer(tmp: Path) -> None:
 def test_cli_bad_input_is_one_line_error(tmp_path) -> None:
     ws = _workspace(tmp_path, {"alpha": 0.9})
     proc = subprocess.run(
-        [sys.executable, "-m", "stages.tournament", "--params", "params.yaml"],
+        [sys.executable, "-m", "ragcourt.stages", "tournament", "--params", "params.yaml"],
         cwd=ws,
         capture_output=True,
         text=True,
@@ -204,7 +204,8 @@ def test_no_valid_judgement_names_no_winner_and_exits_3(tmp_path: Path) -> None:
     ws = _all_judgements_failed(tmp_path)
     old_summary = ws / "data/tournament/summary.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "stages.tournament"], cwd=ws, capture_output=True, text=True,
+        [sys.executable, "-m", "ragcourt.stages", "tournament"],
+        cwd=ws, capture_output=True, text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
     assert proc.returncode == 3, proc.stderr

@@ -1,6 +1,7 @@
 """Scheduling end to end: a real ``prefect server start`` on a free loopback port, the
 pipeline deployment registered with a cron schedule and served by ``python -m
-flows.deployments``, one run triggered through the API and watched until it completes."""
+ragcourt.orchestration.flows deployments``, one run triggered through the API and watched
+until it completes."""
 
 from __future__ import annotations
 
@@ -111,7 +112,8 @@ def test_cron_deployment_is_served_and_a_triggered_run_completes(
             [
                 sys.executable,
                 "-m",
-                "flows.deployments",
+                "ragcourt.orchestration.flows",
+                "deployments",
                 "--cron",
                 CRON,
                 "--workdir",

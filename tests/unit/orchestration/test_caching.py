@@ -18,13 +18,8 @@ from ragcourt.orchestration.caching import (
     stamp_matches,
     write_stamp,
 )
-from ragcourt.orchestration.plan import (
-    PROJECT_ROOT,
-    StageCall,
-    _ragcourt_imports,
-    code_files,
-    code_paths,
-)
+from ragcourt.orchestration.code_deps import PROJECT_ROOT, _ragcourt_imports, code_paths
+from ragcourt.orchestration.plan import StageCall
 
 CALL = StageCall(
     "chunk",
@@ -116,7 +111,7 @@ def test_stamp_matches_only_the_outputs_it_recorded(ws: Path) -> None:
     assert not stamp_matches(CALL, ws, key)
 
 
-def test_code_digest_covers_imported_subpackages(tmp_path: Path) -> None:
+def test_code_digest_covers_the_imported_modules(tmp_path: Path) -> None:
     src = tmp_path / "m.py"
     src.write_text(
         "import os\nimport ragcourt.core.io\nfrom ragcourt.core.params import Params\n"
@@ -130,20 +125,19 @@ def test_code_digest_covers_imported_subpackages(tmp_path: Path) -> None:
     assert code_digest("chunk") != code_digest("embed")
     # pinned: sha256 of the sorted JSON {path: sha256 of the file's bytes}
     files = {
-        f: hashlib.sha256((PROJECT_ROOT / f).read_bytes()).hexdigest() for f in code_files("chunk")
+        f: hashlib.sha256((PROJECT_ROOT / f).read_bytes()).hexdigest() for f in code_paths("chunk")
     }
     assert (
         code_digest("chunk")
         == hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
     )
-    # the thin entry, the package init and every imported subpackage count for a stage
-    assert code_paths("chunk") == [
-        "ragcourt/__init__.py",
-        "stages/chunk.py",
-        "ragcourt/core",
-        "ragcourt/corpus",
-    ]
-    assert "ragcourt/llm/gateway.py" in code_files("answer")
-    assert not any("__pycache__" in f for f in code_files("answer"))
+    # the chunking module, the package inits and the core modules it imports, file by file
+    chunk = code_paths("chunk")
+    assert {"ragcourt/__init__.py", "ragcourt/corpus/__init__.py", "ragcourt/corpus/chunking.py",
+            "ragcourt/core/params.py"} <= set(chunk)  # fmt: skip
+    assert all(f.startswith(("ragcourt/core/", "ragcourt/corpus/", "ragcourt/__")) for f in chunk)
+    assert "ragcourt/corpus/ingest.py" not in chunk  # a sibling it does not import
+    assert "ragcourt/llm/gateway.py" in code_paths("answer")
+    assert not any("__pycache__" in f for f in code_paths("answer"))
     with pytest.raises(ConfigError, match=r"no stage 'nope'"):
-        code_files("nope")
+        code_paths("nope")

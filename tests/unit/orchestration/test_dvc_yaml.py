@@ -1,5 +1,6 @@
 """dvc.yaml is generated from the stage graph: the committed file is exactly what
-``ragcourt dvc generate`` writes, every stage runs its thin entry, args are quoted."""
+``ragcourt dvc generate`` writes, every stage runs the generic stage entry, code deps are the
+files its function imports, a user's QA file is a dep when params set it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import yaml
 
 from ragcourt.orchestration import dvc_yaml
-from ragcourt.orchestration.plan import STAGE_ORDER
+from ragcourt.orchestration.code_deps import code_paths
+from ragcourt.orchestration.stage_graph import STAGE_ORDER
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -19,33 +21,43 @@ def test_committed_dvc_yaml_is_the_generated_one() -> None:
     assert committed == dvc_yaml.render(ROOT), "dvc.yaml is stale: run `ragcourt dvc generate`"
 
 
-def test_one_name_per_stage_and_quoted_interpolations() -> None:
+def test_every_stage_runs_the_generic_entry_without_params_in_the_command() -> None:
     stages = yaml.safe_load(dvc_yaml.render(ROOT))["stages"]
     assert list(stages) == list(STAGE_ORDER)
     for name, body in stages.items():
-        cmd = (body.get("do") or body)["cmd"]
-        assert cmd.startswith(f"python -m stages.{name}"), name
-        for word in cmd.split()[3:]:
-            if "${" in word:
-                assert word.startswith("'") and word.endswith("'"), (name, word)
+        assert (body.get("do") or body)["cmd"] == f"python -m ragcourt.stages {name}", name
 
 
-def test_code_deps_are_package_folders_and_the_entry() -> None:
+def test_code_deps_are_the_files_the_stage_function_imports() -> None:
     stages = yaml.safe_load(dvc_yaml.render(ROOT))["stages"]
     deps = stages["judge"]["deps"]
-    assert "stages/judge.py" in deps and "ragcourt/judging" in deps and "ragcourt/llm" in deps
-    assert not any(
-        d.endswith(".py") and d.startswith("ragcourt/") and d != "ragcourt/__init__.py"
-        for d in deps
-    )
-    assert "__pycache__/" in (ROOT / ".dvcignore").read_text()
+    code = [d for d in deps if d.startswith("ragcourt/")]
+    assert code == code_paths("judge")
+    assert "ragcourt/judging/answers_stage.py" in code and "ragcourt/llm/gateway.py" in code
+    assert all((ROOT / d).is_file() for d in code)  # files, not package folders
+    assert not any(d.startswith(("ragcourt/answering/", "ragcourt/reporting/")) for d in code)
+
+
+def _qagen_deps(root: Path, **qagen: str | None) -> list[str]:
+    shutil.copytree(ROOT / "configs", root / "configs", dirs_exist_ok=True)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["qagen"] |= qagen
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    deps: list[str] = yaml.safe_load(dvc_yaml.render(root))["stages"]["qagen"]["deps"]
+    return deps
+
+
+def test_a_users_qa_file_is_a_dependency_of_qagen_when_set(tmp_path: Path) -> None:
+    deps = _qagen_deps(tmp_path, qa_file="my_qa.jsonl", few_shot_file="shots.jsonl")
+    assert "my_qa.jsonl" in deps and "shots.jsonl" in deps
+    deps = _qagen_deps(tmp_path, qa_file=None, few_shot_file=None)
+    assert not any("qa_file" in d or "few_shot_file" in d for d in deps)
 
 
 def test_no_stage_depends_on_its_own_outputs(tmp_path: Path) -> None:
     """With a shuffled control (it reads its base system's partition inside the answer stage's
     own output folder) no stage may depend on its own outputs."""
     shutil.copytree(ROOT / "configs", tmp_path / "configs")
-    shutil.copytree(ROOT / "stages", tmp_path / "stages")
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["controls"]["kinds"] = ["oracle", "random", "none", "shuffled"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))

@@ -6,9 +6,10 @@ steps), runs it in the subflow ``ragcourt-stages`` on the task runner named by i
 parameter, then publishes the leaderboard, retrieval summary, DAFE summary and report as Prefect
 artifacts.
 
-Each task calls the stage's library function (``ragcourt.orchestration.plan.STAGES``) with
-``(params, **partition)`` in the workdir, exactly what ``python -m stages.<stage>`` calls under
-DVC, so both engines read and write the same ``data/`` files. Tasks are cached on their inputs
+Each task calls the stage's library function
+(:data:`ragcourt.orchestration.stage_graph.STAGES`) with ``(params, **partition)`` in the
+workdir, exactly what ``python -m ragcourt.stages <stage>`` calls under DVC, so both engines
+read and write the same ``data/`` files. Tasks are cached on their inputs
 (:mod:`ragcourt.orchestration.caching`): a re-run skips every call whose inputs, params and
 code are unchanged and whose outputs are intact.
 
@@ -17,7 +18,8 @@ accounts of its own (``ragcourt.llm.accounting.fresh_accounts``), saved under
 ``.ragcourt/prefect/accounts/<flow run>/``; the ``combine`` call of a partitioned stage (the
 answers) writes the sum over this flow run's partitions that ran, whichever worker ran them.
 
-Run it: ``ragcourt run --engine prefect`` or ``python -m flows.pipeline [--until STAGE]``.
+Run it: ``ragcourt run --engine prefect`` or
+``python -m ragcourt.orchestration.flows pipeline [--until STAGE]``.
 """
 
 from __future__ import annotations
@@ -27,15 +29,10 @@ import json
 import logging
 import os
 import shutil
-import sys
 import time
 from contextlib import chdir
 from pathlib import Path
 from typing import Any, cast
-
-from ragcourt.core.offline import apply as apply_offline
-
-apply_offline()  # an entry point: offline defaults before prefect is imported
 
 from prefect import State, flow, task
 from prefect.futures import PrefectFuture, as_completed
@@ -48,15 +45,9 @@ from ragcourt.core.params import Params, load_params
 from ragcourt.llm.accounting import fresh_accounts, merge_account_dicts
 from ragcourt.orchestration import progress
 from ragcourt.orchestration.caching import STATE_DIR, call_key, stage_cache_policy, write_stamp
-from ragcourt.orchestration.plan import (
-    STAGE_ORDER,
-    STAGES,
-    StageCall,
-    metrics_path,
-    plan_for,
-    selected_stages,
-)
+from ragcourt.orchestration.plan import StageCall, metrics_path, plan_for
 from ragcourt.orchestration.runners import make_task_runner
+from ragcourt.orchestration.stage_graph import STAGE_ORDER, STAGES, selected_stages
 
 log = logging.getLogger("ragcourt.flows")
 
@@ -235,10 +226,3 @@ def main(argv: list[str] | None = None) -> None:
         only=args.only,
         publish=not args.no_publish,
     )
-
-
-if __name__ == "__main__":
-    from ragcourt.core.entry import run_entry
-
-    run_entry(main)
-    sys.exit(0)

@@ -1,6 +1,7 @@
 """Scheduled Prefect deployments of the pipeline (and, optionally, a sweep), served locally.
 
-``python -m flows.deployments --cron "0 3 * * *"`` (or ``ragcourt serve``) registers the
+``python -m ragcourt.orchestration.flows deployments --cron "0 3 * * *"`` (or
+``ragcourt serve``) registers the
 deployment ``ragcourt-pipeline/ragcourt-scheduled`` with that cron schedule on the Prefect API
 (``PREFECT_API_URL``, e.g. a ``prefect server start`` on this machine) and serves it: this
 process polls for scheduled or UI-triggered runs and executes each in a subprocess, in the
@@ -17,18 +18,14 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from ragcourt.core.offline import apply as apply_offline
-
-apply_offline()  # an entry point: offline defaults before prefect is imported
-
 from prefect import serve
 from prefect.deployments.runner import RunnerDeployment
 from prefect.types.entrypoint import EntrypointType
 
-from flows.pipeline import pipeline
-from flows.sweep import DEFAULT_GRID, sweep
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import ConfigError
+from ragcourt.orchestration.flows.pipeline import pipeline
+from ragcourt.orchestration.flows.sweep import DEFAULT_GRID, sweep
 from ragcourt.orchestration.runners import RUNNERS
 
 PIPELINE_DEPLOYMENT = "ragcourt-scheduled"
@@ -134,9 +131,3 @@ def main(argv: list[str] | None = None) -> None:
         until=args.until,
         sweep_cron=args.sweep_cron,
     )
-
-
-if __name__ == "__main__":
-    from ragcourt.core.entry import run_entry
-
-    run_entry(main)

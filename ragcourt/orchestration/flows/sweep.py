@@ -6,7 +6,8 @@ A grid is ``{dotted params key: [values]}`` (the keys ``dvc exp run -S`` takes, 
 * Prefect (``sweep`` flow, ``ragcourt sweep``): each point gets its own workspace copy under
   ``.ragcourt/sweeps/<name>/<point>/`` (params.yaml with the overrides applied, configs/ copied,
   the corpus and other inputs linked, the LLM reply cache shared so identical model calls are
-  not repeated), runs ``python -m flows.pipeline --until <stage>`` there in a separate
+  not repeated), runs ``python -m ragcourt.orchestration.flows pipeline --until <stage>``
+  there in a separate
   process (its own ``ragcourt-pipeline`` flow run on the same Prefect API, not a subflow of the
   sweep run: stages use cwd-relative paths, so points cannot share one process), then a
   summary table (one row per point: the overrides, then every retrieval metric of
@@ -34,22 +35,16 @@ from typing import Any
 
 import polars as pl
 import yaml
-
-from ragcourt.core.offline import apply as apply_offline
-
-apply_offline()  # an entry point: offline defaults before prefect is imported
-
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.futures import PrefectFuture, as_completed
 
-import flows
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import write_parquet, write_text
 from ragcourt.core.params import load_params, parse_params
 from ragcourt.orchestration import progress
-from ragcourt.orchestration.plan import selected_stages
+from ragcourt.orchestration.stage_graph import selected_stages
 from ragcourt.reporting.model import Table
 
 SWEEPS_DIR = Path(".ragcourt/sweeps")
@@ -180,12 +175,11 @@ def run_point(name: str, workspace: str, params_path: str, until: str) -> dict[s
     reported to the same Prefect API); fail with the tail of its output."""
     from prefect.settings import PREFECT_API_URL
 
-    package_root = Path(flows.__file__).resolve().parent.parent
-    path = os.pathsep.join(p for p in (str(package_root), os.environ.get("PYTHONPATH")) if p)
-    env = {**os.environ, "PYTHONPATH": path}
+    env = dict(os.environ)
     if api := PREFECT_API_URL.value():  # the child reports to the API this flow uses
         env["PREFECT_API_URL"] = api
-    cmd = [sys.executable, "-m", "flows.pipeline", "--params", params_path, "--until", until]
+    flows = "ragcourt.orchestration.flows"
+    cmd = [sys.executable, "-m", flows, "pipeline", "--params", params_path, "--until", until]
     proc = subprocess.run(cmd, cwd=workspace, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
@@ -329,9 +323,3 @@ def main(argv: list[str] | None = None) -> None:
         name=args.name,
     )
     print(f"sweep summary: {out['path']}")
-
-
-if __name__ == "__main__":
-    from ragcourt.core.entry import run_entry
-
-    run_entry(main)

@@ -1,0 +1,148 @@
+"""The source files a stage's results depend on, from the imports its code really makes.
+
+:func:`code_paths` starts at the stage function's module (and its volatile data's) and follows
+every ``ragcourt`` import, transitively, file by file: module-level and lazy ones inside
+functions alike, and the built-in modules a registry imports on its first lookup (read with
+``ast``, nothing is imported). Importing ``ragcourt.a.b`` runs
+``ragcourt/__init__.py`` and ``ragcourt/a/__init__.py`` too, so those count (and their own
+imports). Package data beside an included module (``reporting/templates``) counts as source.
+dvc.yaml lists exactly these files as a stage's code deps and the Prefect cache key hashes
+them, so an edit re-runs the same work in both engines, and an edit to a module no stage
+code imports leaves the stage up to date.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from ragcourt.core import catalog
+from ragcourt.core.errors import ConfigError
+from ragcourt.orchestration.stage_graph import STAGES
+
+PROJECT_ROOT = catalog.SOURCE_ROOT  # holds ragcourt/
+PACKAGE = "ragcourt"
+
+
+def _ragcourt_imports(path: Path, module: str | None = None) -> set[str]:
+    """``ragcourt.*`` names imported anywhere in the file (also lazy imports inside
+    functions): ``from m import x`` gives ``m`` and ``m.x`` (``x`` may be a submodule).
+    ``module``: the file's own dotted name, to resolve relative imports (else skipped).
+    The modules a registry imports on first lookup count too: the string names in a call's
+    ``builtins=`` argument (:class:`ragcourt.core.registry.Registry`), a package marked with
+    a trailing ``.*`` (it stands for every module in it)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = (module or "").split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == PACKAGE)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if module is None or node.level > len(package):
+                    continue
+                base = package[: len(package) - node.level + 1]
+                name = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                name = node.module or ""
+            if name.split(".")[0] == PACKAGE:
+                found.add(name)
+                found.update(f"{name}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "builtins":
+                    found.update(f"{n}.*" for n in _strings(kw.value) if n.startswith(PACKAGE))
+    return found
+
+
+def _strings(node: ast.expr) -> list[str]:
+    """The string constants of a literal (a string, or a tuple/list of them)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List):
+        return [
+            e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        ]
+    return []
+
+
+def _package_modules(package: str, root: Path) -> list[str]:
+    """``package`` and, when it is a package, every module and subpackage in it whose name
+    does not start with ``_`` (what the registry imports), recursively."""
+    path = module_file(package, root)
+    if path is None or path.name != "__init__.py":
+        return [package]
+    out = [package]
+    for child in sorted(path.parent.iterdir()):
+        name = child.stem if child.suffix == ".py" else child.name
+        if name.startswith("_") or not (child.suffix == ".py" or (child / "__init__.py").is_file()):
+            continue
+        out.extend(_package_modules(f"{package}.{name}", root))
+    return out
+
+
+def module_file(module: str, root: Path) -> Path | None:
+    """The file of a ``ragcourt`` module under ``root`` (``x.py`` or ``x/__init__.py``), or
+    None when the dotted name is not a module (an attribute, a missing module)."""
+    base = root.joinpath(*module.split("."))
+    for cand in (base.with_suffix(".py"), base / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _with_parents(module: str) -> list[str]:
+    """``ragcourt.a.b`` -> ``ragcourt``, ``ragcourt.a``, ``ragcourt.a.b`` (all run on import)."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def _package_data(folder: Path) -> set[Path]:
+    """Non-Python files in the non-package subfolders of a package folder (templates)."""
+    out: set[Path] = set()
+    for sub in folder.iterdir():
+        if not sub.is_dir() or sub.name == "__pycache__" or (sub / "__init__.py").is_file():
+            continue
+        out.update(f for f in sub.rglob("*") if f.is_file() and f.suffix not in {".py", ".pyc"})
+    return out
+
+
+def module_closure(modules: list[str], root: Path = PROJECT_ROOT) -> list[str]:
+    """Sorted paths (relative to ``root``) of ``modules``, their parent packages and every
+    ``ragcourt`` module they import, transitively, plus those packages' data files. Not
+    memoised: callers serialise ``ast.parse`` themselves (CPython 3.11's parser is not
+    thread-safe)."""
+    files: set[Path] = set()
+    todo = [m for name in modules for m in _with_parents(name)]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = module_file(name, root)
+        if path is None:
+            continue
+        files.add(path)
+        for imported in _ragcourt_imports(path, name):
+            if imported.endswith(".*"):  # a registry's built-in modules
+                todo.extend(_package_modules(imported[:-2], root))
+            else:
+                todo.extend(m for m in _with_parents(imported) if m not in seen)
+    data = {d for f in files if f.name == "__init__.py" for d in _package_data(f.parent)}
+    return sorted(p.relative_to(root).as_posix() for p in files | data)
+
+
+def code_paths(stage: str, root: Path = PROJECT_ROOT) -> list[str]:
+    """Sorted source files (relative to ``root``) the results of ``stage`` depend on: the
+    modules of its function (and volatile data) and everything they import, transitively
+    (:func:`module_closure`). What dvc.yaml lists and the Prefect cache key hashes."""
+    sd = STAGES.get(stage)
+    if sd is None:
+        raise ConfigError(f"no stage '{stage}' (stages: {', '.join(STAGES)})")
+    missing = [m for m in sd.modules if module_file(m, root) is None]
+    if missing:
+        raise ConfigError(f"stage '{stage}': no module {missing[0]} under {root}")
+    return module_closure(list(sd.modules), root)

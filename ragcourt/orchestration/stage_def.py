@@ -1,0 +1,129 @@
+"""The shape of one pipeline stage: :class:`StageDef` (what it runs, reads, writes, which
+params keys and command-line options it takes) and :class:`Dep` (one of its inputs).
+
+The stages themselves are declared in :mod:`ragcourt.orchestration.stage_graph`; both engines
+(DVC through ``python -m ragcourt.stages <name>``, Prefect through
+:mod:`ragcourt.orchestration.plan`) call :meth:`StageDef.load`'s function.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+LLMS, EMBEDDERS = "llms", "embedders"  # sections of the model registry (llm.models_file)
+
+
+@dataclass(frozen=True)
+class Dep:
+    """One input of a stage, declared once for both engines; exactly one of:
+
+    - ``artifact``: a catalog name; ``bind`` maps each partition field of its template to
+      ``"$field"`` (the call's own partition value), ``"*"`` (every value; DVC depends on the
+      artifact's folder) or ``"@dotted.key"`` (the value of a params key);
+    - ``param``: a params key whose value is a path (corpus folder, systems file, a user file);
+      ``optional``: it may be null (then no input; dvc.yaml lists the file only when the
+      params it is generated from set the key);
+    - ``prompts``: the prompt file of a stage family.
+
+    ``unless``: a params key; when it is set (not null) a Prefect call does not read this input.
+    """
+
+    artifact: str | None = None
+    bind: tuple[tuple[str, str], ...] = ()
+    param: str | None = None
+    optional: bool = False
+    prompts: str | None = None
+    unless: str | None = None
+
+
+def art(name: str, *, unless: str | None = None, **bind: str) -> Dep:
+    """An artifact input: ``art("chunks", chunking="$chunking")``."""
+    return Dep(artifact=name, bind=tuple(bind.items()), unless=unless)
+
+
+def arts(*names: str) -> tuple[Dep, ...]:
+    """Unpartitioned artifact inputs."""
+    return tuple(Dep(artifact=n) for n in names)
+
+
+@dataclass(frozen=True)
+class EntryOption:
+    """A command-line option of the stage entry (``--<name>``), passed to the stage function
+    as keyword ``name`` (dashes become underscores). ``nargs="+"`` takes a list;
+    ``requires``: another option that must be given with this one."""
+
+    name: str
+    help: str
+    metavar: str | None = None
+    nargs: str | None = None
+    requires: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class StageDef:
+    """A pipeline stage, the same name in DVC, Prefect and the CLI.
+
+    ``function``: ``module:function`` called as ``fn(params, **partition)``. ``partition``:
+    the fields one call covers (``("chunking", "embedder")``; ``("system",)`` is the
+    per-system fan-out of the answer stage, which DVC runs as one stage and Prefect as one
+    call per system plus ``combine``). ``params``: params keys (``{chunking}`` is filled per
+    partition). ``metrics``: outputs DVC keeps in git uncached (summaries); ``llm_metrics``:
+    it writes ``llm_<name>.json``. ``options``: extra options of its command-line entry.
+    """
+
+    name: str
+    function: str
+    description: str
+    deps: tuple[Dep, ...] = ()
+    outs: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    partition: tuple[str, ...] = ()
+    llm_metrics: bool = False
+    options: tuple[EntryOption, ...] = ()
+    #: "module:function" returning JSON data the outputs depend on beyond files and params (the
+    #: environment): DVC runs the stage every time (``always_changed``); Prefect hashes the data
+    volatile: str | None = None
+
+    @property
+    def command(self) -> str:
+        """The DVC command: the generic stage entry with this stage's name."""
+        return f"python -m ragcourt.stages {self.name}"
+
+    @property
+    def summary(self) -> str:
+        """The first sentence of the description."""
+        return " ".join(self.description.split()).split(". ")[0].rstrip(".") + "."
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        """Every catalog artifact the stage writes (outs and metrics)."""
+        return (*self.outs, *self.metrics)
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules its results come from: the function's (and the volatile data's)."""
+        names = [self.function, *([self.volatile] if self.volatile else [])]
+        return tuple(dict.fromkeys(n.partition(":")[0] for n in names))
+
+    def load(self) -> Callable[..., Any]:
+        """The stage function (imports its module)."""
+        return _load(self.function)
+
+    def load_volatile(self) -> Callable[..., Any] | None:
+        """The function returning the environment data, or None."""
+        return _load(self.volatile) if self.volatile else None
+
+
+def _load(target: str) -> Callable[..., Any]:
+    module, _, attr = target.partition(":")
+    fn: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+    return fn

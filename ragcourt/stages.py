@@ -1,0 +1,94 @@
+"""The one command-line entry of every pipeline stage: ``python -m ragcourt.stages <name>``.
+
+dvc.yaml runs it for each stage. It parses ``--params`` and the stage's own options, then calls
+the function the stage graph declares for it
+(:data:`~ragcourt.orchestration.stage_graph.STAGES`), the one the Prefect flow calls too. A
+stage partitioned by chunking (and embedder) takes ``--chunking`` (``--embedder``) or reads
+its partition from ``$DVC_STAGE`` (:func:`ragcourt.core.entry.dvc_partition`). It runs under
+:func:`ragcourt.core.entry.run_entry`: offline environment, the outputs as one set, a user
+error is one line and exit 2, a failed stage (too many failed model calls) exit 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ragcourt.core.entry import dvc_partition, run_entry
+from ragcourt.core.errors import RagcourtError
+from ragcourt.core.params import DEFAULT_PARAMS_PATH, Params
+from ragcourt.orchestration.stage_def import StageDef
+from ragcourt.orchestration.stage_graph import STAGES
+
+#: partition fields a stage takes as options, and the params dict holding their keys
+PARTITION_KEYS = {"chunking": "chunkings", "embedder": "embedders"}
+
+
+def parser() -> argparse.ArgumentParser:
+    """``<stage> [--params FILE] [--<partition field> KEY ...] [stage options]``."""
+    ap = argparse.ArgumentParser(
+        prog="python -m ragcourt.stages", description="Run one stage of the ragcourt pipeline."
+    )
+    sub = ap.add_subparsers(dest="stage", required=True, metavar="STAGE")
+    for sd in STAGES.values():
+        one = sub.add_parser(sd.name, help=sd.summary, description=sd.summary)
+        one.add_argument("--params", default=str(DEFAULT_PARAMS_PATH), help="params file")
+        for field in _partition_fields(sd):
+            one.add_argument(
+                f"--{field}",
+                help=f"a key of params {PARTITION_KEYS[field]} (default: from $DVC_STAGE)",
+            )
+        for opt in sd.options:
+            one.add_argument(
+                opt.flag, dest=opt.name, help=opt.help, metavar=opt.metavar, nargs=opt.nargs
+            )
+    return ap
+
+
+def _partition_fields(sd: StageDef) -> list[str]:
+    return [f for f in sd.partition if f in PARTITION_KEYS]
+
+
+def option_kwargs(sd: StageDef, args: argparse.Namespace) -> dict[str, Any]:
+    """The stage options given on the command line, by keyword (one-line error when an
+    option is given without the one it requires)."""
+    by_name = {opt.name: opt for opt in sd.options}
+    kwargs: dict[str, Any] = {}
+    for opt in sd.options:
+        value = getattr(args, opt.name)
+        if value is None:
+            continue
+        if opt.requires is not None and getattr(args, opt.requires) is None:
+            needed = by_name[opt.requires]
+            raise RagcourtError(
+                f"{opt.flag} is only used with {needed.flag} {needed.metavar or ''}".rstrip()
+            )
+        kwargs[opt.name] = value
+    return kwargs
+
+
+def partition_kwargs(sd: StageDef, args: argparse.Namespace, params: Params) -> dict[str, str]:
+    """The stage's partition: from ``--chunking``/``--embedder`` when all are given, else
+    from ``$DVC_STAGE``."""
+    fields = _partition_fields(sd)
+    given: dict[str, str] = {f: getattr(args, f) for f in fields}
+    if all(given.values()):
+        return given
+    return dvc_partition(sd.name, {f: list(getattr(params, PARTITION_KEYS[f])) for f in fields})
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and run the stage it names."""
+    from ragcourt.core.params import load_params
+
+    args = parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    sd = STAGES[args.stage]
+    options = option_kwargs(sd, args)
+    params = load_params(args.params)
+    sd.load()(params, **partition_kwargs(sd, args, params), **options)
+
+
+if __name__ == "__main__":
+    run_entry(main)

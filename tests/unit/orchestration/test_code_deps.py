@@ -1,0 +1,72 @@
+"""A stage's code deps are the ragcourt files its function really imports: module by module,
+transitively, lazy imports and a registry's built-in modules included, nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragcourt.core.errors import ConfigError
+from ragcourt.orchestration.code_deps import _ragcourt_imports, code_paths, module_closure
+from ragcourt.orchestration.stage_graph import STAGES
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _shuffled_control_modules() -> list[str]:
+    found = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("ragcourt/answering/**/*.py"))
+    shuffled = [f for f in found if f.endswith("shuffled.py")]
+    assert shuffled, "no module of the shuffled control under ragcourt/answering"
+    return shuffled
+
+
+def test_editing_the_shuffled_control_is_no_code_change_of_judge() -> None:
+    shuffled = _shuffled_control_modules()
+    assert set(shuffled) <= set(code_paths("answer"))  # the stage that runs it does see it
+    for stage in ("judge", "judge_retrieval", "judge_summary", "tournament"):
+        deps = code_paths(stage)
+        assert not set(shuffled) & set(deps), stage
+        assert not any(f.startswith("ragcourt/answering/") for f in deps), stage
+
+
+def test_deps_are_files_with_their_parent_packages() -> None:
+    for name in STAGES:
+        deps = code_paths(name)
+        assert all((ROOT / f).is_file() for f in deps), name
+        for f in (d for d in deps if d.endswith(".py")):  # ragcourt.a.b runs a/__init__.py
+            parent = Path(f).parent
+            while parent != Path("."):
+                assert f"{parent.as_posix()}/__init__.py" in deps, (name, f)
+                parent = parent.parent
+    assert "ragcourt/reporting/templates/report.html.j2" in code_paths("report")
+
+
+def test_lazy_imports_and_registry_builtins_count(tmp_path: Path) -> None:
+    pkg = tmp_path / "ragcourt"
+    (pkg / "kinds").mkdir(parents=True)
+    for f in ("__init__.py", "a.py", "unused.py", "kinds/__init__.py", "kinds/one.py"):
+        (pkg / f).write_text("")
+    (pkg / "kinds/_private.py").write_text("")
+    (pkg / "lazy.py").write_text("")
+    (pkg / "a.py").write_text(
+        "from . import b\n"
+        "def f():\n    import ragcourt.lazy\n"
+        "REG = Registry('kind', builtins=('ragcourt.kinds',))\n"
+    )
+    (pkg / "b.py").write_text("X = 1\n")
+    closure = module_closure(["ragcourt.a"], tmp_path)
+    assert closure == [
+        "ragcourt/__init__.py",
+        "ragcourt/a.py",
+        "ragcourt/b.py",  # relative import
+        "ragcourt/kinds/__init__.py",
+        "ragcourt/kinds/one.py",  # a registry imports every public module of the package
+        "ragcourt/lazy.py",  # imported inside a function
+    ]
+    assert "ragcourt.kinds.*" in _ragcourt_imports(pkg / "a.py", "ragcourt.a")
+
+
+def test_unknown_stage_is_a_one_line_error() -> None:
+    with pytest.raises(ConfigError, match=r"no stage 'nope' \(stages: ingest, "):
+        code_paths("nope")
