@@ -12,8 +12,10 @@ fi
 .venv/bin/python -m pip install -q "torch==2.13.0"
 # llama-cpp-python builds from source with native CPU flags. On a CPU with AMX (Intel Xeon
 # Sapphire Rapids and later) that build crashes in its AMX weight-repacking path, so there it is
-# built without native flags and without AMX (measured at 0.94x prompt / 1.10x generation speed
-# of the native build on an AVX-512 machine; docs/guide/troubleshooting.md).
+# built without native flags and without AMX. Measured against the native build on an AVX-512
+# machine (prompt/generation speed): SmolLM2-135M 0.94/1.10, Qwen2.5-1.5B 0.58/0.75; the other
+# fix, loading without extra buffer types, 0.53/0.64 and 0.84/0.59 (benchmarks/data/llama_build_*).
+# Any other install is guarded at load time too (ragcourt/llm/cpu_features.py).
 if grep -qw amx_tile /proc/cpuinfo 2>/dev/null && ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   llama_pin=$(grep -o '"llama-cpp-python==[^"]*"' pyproject.toml | tr -d '"')
   echo "CPU with AMX: building ${llama_pin} without native CPU flags (a few minutes)"
