@@ -11,9 +11,9 @@ Variants (each in its own child process, so each loads its own llama.cpp library
 
 Each child loads the model, warms up, then times the evaluation of the prompt from an empty KV
 cache (prompt tok/s) and the greedy decoding of ``--max-tokens`` tokens one at a time, the end
-of generation ignored (generation tok/s). Repeats rotate the variant order; the table gives medians and
-the ratio to ``native``, and says whether each variant wrote native's text (repacked kernels may
-round differently).
+of generation ignored (generation tok/s). Repeats rotate the variant order; the table gives
+medians and the ratio to ``native``, and says whether each variant wrote native's text
+(repacked kernels may round differently).
 
     PYTHONPATH=. python benchmarks/bench_llama_build.py --model smollm2-135m --repeats 5 \\
         [--portable-site /tmp/llama-portable/site]
