@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from integration.test_answer_stage import _write_chunks, _write_qa  # tests/ is on the path
 
 from ragcourt.core.io import read_table, write_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "integration"))  # the stage test's data builders
-from test_answer_stage import _write_chunks, _write_qa  # noqa: E402
 
 
 def _run(args: list[str], cwd: Path) -> str:

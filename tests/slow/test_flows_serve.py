@@ -11,13 +11,19 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 import pytest
 from _tiny_project import make_project, tool_env
 
+if TYPE_CHECKING:
+    from prefect.client.schemas.objects import State
+    from prefect.client.schemas.responses import DeploymentResponse
+
+T = TypeVar("T")
 DEPLOYMENT = "ragcourt-pipeline/ragcourt-scheduled"
 CRON = "17 3 * * 1"
 
@@ -40,7 +46,13 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=10)
 
 
-def _wait_for(what: str, check, timeout_s: float, proc: subprocess.Popen[bytes], log: Path):
+def _wait_for(
+    what: str,
+    check: Callable[[], T | None],
+    timeout_s: float,
+    proc: subprocess.Popen[bytes],
+    log: Path,
+) -> T:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -102,6 +114,7 @@ def test_cron_deployment_is_served_and_a_triggered_run_completes(
     server_env: dict[str, str], tmp_path: Path
 ) -> None:
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.objects import FlowRun
     from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
@@ -131,20 +144,22 @@ def test_cron_deployment_is_served_and_a_triggered_run_completes(
         with temporary_settings({PREFECT_API_URL: server_env["PREFECT_API_URL"]}):
             client = get_client(sync_client=True)
 
-            def deployment():
+            def deployment() -> DeploymentResponse | None:
                 try:
                     return client.read_deployment_by_name(DEPLOYMENT)
                 except Exception:
                     return None
 
             dep = _wait_for("deployment registered", deployment, 180, serve, log)
-            assert [s.schedule.cron for s in dep.schedules] == [CRON]
+            schedules = [s.schedule for s in dep.schedules]
+            assert [getattr(s, "cron", None) for s in schedules] == [CRON], schedules
             assert dep.parameters["workdir"] == str(ws.resolve())
             assert dep.parameters["until"] == "chunk"
 
             run = run_deployment(DEPLOYMENT, timeout=0)
+            assert isinstance(run, FlowRun)  # the synchronous call returns the run
 
-            def finished():
+            def finished() -> State | None:
                 state = client.read_flow_run(run.id).state
                 return state if state is not None and state.is_final() else None
 

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from integration.test_tournament_stage import STRENGTHS, _workspace  # tests/ is on the path
 
 from ragcourt.core.io import read_table
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "integration"))  # the stage test's workspace builder
-from test_tournament_stage import STRENGTHS, _workspace  # noqa: E402
 
 
 def _run(args: list[str], cwd: Path) -> str:
@@ -22,7 +21,7 @@ def _run(args: list[str], cwd: Path) -> str:
 
 
 @pytest.mark.slow  # ~40 s: four DVC invocations on 2 shared cores
-def test_dvc_repro_tournament_block(tmp_path) -> None:
+def test_dvc_repro_tournament_block(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, STRENGTHS)
     for d in ("ragcourt",):  # the block's code deps
         shutil.copytree(ROOT / d, ws / d, ignore=shutil.ignore_patterns("__pycache__"))
