@@ -392,7 +392,7 @@ def evaluate(
     p.tournament.model = judge_model
     p.judge.correctness_model = judge_model
     if mode is not None:
-        p.judge.correctness_mode = mode  # type: ignore[assignment]
+        p.judge.correctness_mode = mode
     qa_path = catalog.path("qa")
     full_qa = read_table(qa_path, "qa")
     qa = full_qa.head(max_questions) if max_questions else full_qa

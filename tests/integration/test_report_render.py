@@ -141,7 +141,9 @@ def test_run_in_cwd_with_bad_params_is_one_line_error(tmp_path: Path) -> None:
     assert not (tmp_path / "data").exists()
 
 
-def test_run_writes_into_the_cwd(tmp_path: Path, params: Params, monkeypatch) -> None:
+def test_run_writes_into_the_cwd(
+    tmp_path: Path, params: Params, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_artifacts(tmp_path, skip={"metrics"})
     monkeypatch.chdir(tmp_path)
     html_path, md_path = run(params)

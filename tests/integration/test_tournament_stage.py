@@ -41,7 +41,9 @@ def _workspace(tmp: Path, strengths: dict[str, float]) -> Path:
     return tmp
 
 
-def test_stage_writes_leaderboard_plot_and_summary(tmp_path, monkeypatch) -> None:
+def test_stage_writes_leaderboard_plot_and_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(_workspace(tmp_path, STRENGTHS))
     tournament.run(load_params("params.yaml"))
     out = tmp_path / "data/tournament"
@@ -85,7 +87,9 @@ def test_stage_writes_leaderboard_plot_and_summary(tmp_path, monkeypatch) -> Non
     assert pairwise.filter("in_swiss")["in_round_robin"].all()
 
 
-def test_round_robin_off_reports_no_measured_round_robin_counts(tmp_path, monkeypatch) -> None:
+def test_round_robin_off_reports_no_measured_round_robin_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(_workspace(tmp_path, STRENGTHS))
     params = load_params("params.yaml")
     params.tournament.round_robin = False
@@ -99,7 +103,9 @@ def test_round_robin_off_reports_no_measured_round_robin_counts(tmp_path, monkey
     assert summary["judge_calls_executed"] == summary["swiss"]["judge_calls"] == 2 * N_Q * 8
 
 
-def test_matches_where_every_judgement_failed_are_counted_as_failed(tmp_path, monkeypatch) -> None:
+def test_matches_where_every_judgement_failed_are_counted_as_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ws = _workspace(tmp_path, STRENGTHS)
     corr = pl.read_parquet(ws / "data/judge/correctness.parquet")
     corr = corr.with_columns(  # every judgement involving echo fails
@@ -129,7 +135,9 @@ def test_matches_where_every_judgement_failed_are_counted_as_failed(tmp_path, mo
     assert summary["kendall_swiss_vs_rr"]["tau_b"] is not None
 
 
-def test_single_system_mode_against_reference_tiers(tmp_path, monkeypatch) -> None:
+def test_single_system_mode_against_reference_tiers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(_workspace(tmp_path, STRENGTHS))
     tournament.run(load_params("params.yaml"))
     ref = tmp_path / "reference_leaderboard.parquet"
@@ -168,7 +176,7 @@ def _workspace_newcomer(tmp: Path) -> None:
     corr.write_parquet(tmp / "data/judge/correctness.parquet")
 
 
-def test_cli_bad_input_is_one_line_error(tmp_path) -> None:
+def test_cli_bad_input_is_one_line_error(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, {"alpha": 0.9})
     proc = subprocess.run(
         [sys.executable, "-m", "ragcourt.stages", "tournament", "--params", "params.yaml"],
@@ -182,7 +190,9 @@ def test_cli_bad_input_is_one_line_error(tmp_path) -> None:
     assert "at least 2 systems" in proc.stderr
 
 
-def test_missing_correctness_table_is_named(tmp_path, monkeypatch) -> None:
+def test_missing_correctness_table_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(_workspace(tmp_path, STRENGTHS))
     (tmp_path / "data/judge/correctness.parquet").unlink()
     with pytest.raises(RagcourtError, match=r"correctness\.parquet: input artifact not found"):
