@@ -77,6 +77,7 @@ def correctness_frame(strengths: dict[str, float], n_questions: int, seed: int =
                     "rationale": "synthetic",
                     "error": None,
                     "form": "probability",
+                    "grading_method": "logits",
                 }
             )
     return pl.DataFrame(
@@ -88,5 +89,6 @@ def correctness_frame(strengths: dict[str, float], n_questions: int, seed: int =
             "rationale": pl.String,
             "error": pl.String,
             "form": pl.String,
+            "grading_method": pl.String,
         },
     )

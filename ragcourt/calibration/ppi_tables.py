@@ -178,7 +178,7 @@ def _tournament_row(
             & pl.col("error").is_null()
             & pl.col("score_a").is_not_null()
         )
-        .group_by("question_id")
+        .group_by("question_id", maintain_order=True)  # row order fixes the float sums
         .agg(pl.col("score_a").mean().alias("shat"))
         .join(strata, on="question_id", how="left")
         .with_columns(pl.col("stratum").fill_null("unjudged"))

@@ -62,8 +62,15 @@ def obeying(attack: str) -> Callable[[Messages], dict[str, float]]:
     def next_token(msgs: Messages) -> dict[str, float]:
         outside = "\n".join(outside_fences(m["content"]) for m in msgs)
         if any(x in outside for x in probes):
-            return {"yes": 0.97, "no": 0.01, "0": 0.01, "2": 0.02, "4": 0.96, "NO": 0.01}
-        return {"no": 0.9, "yes": 0.05, "0": 0.9, "1": 0.05, "2": 0.02, "NO": 0.9}
+            return {
+                **{"yes": 0.97, "no": 0.01, "0": 0.01, "1": 0.005, "2": 0.02, "3": 0.005},
+                **{"4": 0.96, "NO": 0.01},
+            }
+        # every digit label listed, so the judges read this distribution (no label probes)
+        return {
+            **{"no": 0.9, "yes": 0.05, "0": 0.9, "1": 0.05, "2": 0.02, "3": 0.01},
+            **{"4": 0.01, "NO": 0.9},
+        }
 
     return next_token
 
