@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ragcourt.core import catalog
 from ragcourt.core.io import read_table
+from ragcourt.orchestration import dvc_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = {
@@ -38,8 +40,6 @@ def test_dvc_repro_qagen_byo_and_retrieval_eval(tmp_path: Path) -> None:
     (ws / "data/corpus").mkdir(parents=True)
     for name, text in SENTENCES.items():
         (ws / "data/corpus" / name).write_text(text, encoding="utf-8")
-    blocks = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": {s: blocks[s] for s in STAGES}}))
     params = yaml.safe_load((ROOT / "params.yaml").read_text())  # DVC needs every tracked key
     params |= {
         "chunkings": {"c12": {"size": 12, "overlap": 2}, "c24": {"size": 24, "overlap": 4}},
@@ -48,10 +48,18 @@ def test_dvc_repro_qagen_byo_and_retrieval_eval(tmp_path: Path) -> None:
     }
     params["qagen"] |= {"reference_chunking": "c24", "qa_file": "my_qa.jsonl"}
     (ws / "params.yaml").write_text(yaml.safe_dump(params))
+    systems = {"defaults": {"chunking": "c24", "embedder": "minilm"},
+               "systems": [{"name": "dense-k3", "retriever": "dense", "top_k": 3}]}  # fmt: skip
+    (ws / "configs/systems.yaml").write_text(yaml.safe_dump(systems))
+    blocks = yaml.safe_load(dvc_yaml.render(ws))["stages"]  # for this project: its QA file
+    (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": {s: blocks[s] for s in STAGES}}))
     dvc = [sys.executable, "-m", "dvc"]
     _run(["git", "init", "-q"], ws)
     _run([*dvc, "init", "-q"], ws)
     _run([*dvc, "repro", "ingest"], ws)
+    routes = ws / catalog.path("llm_routes")  # the llm_routes stage's file: a plain input here
+    routes.parent.mkdir(parents=True, exist_ok=True)
+    routes.write_text("{}\n")
 
     docs = read_table(ws / "data/documents.parquet", "documents")
     items = []

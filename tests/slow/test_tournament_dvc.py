@@ -9,6 +9,7 @@ import pytest
 import yaml
 from integration.test_tournament_stage import STRENGTHS, _workspace  # tests/ is on the path
 
+from ragcourt.core import catalog
 from ragcourt.core.io import read_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +28,9 @@ def test_dvc_repro_tournament_block(tmp_path: Path) -> None:
         shutil.copytree(ROOT / d, ws / d, ignore=shutil.ignore_patterns("__pycache__"))
     block = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["tournament"]
     (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"tournament": block}}))
+    routes = ws / catalog.path("llm_routes")  # the llm_routes stage's file: a plain input here
+    routes.parent.mkdir(parents=True, exist_ok=True)
+    routes.write_text("{}\n")
     dvc = [sys.executable, "-m", "dvc"]
     _run(["git", "init", "-q"], ws)
     _run([*dvc, "init", "-q"], ws)
