@@ -7,17 +7,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ragcourt.answering.names import check_system_name
 from ragcourt.answering.retriever_kinds import check_retriever, is_control, needs_embedder
+from ragcourt.core.fixed_model import HandWrittenModel
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FusionSpec(_Strict):
+class FusionSpec(HandWrittenModel):
     """RAG-Fusion: the LLM writes ``n_variants`` rewrites of the question; the rankings of the
     original and every variant are fused by RRF (score = Σ 1/(rrf_k + rank))."""
 
@@ -27,7 +24,7 @@ class FusionSpec(_Strict):
     max_tokens: int = Field(default=128, gt=0)
 
 
-class SystemSpec(_Strict):
+class SystemSpec(HandWrittenModel):
     """One built-in system as written in the systems file (before resolving defaults);
     ``retriever`` is a registered kind (:mod:`ragcourt.answering.retriever_kinds`)."""
 
@@ -70,7 +67,7 @@ class SystemSpec(_Strict):
         return self
 
 
-class ShuffledSpec(_Strict):
+class ShuffledSpec(HandWrittenModel):
     """A shuffled-answers control: ``base``'s answer to a different question (a derangement)."""
 
     name: str
@@ -83,7 +80,7 @@ class ShuffledSpec(_Strict):
         return check_system_name(value)
 
 
-class GridSpec(_Strict):
+class GridSpec(HandWrittenModel):
     """A product of factors over a base configuration."""
 
     prefix: str | None = None
@@ -92,7 +89,7 @@ class GridSpec(_Strict):
     factors: dict[str, Any]  # field -> list of levels, or {label: level}
 
 
-class SystemsFile(_Strict):
+class SystemsFile(HandWrittenModel):
     defaults: dict[str, Any] = Field(default_factory=dict)
     systems: list[dict[str, Any]] = Field(default_factory=list)
     grids: list[GridSpec] = Field(default_factory=list)

@@ -18,3 +18,10 @@ class FixedModel(BaseModel):
     model_config = ConfigDict(
         extra="forbid", strict=True, frozen=True, ser_json_inf_nan="constants"
     )
+
+
+class HandWrittenModel(FixedModel):
+    """A :class:`FixedModel` for files people write by hand (``systems.yaml``): fixed keys and
+    frozen, with values coerced the way a YAML author expects (``"5"`` for a count is read)."""
+
+    model_config = ConfigDict(strict=False)

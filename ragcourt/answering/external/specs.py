@@ -19,9 +19,10 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ragcourt.answering.names import check_system_name
+from ragcourt.core.fixed_model import HandWrittenModel
 
 KINDS_EXTERNAL = ("answers_file", "python", "http")
 ANSWERS_FILE_SUFFIXES = (".parquet", ".jsonl", ".csv")
@@ -34,10 +35,6 @@ CREDENTIAL_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie"}
 )
 PATH_SEGMENT_RE = re.compile(r"^[^.\s]+$")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def check_json_path(value: str | None) -> str | None:
@@ -62,7 +59,7 @@ def _leaves(value: Any) -> list[str]:
     return []
 
 
-class _External(_Strict):
+class _External(HandWrittenModel):
     name: str
 
     @field_validator("name")
@@ -131,7 +128,7 @@ class PythonSpec(_External):
         return self.callable.partition(":")[2]
 
 
-class ContextFields(_Strict):
+class ContextFields(HandWrittenModel):
     """Dotted paths, inside each item of the contexts list of an HTTP reply, to the passage
     fields (without it an item is a string or an object with the standard passage keys)."""
 
@@ -147,7 +144,7 @@ class ContextFields(_Strict):
         return check_json_path(value)
 
 
-class OpenAIChat(_Strict):
+class OpenAIChat(HandWrittenModel):
     """Shortcut for an OpenAI-compatible chat endpoint: POST ``<base_url>/chat/completions``
     with the question as the user message; the answer is ``choices.0.message.content``."""
 
