@@ -29,7 +29,7 @@ from ragcourt.answering.stage import QA_PATH, select_systems
 from ragcourt.answering.systems import group_by_retrieval, load_systems
 from ragcourt.core.entry import setup_logging
 from ragcourt.core.io import read_table
-from ragcourt.core.params import RETRIEVER_KINDS, load_params
+from ragcourt.core.params import load_params
 from ragcourt.llm.types import ChatRequest, ChatResult
 
 
@@ -57,7 +57,7 @@ def main() -> None:
     setup_logging()  # the gateway logs one line per batch: progress on slow machines
 
     from ragcourt.llm import Gateway
-    from ragcourt.retrieval.retrieve import open_retriever
+    from ragcourt.retrieval.retrieve import RETRIEVERS, open_retriever
 
     params = load_params(args.params)
     params.llm.cache = False  # time real model calls, not cache hits
@@ -69,7 +69,7 @@ def main() -> None:
     spent = {"retrieval": 0.0, "generation": 0.0}
     t_all, cpu_all = time.perf_counter(), time.process_time()
     for key, members in group_by_retrieval(systems).items():
-        kind = next((k for k in RETRIEVER_KINDS if k == key.retriever), None)
+        kind = key.retriever if key.retriever in RETRIEVERS else None
         if kind is None:  # a control (oracle, random, none): no index, nothing to time
             print(f"{key.label}: a control retriever, not benchmarked")
             continue

@@ -38,8 +38,6 @@ from ragcourt.core.names import case_collision, check_safe_name
 
 DEFAULT_PARAMS_PATH = Path(DEFAULT_PARAMS_FILE)
 
-RetrieverKind = Literal["dense", "bm25", "hybrid"]
-RETRIEVER_KINDS: tuple[RetrieverKind, ...] = ("dense", "bm25", "hybrid")
 
 
 def _not_blank(value: str) -> str:
@@ -124,8 +122,9 @@ class BM25Params(Strict):
 
 
 class RetrievalParams(Strict):
-    retrievers: list[RetrieverKind] = Field(
-        default_factory=lambda: list(RETRIEVER_KINDS), min_length=1
+    # kinds of the retriever registry (ragcourt.retrieval.retrieve.RETRIEVERS), checked there
+    retrievers: list[NonEmptyStr] = Field(
+        default_factory=lambda: ["dense", "bm25", "hybrid"], min_length=1
     )
     rrf_k: StrictInt = Field(default=60, gt=0)
     depth: StrictInt = Field(default=10, gt=0)

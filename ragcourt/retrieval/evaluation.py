@@ -38,7 +38,7 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table, write_json, write_parquet, write_with
-from ragcourt.core.params import Params, RetrieverKind
+from ragcourt.core.params import Params
 from ragcourt.core.schemas import TABLES, frame_schema
 
 log = logging.getLogger("ragcourt.retrieval_eval")
@@ -53,11 +53,18 @@ NO_EMBEDDER = "-"  # label of embedder-independent retrievers (BM25) in metrics.
 _MEASURE = re.compile(r"^(?P<metric>.+?)@(?P<k>\d+)$")
 
 
-def evaluation_grid(params: Params) -> Iterator[tuple[str, str | None, RetrieverKind]]:
-    """(chunking, embedder or None, retriever) triples; BM25 once per chunking."""
+def evaluation_grid(params: Params) -> Iterator[tuple[str, str | None, str]]:
+    """(chunking, embedder or None, retriever) triples; a retriever that reads no embedder
+    (BM25) once per chunking. An unregistered kind is a one-line ConfigError."""
+    from ragcourt.retrieval.retrieve import RETRIEVERS
+
+    kinds = [
+        (r, RETRIEVERS.get(r, f"retrieval.retrievers[{i}]"))
+        for i, r in enumerate(params.retrieval.retrievers)
+    ]
     for chunking in params.chunkings:
-        for retriever in params.retrieval.retrievers:
-            if retriever == "bm25":
+        for retriever, kind in kinds:
+            if not kind.embedder:
                 yield chunking, None, retriever
             else:
                 for embedder in params.embedders:
