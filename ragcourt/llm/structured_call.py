@@ -11,6 +11,7 @@ that does not parse (:func:`ragcourt.llm.structured.parse_reply`) is sent back w
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
@@ -61,6 +62,20 @@ def json_format(req: ChatRequest, model: type[BaseModel] | None) -> dict[str, An
     return None
 
 
+@dataclass
+class _Spent:
+    """Tokens and latency summed over a structured request's attempts."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+    def add(self, r: ChatResult) -> None:
+        self.prompt_tokens += r.prompt_tokens
+        self.completion_tokens += r.completion_tokens
+        self.latency_s += r.latency_s
+
+
 async def structured_one(
     call: Call,
     req: ChatRequest,
@@ -76,8 +91,21 @@ async def structured_one(
     messages = list(req.messages)
     last: ChatResult | None = None
     error = ""
-    tokens = [0, 0]
-    latency = 0.0
+    spent = _Spent()
+
+    def result(ok: bool, reply: ChatResult, n: int, **kw: Any) -> StructuredResult[M]:
+        return result_type(
+            ok=ok,
+            raw=reply.text,
+            model=req.model,
+            cached=reply.cached,
+            latency_s=spent.latency_s,
+            prompt_tokens=spent.prompt_tokens,
+            completion_tokens=spent.completion_tokens,
+            attempts=n,
+            **kw,
+        )
+
     for attempt in range(1, parse_retries + 2):
         this = req.model_copy(update={"messages": tuple(messages), "json_mode": fmt is not None})
         last = (await call(this, response_format=fmt)).result
@@ -91,21 +119,9 @@ async def structured_one(
                 no_response_format.add(req.model)
                 log.info("%s refused response_format: JSON by prompt and validation", req.model)
                 fmt, last = None, plain
-        tokens[0] += last.prompt_tokens
-        tokens[1] += last.completion_tokens
-        latency += last.latency_s
+        spent.add(last)
         if not last.ok:
-            return result_type(
-                ok=False,
-                raw=last.text,
-                error=last.error,
-                model=req.model,
-                cached=last.cached,
-                latency_s=latency,
-                prompt_tokens=tokens[0],
-                completion_tokens=tokens[1],
-                attempts=attempt,
-            )
+            return result(False, last, attempt, error=last.error)
         try:
             value = structured.parse_reply(last.text, model)
         except structured.ReplyParseError as err:
@@ -115,29 +131,10 @@ async def structured_one(
                 ("user", structured.repair_message(error, model)),
             ]
             continue
-        return result_type(
-            ok=True,
-            value=value,
-            raw=last.text,
-            model=req.model,
-            cached=last.cached,
-            latency_s=latency,
-            prompt_tokens=tokens[0],
-            completion_tokens=tokens[1],
-            attempts=attempt,
-        )
+        return result(True, last, attempt, value=value)
     account.record_parse_failure(req.model)
     assert last is not None
     n = parse_retries + 1
     how = "response_format and validation" if fmt is not None else "prompt and validation"
-    return result_type(
-        ok=False,
-        raw=last.text,
-        error=f"{req.model}: reply not parsable after {n} attempts (JSON by {how}): {error}",
-        model=req.model,
-        cached=last.cached,
-        latency_s=latency,
-        prompt_tokens=tokens[0],
-        completion_tokens=tokens[1],
-        attempts=n,
-    )
+    why = f"{req.model}: reply not parsable after {n} attempts (JSON by {how}): {error}"
+    return result(False, last, n, error=why)
