@@ -39,7 +39,6 @@ from ragcourt.core.names import case_collision, check_safe_name
 DEFAULT_PARAMS_PATH = Path(DEFAULT_PARAMS_FILE)
 
 
-
 def _not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be empty")
@@ -298,6 +297,9 @@ class JudgeParams(Strict):
     correctness_mode: str = "rubric"
     correctness_judge: str = "ref_similarity"
     relevance_model: str | None = None
+    # a kind of the relevance grader registry (ragcourt.judging.relevance_graders, checked by
+    # ragcourt.judging.builders.check_judge_params): llm: RAGElo 0/1/2 by relevance_model
+    relevance_grader: NonEmptyStr = "llm"
     prompt_version: str = "v1"
     # one-token judges (prompt v2: LLM verdict, expected correctness, relevance): false reads
     # the label's next-token probabilities (form "probability"); true generates a written

@@ -15,9 +15,11 @@ from ragcourt.core.params import JudgeParams, JudgeSpec
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
     CORRECTNESS_GRADERS,
+    RELEVANCE_GRADERS,
     AnswerJudge,
     CorrectnessGrader,
     JudgeContext,
+    RelevanceGrader,
 )
 
 
@@ -46,13 +48,21 @@ def build_judges(names: Sequence[str], ctx: JudgeContext) -> dict[str, AnswerJud
 
 def check_judge_params(judge: JudgeParams) -> None:
     """Every kind the judge params name is registered (``judge.judges.<name>.kind``,
-    ``judge.correctness_mode``); else a one-line ConfigError listing the registered kinds."""
+    ``judge.correctness_mode``, ``judge.relevance_grader``); else a one-line ConfigError
+    listing the registered kinds."""
     for name, spec in judge.judges.items():
         ANSWER_JUDGES.check(spec.kind, f"judge.judges.{name}.kind")
     CORRECTNESS_GRADERS.check(judge.correctness_mode, "judge.correctness_mode")
+    RELEVANCE_GRADERS.check(judge.relevance_grader, "judge.relevance_grader")
 
 
 def build_grader(ctx: JudgeContext) -> CorrectnessGrader:
     """The correctness grader ``judge.correctness_mode`` names."""
     mode = ctx.params.judge.correctness_mode
     return CORRECTNESS_GRADERS.get(mode, "judge.correctness_mode")(ctx)
+
+
+def build_relevance_grader(ctx: JudgeContext) -> RelevanceGrader:
+    """The relevance grader ``judge.relevance_grader`` names."""
+    kind = ctx.params.judge.relevance_grader
+    return RELEVANCE_GRADERS.get(kind, "judge.relevance_grader")(ctx)

@@ -23,14 +23,8 @@ from ragcourt.core.provenance import (
     NO_RETRIEVED_PASSAGES,
     retrieval_gap,
 )
-from ragcourt.judging.llm_judges import one_token
-from ragcourt.judging.relevance import (
-    GRADE_LEVELS,
-    grade_passage_relevance,
-    relevance_token_requests,
-    retrieved_passages,
-    unique_passages,
-)
+from ragcourt.judging.builders import build_relevance_grader, check_judge_params
+from ragcourt.judging.relevance import retrieved_passages, unique_passages
 from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING, systems_without_passages
 from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.udcg import (
@@ -58,19 +52,16 @@ def judge_retrieval(
     all_passages = unique_passages(passages)
     top = passages.filter(pl.col("rank") <= jp.udcg.k)
     top_passages = unique_passages(top)
-    rel_model, udcg_model = llm.resolve(jp.relevance_model), llm.resolve(jp.udcg.model)
+    grader = build_relevance_grader(ctx)
+    udcg_model = llm.resolve(jp.udcg.model)
     rel_dists = udcg_dists = None
-    if not jp.reason and one_token("relevance", jp.prompt_version):
+    rel_group = grader.token_requests(all_passages, qa)
+    if rel_group is not None:
         # one batch for both judges: where the prompts share the question-and-passage prefix
         # (judge.yaml v4, v5) the UDCG call reuses the relevance call's KV state of the passage
         rel_dists, udcg_dists = ctx.gateway.next_token_probs_grouped(
             [
-                (
-                    relevance_token_requests(
-                        all_passages, qa, rel_model, jp.prompt_version, llm.temperature, llm.seed
-                    ),
-                    list(GRADE_LEVELS),
-                ),
+                rel_group,
                 (
                     passage_udcg_requests(top_passages, qa, udcg_model, jp.prompt_version),
                     [NO_RESPONSE],
@@ -78,17 +69,7 @@ def judge_retrieval(
             ],
             desc="relevance+udcg",
         )
-    relevance = grade_passage_relevance(
-        all_passages,
-        qa,
-        ctx.gateway,
-        rel_model,
-        jp.prompt_version,
-        llm.temperature,
-        llm.seed,
-        jp.reason,
-        rel_dists,
-    )
+    relevance = grader.grade(all_passages, qa, rel_dists)
     probs = abstention_probabilities(
         top_passages, qa, ctx.gateway, udcg_model, jp.prompt_version, udcg_dists
     )
@@ -120,6 +101,7 @@ def judged_udcg_rows(udcg: pl.DataFrame) -> pl.DataFrame:
 
 def run(params: Params) -> None:
     """Stage ``judge_retrieval`` (paths relative to the cwd)."""
+    check_judge_params(params.judge)  # unknown kinds: one line before any model call
     answers, qa = read_answers_and_qa()
     for system in systems_without_passages(answers):
         log.info("judge_retrieval: %s: %s", system, NO_RETRIEVAL_JUDGING)

@@ -13,6 +13,9 @@ Answer judges (this package), params ``judge.judges.<name>.kind`` -> :data:`ANSW
 Correctness graders, params ``judge.correctness_mode`` -> :data:`CORRECTNESS_GRADERS`:
   :class:`CorrectnessGrader` instance, built from the context, grades each item ->
   :class:`CorrectnessGrade` (score in [0, 1] or failed).
+Relevance graders, params ``judge.relevance_grader`` -> :data:`RELEVANCE_GRADERS`:
+  :class:`RelevanceGrader` instance, built from the context, grades each retrieved passage
+  against its question -> a row of the ``relevance`` table (0/1/2 and its expectation).
 Pairwise judges (:mod:`ragcourt.tournament.pairwise`), params ``tournament.judge`` ->
   ``PAIRWISE_JUDGES``: ``PairwiseJudge`` instance, built from the context, judges each
   ``OrderKey`` (one presentation order of one question of a pair) -> ``OrderVerdict``
@@ -43,7 +46,7 @@ from ragcourt.core.params import JudgeSpec, Params
 from ragcourt.core.registry import Registry
 
 if TYPE_CHECKING:
-    from ragcourt.llm import Gateway
+    from ragcourt.llm import ChatRequest, Gateway, TokenDistribution
 
 
 @dataclass(eq=False)
@@ -167,4 +170,34 @@ class CorrectnessGrader(Protocol):
 CorrectnessGraderFactory = Callable[[JudgeContext], CorrectnessGrader]
 CORRECTNESS_GRADERS: Registry[CorrectnessGraderFactory] = Registry(
     "correctness grader", builtins=("ragcourt.judging.graders",)
+)
+
+
+# ---------------------------------------------------------------- relevance graders
+
+
+class RelevanceGrader(Protocol):
+    """A configured passage-relevance grader.
+
+    ``grade(passages, qa, dists)`` returns the ``relevance`` table, one row per unique
+    (question, passage) of ``passages`` (:func:`ragcourt.judging.relevance.unique_passages`).
+    ``token_requests`` gives the next-token requests and labels it would ask, so the stage can
+    send them in one batch with UDCG's (shared passage prefixes), or None; ``dists`` are their
+    answers, in order."""
+
+    def token_requests(
+        self, passages: pl.DataFrame, qa: pl.DataFrame
+    ) -> tuple[list[ChatRequest], list[str]] | None: ...
+
+    def grade(
+        self,
+        passages: pl.DataFrame,
+        qa: pl.DataFrame,
+        dists: Sequence[TokenDistribution] | None,
+    ) -> pl.DataFrame: ...
+
+
+RelevanceGraderFactory = Callable[[JudgeContext], RelevanceGrader]
+RELEVANCE_GRADERS: Registry[RelevanceGraderFactory] = Registry(
+    "relevance grader", builtins=("ragcourt.judging.relevance_graders",)
 )
