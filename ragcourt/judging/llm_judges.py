@@ -1,7 +1,7 @@
 """LLM judge: a binary correct/incorrect verdict from any litellm model string.
 
 The model reads (question, every reference answer, candidate answer). From prompt version
-v2 (issues 14 and 17) the three are fenced data and the verdict is P(correct) = P("yes") at
+v2 the three are fenced data and the verdict is P(correct) = P("yes") at
 the first answer token after "Is the candidate answer correct? Answer with one word: yes or
 no." (:func:`ragcourt.llm.graded.grade`, form ``probability``); verdict = P(correct) >=
 ``threshold`` (the judge spec's, default 0.5). ``judge.reason: true`` or a model without

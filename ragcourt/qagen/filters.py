@@ -7,7 +7,7 @@ Three LLM judges; their prompts are ``configs/prompts/qagen_filters.yaml``
 * faithfulness(answer, context): the answer's claims are stated in the context;
 * relevance(question, answer): the answer responds directly to the question.
 
-From v2 (issues 14 and 17) the fields are fenced data and each judge is a yes/no question:
+From v2 the fields are fenced data and each judge is a yes/no question:
 score = P(yes) at the first answer token (form ``probability``, one forward pass), or with
 ``filter_reason`` / a model without logprobs a generated ``{"reason", "label": "yes"|"no"}``
 scored 1/0 (form ``generated``), see :mod:`ragcourt.llm.graded`. v1 asks for the original

@@ -1,4 +1,4 @@
-"""The QA quality gate (issues 13 and 18): rule filters that run before the LLM judges.
+"""The QA quality gate: rule filters that run before the LLM judges.
 
 Texts are compared as *units*: each CJK character is one unit, any other run of letters or
 digits is one lower-cased word, so every rule works the same on Chinese and on English.

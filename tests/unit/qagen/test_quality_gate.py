@@ -1,4 +1,4 @@
-"""QA quality gate (issues 13, 18): each rule on hand-written cases, and as registered filters."""
+"""QA quality gate: each rule on hand-written cases, and as registered filters."""
 
 from __future__ import annotations
 
