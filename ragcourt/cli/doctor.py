@@ -85,21 +85,13 @@ def check_embedders(params: Params) -> list[Check]:
 
 
 def local_models(params: Params, systems: Sequence[AnySystem] = ()) -> list[str]:
-    """Registry names of every ``local/<name>`` model params or the ``systems`` refer to."""
-    roles = [
-        params.llm.model,
-        params.qagen.question_model,
-        params.qagen.answer_model,
-        params.qagen.filter_model,
-        params.judge.correctness_model,
-        params.judge.relevance_model,
-        params.judge.udcg.model,
-        params.tournament.model,
-        *(j.model for j in params.judge.judges.values()),
-        *(m for s in systems for m in s.llm_models()),
-    ]
-    names = {m.split("/", 1)[1] for m in roles if m and m.startswith("local/")}
-    return sorted(names)
+    """Registry names of every ``local/<name>`` model params or the ``systems`` refer to: the
+    models of every model-calling stage (:func:`~ragcourt.orchestration.llm_routes.stage_models`)
+    and ``llm.model``."""
+    from ragcourt.orchestration.llm_routes import stage_models
+
+    roles = {params.llm.model, *(m for ms in stage_models(params, systems).values() for m in ms)}
+    return sorted(m.split("/", 1)[1] for m in roles if m.startswith("local/"))
 
 
 def check_local_llms(params: Params, systems: Sequence[AnySystem] = ()) -> list[Check]:
