@@ -47,6 +47,13 @@ def _not_blank(value: str) -> str:
 
 # A string that must say something (a model, a path, a name): empty or blank is an error.
 NonEmptyStr = Annotated[str, AfterValidator(_not_blank)]
+
+MAX_TIMEOUT_S = 3600.0
+"""Upper bound of every timeout and retry delay (params and systems.yaml): one hour."""
+# A timeout: finite, > 0 and at most MAX_TIMEOUT_S (`.inf` or 1e9 would wait forever).
+TimeoutS = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
+# A delay before a retry: finite, >= 0 and at most MAX_TIMEOUT_S.
+DelayS = Annotated[float, Field(ge=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
 _EXTENSION_RE = re.compile(r"\.[a-z0-9][a-z0-9_+-]*")
 
 
@@ -182,13 +189,11 @@ class LLMParams(Strict):
     concurrency_per_model: dict[str, Annotated[StrictInt, Field(ge=1, le=10_000)]] = Field(
         default_factory=lambda: {"local/": 1}
     )
-    timeout_s: float = Field(default=120.0, gt=0, le=86_400)
+    timeout_s: TimeoutS = 120.0
     max_retries: StrictInt = Field(default=3, ge=0, le=100)
     parse_retries: StrictInt = Field(default=2, ge=0, le=100)
-    retry_backoff_s: float = Field(
-        default=1.0, ge=0, le=3600
-    )  # delay before retry n: base * 2**(n-1)
-    retry_backoff_max_s: float = Field(default=30.0, ge=0, le=86_400)
+    retry_backoff_s: DelayS = 1.0  # delay before retry n: base * 2**(n-1)
+    retry_backoff_max_s: DelayS = 30.0
     next_token_top_logprobs: StrictInt = Field(default=20, ge=1, le=20)  # hosted next_token_probs
     # local models: reuse the KV state of the prompt prefix shared with the previous call (same
     # replies; off only to measure or to rule it out)
@@ -406,6 +411,20 @@ class FailureParams(Strict):
     fail_on_system: StrictBool = True
 
 
+class LimitsParams(Strict):
+    """Size bounds on what external systems hand the answer stage (docs: troubleshooting,
+    Limits). An HTTP reply body over ``http_reply_max_bytes`` is cut off while it streams and
+    the question becomes an error row; an answer over ``answer_max_chars`` or a passage over
+    ``context_max_chars`` makes that question an error row; identical passages are kept once
+    and at most ``contexts_max`` are kept per answer (the first ones, the rest dropped and
+    logged)."""
+
+    http_reply_max_bytes: StrictInt = Field(default=1_000_000, ge=1_000, le=1_000_000_000)
+    answer_max_chars: StrictInt = Field(default=50_000, ge=1, le=100_000_000)
+    context_max_chars: StrictInt = Field(default=50_000, ge=1, le=100_000_000)
+    contexts_max: StrictInt = Field(default=50, ge=1, le=10_000)
+
+
 class Params(Strict):
     """Root of params.yaml."""
 
@@ -429,6 +448,7 @@ class Params(Strict):
     calibration: CalibrationParams = Field(default_factory=CalibrationParams)
     failure: FailureParams = Field(default_factory=FailureParams)
     controls: ControlsParams = Field(default_factory=ControlsParams)
+    limits: LimitsParams = Field(default_factory=LimitsParams)
 
     @field_validator("chunkings", "embedders")
     @classmethod

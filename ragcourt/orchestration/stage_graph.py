@@ -122,7 +122,7 @@ STAGES: dict[str, StageDef] = {
                 art("index", chunking="$chunking", embedder="$embedder"),
             ),
             outs=("answer_partition", "answers", "answers_summary"),
-            params=("systems_file", "llm", "retrieval", "controls"),
+            params=("systems_file", "llm", "retrieval", "controls", "limits"),
             models=(EMBEDDERS, LLMS),
             partition=("system",),
             llm_metrics=True,
