@@ -49,6 +49,7 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.fixed_model import FixedModel
 from ragcourt.core.io import atomic_path, write_with
+from ragcourt.core.spreadsheet import from_cell, to_row
 
 DEFAULT_LABELS_DIR = Path(catalog.DEFAULT_LABELS_DIR)
 DEFAULT_LABELER = "labels"
@@ -381,7 +382,8 @@ REF_SEP = "\n---\n"
 
 def export_csv(sample: pl.DataFrame, path: Path, labels: Mapping[str, Label] | None = None) -> Path:
     """Write ``sample`` (display order, system hidden) as a CSV for spreadsheet labelling,
-    with the ``label`` column pre-filled from ``labels`` (item_id -> label); atomic."""
+    with the ``label`` column pre-filled from ``labels`` (item_id -> label); atomic. Every
+    cell goes through :func:`~ragcourt.core.spreadsheet.to_cell` (no cell is a formula)."""
     labels = labels or {}
 
     def writer(tmp: Path) -> None:
@@ -392,17 +394,19 @@ def export_csv(sample: pl.DataFrame, path: Path, labels: Mapping[str, Label] | N
                 lab = labels.get(r["item_id"])
                 is_answer = r["kind"] == "answer"
                 w.writerow(
-                    [
-                        r["item_id"],
-                        r["kind"],
-                        r["question"],
-                        REF_SEP.join(r["references"] or []),
-                        r["answer"] or "",
-                        r["passage"] or "",
-                        "correct / incorrect / cant_tell" if is_answer else "0 / 1 / 2",
-                        "" if lab is None else str(lab.value),
-                        r["content_sha"],
-                    ]
+                    to_row(
+                        [
+                            r["item_id"],
+                            r["kind"],
+                            r["question"],
+                            REF_SEP.join(r["references"] or []),
+                            r["answer"] or "",
+                            r["passage"] or "",
+                            "correct / incorrect / cant_tell" if is_answer else "0 / 1 / 2",
+                            "" if lab is None else str(lab.value),
+                            r["content_sha"],
+                        ]
+                    )
                 )
 
     return write_with(path, writer)
@@ -436,7 +440,8 @@ def import_csv(path: Path, items: pl.DataFrame, store: LabelStore) -> ImportResu
     since the export (``content_sha``), a duplicate item_id or a bad label value is a
     RagcourtError naming ``file:line (row k)`` (the record's first line, and its row number
     as a spreadsheet shows it), and nothing is appended. Blank labels are skipped;
-    a label equal to the labeller's current one is not appended again.
+    a label equal to the labeller's current one is not appended again. Cells are read back
+    with :func:`~ragcourt.core.spreadsheet.from_cell` (the export's formula quoting undone).
     """
     if not path.is_file():
         raise RagcourtError(f"{path}: CSV file not found")
@@ -451,7 +456,8 @@ def import_csv(path: Path, items: pl.DataFrame, store: LabelStore) -> ImportResu
             missing = {"item_id", "label"} - set(reader.fieldnames or [])
             if missing:
                 raise RagcourtError(f"{path}:1: missing column(s) {', '.join(sorted(missing))}")
-            for k, (start, row) in enumerate(_rows_with_start(reader), start=2):
+            for k, (start, cells) in enumerate(_rows_with_start(reader), start=2):
+                row = {key: from_cell(v) if isinstance(v, str) else v for key, v in cells.items()}
                 where = f"{path}:{start} (row {k})"
                 item_id = (row.get("item_id") or "").strip()
                 value = (row.get("label") or "").strip()

@@ -32,6 +32,7 @@ import typer
 from ragcourt.cli.consoles import cli_console
 from ragcourt.cli.errors import err_console, print_warning, user_errors
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
+from ragcourt.core.spreadsheet import to_row
 
 questions_app = typer.Typer(
     help="The QA set, for a team that answers it with its own system.", no_args_is_help=True
@@ -50,7 +51,8 @@ class ExportFormat(StrEnum):
 
 
 def questions_text(rows: list[tuple[str, str]], fmt: ExportFormat) -> str:
-    """``(question_id, question)`` rows as JSONL (one object per line) or CSV with a header."""
+    """``(question_id, question)`` rows as JSONL (one object per line) or CSV with a header
+    (cells through :func:`~ragcourt.core.spreadsheet.to_cell`: no cell is a formula)."""
     if fmt is ExportFormat.jsonl:
         return "".join(
             json.dumps({"question_id": q, "question": t}, ensure_ascii=False) + "\n"
@@ -59,7 +61,7 @@ def questions_text(rows: list[tuple[str, str]], fmt: ExportFormat) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["question_id", "question"])
-    writer.writerows(rows)
+    writer.writerows(to_row(r) for r in rows)
     return buf.getvalue()
 
 

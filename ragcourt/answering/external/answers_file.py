@@ -1,7 +1,9 @@
 """``kind: answers_file``: answers written by another process, checked against the QA set.
 
 Formats by suffix: ``.jsonl`` (one JSON object per line; blank lines skipped), ``.csv``
-(header row; ``contexts`` cell = a JSON array), ``.parquet`` (``contexts`` = list of strings
+(header row; ``contexts`` cell = a JSON array; a cell quoted against spreadsheet formulas,
+as ``ragcourt questions export --format csv`` writes them, is read back unquoted by
+:func:`ragcourt.core.spreadsheet.from_cell`), ``.parquet`` (``contexts`` = list of strings
 or of structs). Text files are UTF-8 (a byte-order mark, as spreadsheets write, is allowed).
 Columns:
 
@@ -37,6 +39,7 @@ from ragcourt.answering.external.routes import ANSWER_ROUTES, AnswerRoute
 from ragcourt.answering.external.rows import answer_row, error_row, rows_frame
 from ragcourt.answering.external.specs import ANSWERS_FILE_SUFFIXES
 from ragcourt.core.errors import SchemaError
+from ragcourt.core.spreadsheet import from_cell
 
 COLUMNS = ("question_id", "answer", "contexts", "latency_s", "cost_usd", "question")
 REQUIRED = ("question_id", "answer")
@@ -97,8 +100,11 @@ def _check_columns(path: Path, columns: Sequence[str], where: str = "") -> None:
 
 
 def _csv_record(path: Path, where: str, rec: dict[str, Any]) -> dict[str, Any]:
-    """CSV cells are text: empty optional cells are null, numbers and contexts are parsed."""
-    out: dict[str, Any] = {k: (v if v != "" else None) for k, v in rec.items() if k is not None}
+    """CSV cells are text (formula quoting undone): empty optional cells are null, numbers and
+    contexts are parsed."""
+    out: dict[str, Any] = {
+        k: (from_cell(v) if v != "" else None) for k, v in rec.items() if k is not None
+    }
     if None in rec:
         raise SchemaError(f"{path}: {where}: more cells than header columns")
     for col in ("latency_s", "cost_usd"):
