@@ -1,5 +1,6 @@
 """The systems file as YAML: duplicate mapping keys are errors (plain YAML silently keeps the
-last), and every YAML problem is one ConfigError line naming the file and line."""
+last), anchors / aliases and deep nesting are refused (:mod:`ragcourt.core.user_yaml`), and
+every YAML problem is one ConfigError line naming the file and line."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from typing import Any
 import yaml
 
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.user_yaml import UserYamlLoader, load_user_yaml
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys (plain YAML silently keeps the last)."""
+class _UniqueKeyLoader(UserYamlLoader):
+    """UserYamlLoader that refuses duplicate mapping keys (plain YAML silently keeps the last)."""
 
 
 def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -32,15 +34,13 @@ _UniqueKeyLoader.add_constructor(
 
 
 def load_yaml_text(text: str, path: Path) -> Any:
-    """YAML text of the systems file ``path``, duplicate keys rejected (one-line ConfigError)."""
+    """YAML text of the systems file ``path``, duplicate keys, anchors and aliases rejected
+    (one-line ConfigError)."""
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)
+        return load_user_yaml(text, path, ConfigError, _UniqueKeyLoader)
     except ConfigError as err:
-        raise ConfigError(f"{path}: {err}") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 1}:" if mark is not None else ""
-        raise ConfigError(f"{path}:{where} invalid YAML: {getattr(err, 'problem', err)}") from None
+        msg = str(err)
+        raise ConfigError(msg if msg.startswith(f"{path}:") else f"{path}: {msg}") from None
 
 
 def read_systems_yaml(path: Path) -> Any:

@@ -12,12 +12,12 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import ConfigDict, Field, ValidationError
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.fixed_model import FixedModel
+from ragcourt.core.user_yaml import read_user_yaml
 
 
 def registry_path(models_file: str | Path | None = None) -> Path:
@@ -102,11 +102,9 @@ def _load(path: str) -> ModelRegistry:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: model registry not found")
+    data = read_user_yaml(p, ConfigError, empty={})
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
         return ModelRegistry.model_validate(data)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{p}: invalid YAML: {err}") from None
     except ValidationError as err:
         first = err.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])

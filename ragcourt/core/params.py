@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -35,6 +34,7 @@ from ragcourt.core.catalog import (
 )
 from ragcourt.core.errors import ParamsError
 from ragcourt.core.names import case_collision, check_safe_name
+from ragcourt.core.user_yaml import read_user_yaml
 
 DEFAULT_PARAMS_PATH = Path(DEFAULT_PARAMS_FILE)
 
@@ -513,10 +513,5 @@ def load_params(path: Path | str = DEFAULT_PARAMS_PATH) -> Params:
     path = Path(path)
     if not path.is_file():
         raise ParamsError(f"{path}: params file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise ParamsError(f"{path}:{where} invalid YAML: {getattr(err, 'problem', err)}") from None
-    return parse_params(data, path)
+    # anchors / aliases refused: a few hundred bytes of aliases can expand into gigabytes
+    return parse_params(read_user_yaml(path, ParamsError), path)

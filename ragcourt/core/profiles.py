@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel
 
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE, DEFAULT_PROFILES_DIR
 from ragcourt.core.errors import ConfigError, ParamsError
 from ragcourt.core.io import write_text
 from ragcourt.core.params import Params, parse_params
+from ragcourt.core.user_yaml import read_user_yaml
 
 
 def profile_names(root: Path = Path(".")) -> list[str]:
@@ -86,10 +86,7 @@ def check_overlay_keys(
 def load_overlay(name: str, root: Path = Path(".")) -> dict[str, Any]:
     """The validated overlay mapping of profile ``name`` (keys checked, not values)."""
     path = profile_path(name, root)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: invalid YAML: {getattr(err, 'problem', err)}") from None
+    data = read_user_yaml(path, ConfigError)
     if not isinstance(data, dict) or not data:
         raise ConfigError(f"{path}: a profile must be a non-empty mapping of params keys")
     check_overlay_keys(data, path)
@@ -111,7 +108,7 @@ def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str,
 def _read_params_data(params_path: Path) -> dict[str, Any]:
     if not params_path.is_file():
         raise ParamsError(f"{params_path}: params file not found")
-    data = yaml.safe_load(params_path.read_text(encoding="utf-8")) or {}
+    data = read_user_yaml(params_path, ParamsError, empty={})
     if not isinstance(data, dict):
         raise ParamsError(f"{params_path}: top level must be a mapping")
     return data

@@ -15,11 +15,10 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
-import yaml
-
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.fencing import fence, tag
+from ragcourt.core.user_yaml import AnchoredYamlLoader, read_user_yaml
 
 PROMPTS_DIR = Path(catalog.PROMPTS_DIR)
 
@@ -29,7 +28,7 @@ def _load(path: str) -> dict[str, dict[str, str]]:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: prompt file not found")
-    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    data = read_user_yaml(p, ConfigError, empty={}, loader=AnchoredYamlLoader)
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: expected a mapping of version -> templates")
     return data

@@ -28,6 +28,7 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.io import write_text, write_with
 from ragcourt.core.params import Params
+from ragcourt.core.user_yaml import UserYamlLoader
 
 
 def external_answers_dir() -> Path:
@@ -82,7 +83,7 @@ def _belongs_below(line: str, dash: int) -> bool:
 def appended_text(text: str, line: str) -> str | None:
     """``text`` with ``- <line>`` after the last item of the top-level ``systems`` block list
     (or a new ``systems:`` key at the end when there is none); None when that is not safe."""
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    root = yaml.compose(text, Loader=UserYamlLoader)
     seq = None
     if root is not None:
         if not isinstance(root, yaml.MappingNode) or root.flow_style:

@@ -40,9 +40,10 @@ from prefect.artifacts import create_table_artifact
 from prefect.futures import PrefectFuture, as_completed
 
 from ragcourt.core import catalog
-from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.errors import ConfigError, ParamsError, RagcourtError
 from ragcourt.core.io import write_parquet, write_text
 from ragcourt.core.params import load_params, parse_params
+from ragcourt.core.user_yaml import load_user_yaml, read_user_yaml
 from ragcourt.orchestration import progress
 from ragcourt.orchestration.stage_graph import selected_stages
 from ragcourt.reporting.model import Table
@@ -57,7 +58,7 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 def _scalar(text: str) -> Any:
     """A command-line value as YAML reads it (``256`` -> int, ``true`` -> bool)."""
-    return yaml.safe_load(text) if text.strip() else text
+    return load_user_yaml(text, "sweep grid value") if text.strip() else text
 
 
 def parse_grid(items: list[str]) -> dict[str, list[Any]]:
@@ -107,7 +108,7 @@ def apply_overrides(data: dict[str, Any], point: dict[str, Any]) -> dict[str, An
 
 def validate_grid(root: Path, params_path: str, grid: dict[str, list[Any]]) -> None:
     """Every point's params must validate (checked before any flow or workspace starts)."""
-    raw = yaml.safe_load((root / params_path).read_text(encoding="utf-8")) or {}
+    raw = read_user_yaml(root / params_path, ParamsError, empty={})
     for point in grid_points(grid):
         parse_params(apply_overrides(raw, point), f"{params_path} with {point}")
 
@@ -122,7 +123,7 @@ def _link(src: Path, dst: Path) -> None:
 def prepare_workspace(root: Path, params_path: str, point: dict[str, Any], dest: Path) -> Path:
     """Make ``dest`` a workspace for ``point``: params.yaml with the overrides (validated),
     configs/ copied, every input file or folder params names linked, the reply cache shared."""
-    raw = yaml.safe_load((root / params_path).read_text(encoding="utf-8")) or {}
+    raw = read_user_yaml(root / params_path, ParamsError, empty={})
     data = apply_overrides(raw, point)
     params = parse_params(data, dest / catalog.DEFAULT_PARAMS_FILE)
     base = load_params(root / params_path)
