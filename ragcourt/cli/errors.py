@@ -21,6 +21,7 @@ import typer
 
 from ragcourt.cli.consoles import cli_console
 from ragcourt.core.errors import RagcourtError, one_line
+from ragcourt.core.redact import redact_urls_in
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -43,10 +44,11 @@ def _colour(stream: TextIO) -> bool:
 
 
 def print_line(prefix: str, message: object, colour: str = _RED) -> None:
-    """``<prefix> <message>`` as one plain line on stderr (see the module docstring)."""
+    """``<prefix> <message>`` as one plain line on stderr (see the module docstring), URL
+    secrets redacted."""
     stream = sys.stderr  # looked up now: a test runner may have replaced it
     head = f"{colour}{prefix}{_RESET}" if _colour(stream) else prefix
-    stream.write(f"{head} {one_line(str(message))}\n")
+    stream.write(f"{head} {one_line(redact_urls_in(str(message)))}\n")
     stream.flush()
 
 

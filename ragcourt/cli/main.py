@@ -31,6 +31,7 @@ from ragcourt.cli.profile_cmd import app as profile_app
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.offline import apply as apply_offline
+from ragcourt.core.redact import install_log_redaction
 
 app = typer.Typer(
     help="Rank candidate RAG systems on your own documents without human labels.",
@@ -53,8 +54,10 @@ console = cli_console()
 
 @app.callback()
 def _setup() -> None:
-    """Offline environment defaults before any command imports anything heavy."""
+    """Offline environment defaults before any command imports anything heavy; URLs redacted
+    in every log record."""
     apply_offline()
+    install_log_redaction()
 
 
 ParamsOpt = typer.Option(Path(DEFAULT_PARAMS_FILE), "--params", help="params file")

@@ -21,12 +21,15 @@ from collections.abc import Callable, Collection
 from ragcourt.core.errors import RagcourtError, StageFailed, error_line
 from ragcourt.core.io import output_set
 from ragcourt.core.offline import apply as apply_offline
+from ragcourt.core.redact import install_log_redaction
 
 log = logging.getLogger("ragcourt")
 
 
 def setup_logging() -> None:
-    """Plain one-line log records on stderr (idempotent)."""
+    """Plain one-line log records on stderr, URLs redacted and request-URL loggers at WARNING
+    (:func:`~ragcourt.core.redact.install_log_redaction`); idempotent."""
+    install_log_redaction()
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 

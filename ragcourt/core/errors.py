@@ -21,8 +21,11 @@ def one_line(text: str) -> str:
 
 
 def error_line(prefix: str, err: BaseException | str) -> str:
-    """``"<prefix> <message>"`` on one line (:func:`one_line`), without a trailing newline."""
-    return f"{prefix} {one_line(str(err))}"
+    """``"<prefix> <message>"`` on one line (:func:`one_line`), URL secrets redacted
+    (:func:`~ragcourt.core.redact.redact_urls_in`), without a trailing newline."""
+    from ragcourt.core.redact import redact_urls_in
+
+    return f"{prefix} {one_line(redact_urls_in(str(err)))}"
 
 
 class RagcourtError(Exception):

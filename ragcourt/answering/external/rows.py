@@ -22,6 +22,7 @@ import polars as pl
 
 from ragcourt.answering.external.replies import Reply, retrieved_rows
 from ragcourt.answering.generation import ANSWER_SCHEMA, is_abstention
+from ragcourt.core.redact import redact_urls_in
 
 Scrub = Callable[[str], str]
 
@@ -63,7 +64,8 @@ def answer_row(
 def error_row(
     system: str, model: str, question_id: str, error: str, latency_s: float | None = None
 ) -> dict[str, Any]:
-    """The row of a question the system did not answer (``error`` says why)."""
+    """The row of a question the system did not answer (``error`` says why, every URL in it
+    redacted: :func:`~ragcourt.core.redact.redact_urls_in`)."""
     return {
         "system": system,
         "question_id": question_id,
@@ -75,7 +77,7 @@ def error_row(
         "prompt_tokens": None,
         "completion_tokens": None,
         "model": model,
-        "error": error,
+        "error": redact_urls_in(error),
         "cost_usd": None,
     }
 
