@@ -65,9 +65,26 @@ def dvc_partition(stage: str, axes: dict[str, Collection[str]]) -> dict[str, str
     return found[0]
 
 
+#: set by ``ragcourt run`` for ``dvc repro``: a stage that exits non-zero writes its code there
+EXIT_CODE_FILE = "RAGCOURT_EXIT_CODE_FILE"
+
+
+def record_exit_code(code: int) -> None:
+    """Write ``code`` to the file ``$RAGCOURT_EXIT_CODE_FILE`` names, if set (DVC reports any
+    failing stage as 255; ``ragcourt run`` exits with the stage's own code)."""
+    target = os.environ.get(EXIT_CODE_FILE)
+    if target:
+        try:
+            with open(target, "a", encoding="utf-8") as f:
+                f.write(f"{code}\n")
+        except OSError:
+            pass  # the code still reaches DVC; only the CLI's report loses it
+
+
 def run_entry(main: Callable[[], object]) -> None:
     """Run a stage's main as one output set; RagcourtError -> 'ragcourt: error: <msg>' and
-    exit 2; StageFailed -> 'ragcourt: stage failed: <msg>' and exit 3."""
+    exit 2; StageFailed -> 'ragcourt: stage failed: <msg>' and exit 3 (the code also goes to
+    :func:`record_exit_code`)."""
     apply_offline()
     setup_logging()
     try:
@@ -75,7 +92,9 @@ def run_entry(main: Callable[[], object]) -> None:
             main()
     except StageFailed as err:
         print(error_line("ragcourt: stage failed:", err), file=sys.stderr, flush=True)
+        record_exit_code(3)
         sys.exit(3)
     except RagcourtError as err:
         print(error_line("ragcourt: error:", err), file=sys.stderr, flush=True)
+        record_exit_code(2)
         sys.exit(2)
