@@ -6,21 +6,27 @@ the function the stage graph declares for it
 stage partitioned by chunking (and embedder) takes ``--chunking`` (``--embedder``) or reads
 its partition from ``$DVC_STAGE`` (:func:`ragcourt.core.entry.dvc_partition`). It runs under
 :func:`ragcourt.core.entry.run_entry`: offline environment, the outputs as one set, a user
-error is one line and exit 2, a failed stage (too many failed model calls) exit 3.
+error is one line and exit 2, a failed stage (too many failed model calls) exit 3. Before the
+stage runs, temp files a killed earlier run left beside this call's own outputs are removed.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ragcourt.core import catalog
 from ragcourt.core.entry import dvc_partition, run_entry
 from ragcourt.core.errors import RagcourtError
+from ragcourt.core.io import sweep_stale_temps
 from ragcourt.core.params import DEFAULT_PARAMS_PATH, Params
 from ragcourt.orchestration.stage_def import StageDef
 from ragcourt.orchestration.stage_graph import STAGES
+
+log = logging.getLogger("ragcourt.stages")
 
 #: partition fields a stage takes as options, and the params dict holding their keys
 PARTITION_KEYS = {"chunking": "chunkings", "embedder": "embedders"}
@@ -79,15 +85,31 @@ def partition_kwargs(sd: StageDef, args: argparse.Namespace, params: Params) -> 
     return dvc_partition(sd.name, {f: list(getattr(params, PARTITION_KEYS[f])) for f in fields})
 
 
+def own_outputs(sd: StageDef, partition: dict[str, str], params: Params) -> list[str]:
+    """The paths (globs where a partition field is not this call's, e.g. every system's answer
+    partition) of what this call of ``sd`` writes, its LLM metrics file included."""
+    outs = []
+    for name in sd.writes:
+        spec = catalog.spec(name)
+        outs.append(spec.path_str(**{f: partition.get(f, "*") for f in spec.fields}))
+    if sd.llm_metrics:
+        outs.append(str(catalog.llm_metrics(params.llm.metrics_dir, sd.name)))
+    return outs
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Parse the command line and run the stage it names."""
+    """Parse the command line, remove the temp files a killed earlier run of the same call
+    left beside its outputs (:func:`~ragcourt.core.io.sweep_stale_temps`), and run the stage."""
     from ragcourt.core.params import load_params
 
     args = parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     sd = STAGES[args.stage]
     options = option_kwargs(sd, args)
     params = load_params(args.params)
-    sd.load()(params, **partition_kwargs(sd, args, params), **options)
+    partition = partition_kwargs(sd, args, params)
+    for tmp in sweep_stale_temps(own_outputs(sd, partition, params)):
+        log.info("removed a temp file a killed run left: %s", tmp)
+    sd.load()(params, **partition, **options)
 
 
 if __name__ == "__main__":

@@ -9,14 +9,21 @@ once, because a killed run must find it.
 
 ``read_table`` checks the schema of what it reads, so a stage fails with a one-line
 SchemaError naming the file and column instead of a KeyError deep inside.
+
+Temp files are named ``.<target name>.<32 hex>.<suffix>`` (:func:`temp_path`; the repository's
+``.dvcignore`` ignores the pattern, so DVC never counts one as part of an output). A process
+killed mid-write (SIGKILL) leaves its temp behind; :func:`sweep_stale_temps`, called when a
+stage starts for its own outputs, removes them.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
+import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -70,6 +77,49 @@ def _commit(pending: list[tuple[Path, Path]]) -> None:
             tmp.unlink(missing_ok=True)
 
 
+#: ``.<target name>.<uuid4 hex>.<suffix>``: the name of every temp file :func:`atomic_path` makes
+TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.[0-9a-f]{32}(?P<suffix>\.[^.]+)$")
+#: the same names as a .dvcignore (gitignore-style) pattern
+TEMP_IGNORE_PATTERN = "." + "*." + "?" * 32 + ".*"
+
+
+def temp_path(path: Path, suffix: str = ".tmp") -> Path:
+    """A fresh temp name for ``path`` in its folder (:data:`TEMP_NAME`)."""
+    return path.parent / f".{path.name}.{uuid.uuid4().hex}{suffix}"
+
+
+def stale_temps(target: Path | str) -> list[Path]:
+    """The temp files :func:`atomic_path` made for ``target`` and left behind; ``target``'s
+    file name may be a glob (``*.parquet``: every partition of a folder)."""
+    target = Path(target)
+    folder = target.parent
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in folder.iterdir():
+        m = TEMP_NAME.match(entry.name)
+        if (
+            m is not None
+            and fnmatch.fnmatchcase(m["target"], target.name)
+            and m["suffix"] in (".tmp", Path(m["target"]).suffix)
+            and entry.is_file()
+        ):
+            found.append(entry)
+    return sorted(found)
+
+
+def sweep_stale_temps(targets: Iterable[Path | str]) -> list[Path]:
+    """Remove the temp files a killed earlier run left for ``targets`` (a stage's own outputs,
+    globs allowed: :func:`stale_temps`); returns what was removed. Call it before the stage
+    writes anything: a temp of a write in progress for the same targets would go too."""
+    removed = []
+    for target in targets:
+        for tmp in stale_temps(target):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
 @contextmanager
 def atomic_path(path: Path | str, suffix: str = ".tmp", durable: bool = False) -> Iterator[Path]:
     """Yield a temp path next to ``path``; rename onto ``path`` only if the block succeeds
@@ -81,7 +131,7 @@ def atomic_path(path: Path | str, suffix: str = ".tmp", durable: bool = False) -
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp_path = path.parent / f".{path.name}.{uuid.uuid4().hex}{suffix}"
+    tmp_path = temp_path(path, suffix)
     os.close(os.open(tmp_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     pending = None if durable else _PENDING.get()
     deferred = False

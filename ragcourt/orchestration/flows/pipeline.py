@@ -40,7 +40,7 @@ from prefect.task_runners import TaskRunner
 
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.io import output_set, write_json
+from ragcourt.core.io import output_set, sweep_stale_temps, write_json
 from ragcourt.core.params import Params, load_params
 from ragcourt.llm.accounting import fresh_accounts, merge_account_dicts
 from ragcourt.orchestration import progress
@@ -92,10 +92,12 @@ def _record_accounts(call: StageCall, root: Path, params: Params, accounts: dict
 @task(persist_result=True, retries=0)
 def run_stage(call: StageCall, workdir: str, params_path: str) -> dict[str, Any]:
     """Run the stage's library function (``STAGES[call.stage]``) on ``params`` and the call's
-    partition, with fresh LLM accounts; check and stamp its outputs."""
+    partition, with fresh LLM accounts (temp files a killed run left beside the call's own
+    outputs removed first); check and stamp its outputs."""
     root = Path(workdir)
     _enter(root)
     params = load_params(root / params_path)
+    sweep_stale_temps(root / o for o in call.outputs)
     key = call_key(call, root, params)
     stage_fn = STAGES[call.stage].load()
     start = time.perf_counter()
