@@ -39,6 +39,37 @@ def pct(value: float | None) -> str:
     )
 
 
+class MarkdownBlock(str):
+    """Markdown this module built from escaped parts: the Markdown templates print it as is."""
+
+    __slots__ = ()
+
+
+_MD_ESCAPES = str.maketrans(
+    {
+        "\\": "\\\\",
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "[": "\\[",
+        "]": "\\]",
+        "|": "\\|",
+    }
+)
+
+
+def md_text(text: object) -> str:
+    """``text`` as inert Markdown: HTML-escaped (``& < >``: no tag, no ``<script>``, no
+    ``<img onerror>``, no autolink), link and image brackets and table pipes backslash-escaped,
+    backslashes doubled so no escape is undone."""
+    return str(text).translate(_MD_ESCAPES)
+
+
+def md_cell(text: object) -> str:
+    """:func:`md_text` on one line (line breaks become spaces), for a table cell."""
+    return " ".join(md_text(text).splitlines())
+
+
 @dataclass
 class Table:
     columns: list[str]
@@ -50,14 +81,12 @@ class Table:
         rows = [[fmt(v, digits) for v in row] for row in df.iter_rows()]
         return cls(columns=list(df.columns), rows=rows, caption=caption)
 
-    def markdown(self) -> str:
-        def esc(s: str) -> str:
-            return s.replace("|", "\\|").replace("\n", " ")
-
-        head = "| " + " | ".join(esc(c) for c in self.columns) + " |"
+    def markdown(self) -> MarkdownBlock:
+        """The table as GitHub Markdown, every cell through :func:`md_cell`."""
+        head = "| " + " | ".join(md_cell(c) for c in self.columns) + " |"
         sep = "|" + "|".join("---" for _ in self.columns) + "|"
-        body = ["| " + " | ".join(esc(c) for c in r) + " |" for r in self.rows]
-        return "\n".join([head, sep, *body])
+        body = ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in self.rows]
+        return MarkdownBlock("\n".join([head, sep, *body]))
 
 
 @dataclass

@@ -5,6 +5,10 @@ DAFE summary and verdicts, retrieval summary, metric correlations, QA summary, t
 call metrics, pairwise judgements) and writes ``data/report/report.html`` and
 ``data/report/report.md``. A missing or malformed artifact never fails the stage: its section
 shows a note naming the file and the stage that makes it.
+
+Text from documents, questions and answers is data in both: the HTML template autoescapes,
+and every value the Markdown templates print goes through
+:func:`~ragcourt.reporting.model.md_text` (no raw HTML, no link or image, no stray table pipe).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from ragcourt.core import catalog
 from ragcourt.core.io import write_text
 from ragcourt.core.params import Params
 from ragcourt.reporting.artifacts import Artifacts
-from ragcourt.reporting.model import Section
+from ragcourt.reporting.model import MarkdownBlock, Section, md_text
 from ragcourt.reporting.sections import build_sections
 
 log = logging.getLogger("ragcourt.report")
@@ -29,10 +33,18 @@ MD_PATH = catalog.path("report_md")
 TITLE = "ragcourt report"
 
 
+def _md_finalize(value: object) -> object:
+    """Every value a Markdown template prints is data: :func:`md_text`, except a
+    :class:`MarkdownBlock` (a table built from escaped cells)."""
+    return value if isinstance(value, MarkdownBlock) else md_text(value)
+
+
 def _env(autoescape: bool) -> jinja2.Environment:
+    """HTML: jinja autoescape; Markdown: every printed value through :func:`_md_finalize`."""
     return jinja2.Environment(
         loader=jinja2.PackageLoader("ragcourt.reporting", "templates"),
         autoescape=autoescape,
+        finalize=None if autoescape else _md_finalize,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

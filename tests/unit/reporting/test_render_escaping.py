@@ -1,5 +1,5 @@
 """Rendering (reporting/stage.py): text from documents and answers is data, escaped in the
-HTML report and kept verbatim in Markdown; a section with only notes counts as missing."""
+HTML report and in Markdown; a section with only notes counts as missing."""
 
 from __future__ import annotations
 
@@ -30,11 +30,11 @@ def _sections() -> list[Section]:
     return [answered, missing]
 
 
-def test_html_escapes_document_text_and_markdown_keeps_it() -> None:
+def test_html_and_markdown_escape_document_text() -> None:
     html, md = render(_sections(), Path("/work/p"), generated="2024-01-01 00:00 UTC")
     assert ATTACK not in html and "&lt;script&gt;" in html
     assert "Example judgements" in html and "dense-k3" in html
-    assert ATTACK in md and "2024-01-01 00:00 UTC" in md
+    assert ATTACK not in md and "&lt;script&gt;" in md and "2024-01-01 00:00 UTC" in md
     assert "no labels: run ragcourt label" in html and "no labels: run ragcourt label" in md
 
 
