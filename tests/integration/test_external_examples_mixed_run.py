@@ -115,8 +115,9 @@ def test_examples_answer_beside_a_builtin_system_scripted_model(
     by_name = {s["name"]: s for s in example["systems"]}
     systems = [
         by_name["bm25-k3"],
-        {**by_name["my-function"], "inputs": inputs},
-        {**by_name["my-langchain"], "inputs": inputs},
+        # copies: one shared list would be dumped as an anchor and alias (refused)
+        {**by_name["my-function"], "inputs": list(inputs)},
+        {**by_name["my-langchain"], "inputs": list(inputs)},
         {**by_name["my-service"], "url": f"{service}/ask"},
         {
             **by_name["my-service-chat"],

@@ -26,7 +26,6 @@ becomes an error row of the system (never a silent drop).
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,12 +33,15 @@ from typing import Any
 
 import polars as pl
 
+from ragcourt.answering.external.bounds import bound_reply, log_dropped
 from ragcourt.answering.external.replies import Reply, ReplyError, opt_number, passages_from
 from ragcourt.answering.external.routes import ANSWER_ROUTES, AnswerRoute
 from ragcourt.answering.external.rows import answer_row, error_row, rows_frame
 from ragcourt.answering.external.specs import ANSWERS_FILE_SUFFIXES
 from ragcourt.core.errors import SchemaError
+from ragcourt.core.params import LimitsParams
 from ragcourt.core.spreadsheet import from_cell
+from ragcourt.core.user_json import JsonTooDeep, loads_user_json
 
 COLUMNS = ("question_id", "answer", "contexts", "latency_s", "cost_usd", "question")
 REQUIRED = ("question_id", "answer")
@@ -64,7 +66,7 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
                 if not line.strip():
                     continue
                 try:
-                    obj = json.loads(line)
+                    obj = loads_user_json(line)
                 except ValueError as err:
                     raise SchemaError(f"{path}: line {n}: not valid JSON ({err})") from None
                 if not isinstance(obj, dict):
@@ -117,7 +119,9 @@ def _csv_record(path: Path, where: str, rec: dict[str, Any]) -> dict[str, Any]:
                 ) from None
     if out.get("contexts") is not None:
         try:
-            out["contexts"] = json.loads(out["contexts"])
+            out["contexts"] = loads_user_json(out["contexts"])
+        except JsonTooDeep as err:
+            raise SchemaError(f"{path}: {where}: column 'contexts': {err}") from None
         except ValueError:
             raise SchemaError(
                 f"{path}: {where}: column 'contexts': a CSV cell must hold a JSON array of "
@@ -177,22 +181,39 @@ def read_answers_file(path: Path | str, qa: pl.DataFrame) -> AnswersFile:
     return AnswersFile(path, replies, unanswered)
 
 
-def answer_from_file(name: str, model: str, path: Path | str, qa: pl.DataFrame) -> pl.DataFrame:
-    """Rows of table ``answers`` for an answers-file system (file checked first)."""
+def answer_from_file(
+    name: str,
+    model: str,
+    path: Path | str,
+    qa: pl.DataFrame,
+    limits: LimitsParams | None = None,
+) -> pl.DataFrame:
+    """Rows of table ``answers`` for an answers-file system (file checked first; an answer or
+    passage over ``limits`` is an error row of its question, :mod:`~.bounds`)."""
     checked = read_answers_file(path, qa)
-    rows = []
+    bounds = limits or LimitsParams()
+    rows, kept = [], []
     for qid in qa["question_id"].to_list():
         reply = checked.replies.get(qid)
         if reply is None:
             rows.append(error_row(name, model, qid, f"no answer for this question in {path}"))
-        else:
-            rows.append(answer_row(name, model, qid, reply, reply.latency_s))
+            continue
+        try:
+            reply = bound_reply(reply, bounds)
+        except ReplyError as err:
+            rows.append(error_row(name, model, qid, f"{path}: {err}", reply.latency_s))
+            continue
+        kept.append(reply)
+        rows.append(answer_row(name, model, qid, reply, reply.latency_s))
+    log_dropped(name, kept)
     return rows_frame(rows)
 
 
 ANSWER_ROUTES.register("answers_file")(
     AnswerRoute(
-        lambda name, model, spec, qa, previous: answer_from_file(name, model, spec.path, qa),
+        lambda name, model, spec, qa, previous, limits: answer_from_file(
+            name, model, spec.path, qa, limits
+        ),
         lambda spec: str(spec.path),
     )
 )

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from ragcourt.answering.external.bounds import log_dropped
 from ragcourt.answering.external.calls import CallPolicy, call_all, run_sync
 from ragcourt.answering.external.replies import Reply
 from ragcourt.answering.external.rows import (
@@ -59,6 +60,7 @@ def ask_every_question(
         return [(o.result, o.error, o.seconds) for o in outcomes]
 
     results = run_sync(batch) if pending else []
+    log_dropped(system, [reply for reply, _, _ in results])
     fresh: dict[str, dict[str, Any]] = {}
     for (qid, _), (reply, err, seconds) in zip(pending, results, strict=True):
         if reply is None:

@@ -12,6 +12,11 @@ not followed.
 (strings or objects, see :mod:`~ragcourt.answering.external.replies`; ``context_fields`` maps
 the fields of each object by dotted path). A ``null`` contexts value means none supplied.
 
+**Limits** (params ``limits``): the body is read while it streams and cut off past
+``http_reply_max_bytes`` (an error row, not retried); the answer and passages are bounded by
+:func:`~ragcourt.answering.external.bounds.bound_reply`; JSON nested deeper than
+:data:`~ragcourt.core.user_json.MAX_JSON_DEPTH` is an error row.
+
 **Failures** become error rows: HTTP 429 and 5xx, timeouts and connection errors are retried
 with exponential backoff (``max_retries``, ``backoff_s``; ``Retry-After`` honoured up to
 ``backoff_max_s``); other 4xx, a non-JSON reply or a reply without the answer are not.
@@ -34,11 +39,14 @@ import httpx
 import polars as pl
 
 from ragcourt.answering.external.ask import Asker, ask_every_question
+from ragcourt.answering.external.bounds import bound_reply
 from ragcourt.answering.external.calls import CallFailed, CallPolicy, describe_exception
 from ragcourt.answering.external.replies import Reply, ReplyError, passages_from
 from ragcourt.answering.external.routes import ANSWER_ROUTES, AnswerRoute
 from ragcourt.answering.external.secrets import resolve_headers
 from ragcourt.answering.external.specs import PLACEHOLDER_RE, ContextFields, HttpSpec
+from ragcourt.core.params import LimitsParams
+from ragcourt.core.user_json import JsonTooDeep, loads_user_json
 
 OPENAI_ANSWER_PATH = "choices.0.message.content"
 BODY_SNIPPET = 200
@@ -164,9 +172,30 @@ def _retry_after(resp: httpx.Response) -> float:
         return 0.0
 
 
-def _snippet(resp: httpx.Response) -> str:
-    text = _SPACES.sub(" ", resp.text).strip()
+def _snippet(body: bytes, encoding: str | None) -> str:
+    text = _SPACES.sub(" ", body[: BODY_SNIPPET * 4].decode(encoding or "utf-8", "replace"))
+    text = text.strip()
     return text[:BODY_SNIPPET] + ("…" if len(text) > BODY_SNIPPET else "")
+
+
+async def read_capped(resp: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
+    """(the body, False), or (its first ``max_bytes`` bytes, True) when it is longer: the
+    rest is never read. Counts decoded bytes (a compressed reply cannot hide its size)."""
+    declared = resp.headers.get("content-length", "")
+    if (
+        declared.isdigit()
+        and int(declared) > max_bytes
+        and not resp.headers.get("content-encoding")
+    ):
+        return b"", True
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in resp.aiter_bytes():
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > max_bytes:
+            return b"".join(chunks)[:max_bytes], True
+    return b"".join(chunks), False
 
 
 async def ask_once(
@@ -175,8 +204,12 @@ async def ask_once(
     headers: Mapping[str, str],
     item: tuple[str, str],
     scrub: Callable[[str], str],
+    limits: LimitsParams | None = None,
 ) -> Reply:
-    """One attempt for one question; raises :class:`CallFailed` with a scrubbed message."""
+    """One attempt for one question; raises :class:`CallFailed` with a scrubbed message. The
+    body is read while it streams, at most ``limits.http_reply_max_bytes``; the reply is then
+    bounded by :func:`~.bounds.bound_reply`."""
+    bounds = limits or LimitsParams()
     qid, question = item
     values = {"question": question, "question_id": qid}
     kwargs: dict[str, Any] = {}
@@ -185,8 +218,14 @@ async def ask_once(
     if plan.params:
         kwargs["params"] = fill(plan.params, values)
     where = f"{plan.method} {plan.url}"
+    cap = bounds.http_reply_max_bytes
     try:
-        resp = await client.request(plan.method, plan.url, headers=dict(headers), **kwargs)
+        request = client.build_request(plan.method, plan.url, headers=dict(headers), **kwargs)
+        resp = await client.send(request, stream=True)
+        try:
+            body, over = await read_capped(resp, cap)
+        finally:
+            await resp.aclose()
     except httpx.TimeoutException as err:
         raise CallFailed(scrub(f"{where}: timed out ({type(err).__name__})")) from None
     except httpx.HTTPError as err:
@@ -194,18 +233,29 @@ async def ask_once(
     if resp.status_code >= 400:
         retryable = resp.status_code == 429 or resp.status_code >= 500
         raise CallFailed(
-            scrub(f"HTTP {resp.status_code} from {where}: {_snippet(resp)}"),
+            scrub(f"HTTP {resp.status_code} from {where}: {_snippet(body, resp.encoding)}"),
             retryable=retryable,
             retry_after_s=_retry_after(resp) if retryable else 0.0,
         )
+    if over:
+        raise CallFailed(
+            scrub(
+                f"reply of {where} is over limits.http_reply_max_bytes ({cap:,} bytes); "
+                "cut off unread"
+            ),
+            retryable=False,
+        )
     try:
-        data = resp.json()
+        data = loads_user_json(body)
+    except JsonTooDeep as err:
+        raise CallFailed(scrub(f"reply of {where}: {err}"), retryable=False) from None
     except ValueError:
         raise CallFailed(
-            scrub(f"reply of {where} is not JSON: {_snippet(resp)}"), retryable=False
+            scrub(f"reply of {where} is not JSON: {_snippet(body, resp.encoding)}"),
+            retryable=False,
         ) from None
     try:
-        return parse_reply(data, plan)
+        return bound_reply(parse_reply(data, plan), bounds)
     except ReplyError as err:
         raise CallFailed(scrub(f"{where}: {err}"), retryable=False) from None
 
@@ -217,6 +267,7 @@ def answer_over_http(
     qa: pl.DataFrame,
     previous: pl.DataFrame | None = None,
     env: Mapping[str, str] | None = None,
+    limits: LimitsParams | None = None,
 ) -> pl.DataFrame:
     """Rows of table ``answers`` for an HTTP system (headers resolved before any request)."""
     plan = request_plan(spec)
@@ -235,7 +286,7 @@ def answer_over_http(
         )
 
         async def ask(item: tuple[str, str]) -> Reply:
-            return await ask_once(client, plan, sent, item, scrub)
+            return await ask_once(client, plan, sent, item, scrub, limits)
 
         return ask, client.aclose
 
@@ -243,9 +294,14 @@ def answer_over_http(
 
 
 def _http_answer(
-    name: str, model: str, spec: HttpSpec, qa: pl.DataFrame, previous: pl.DataFrame | None
+    name: str,
+    model: str,
+    spec: HttpSpec,
+    qa: pl.DataFrame,
+    previous: pl.DataFrame | None,
+    limits: LimitsParams,
 ) -> pl.DataFrame:
-    return answer_over_http(name, model, spec, qa, previous)
+    return answer_over_http(name, model, spec, qa, previous, limits=limits)
 
 
 ANSWER_ROUTES.register("http")(AnswerRoute(_http_answer, lambda spec: f"{spec.method} {spec.url}"))

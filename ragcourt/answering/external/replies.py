@@ -46,12 +46,14 @@ class Passage:
 
 @dataclass(frozen=True)
 class Reply:
-    """One answer of an external system (``latency_s`` / ``cost_usd`` as reported, if any)."""
+    """One answer of an external system (``latency_s`` / ``cost_usd`` as reported, if any;
+    ``dropped_contexts``: passages left out by :func:`~.bounds.bound_reply`)."""
 
     answer: str
     contexts: tuple[Passage, ...] = ()
     latency_s: float | None = None
     cost_usd: float | None = None
+    dropped_contexts: int = 0
 
 
 def _opt_str(value: Any, where: str) -> str | None:

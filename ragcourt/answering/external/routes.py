@@ -13,16 +13,18 @@ from typing import Any
 
 import polars as pl
 
+from ragcourt.core.params import LimitsParams
 from ragcourt.core.registry import Registry
 
 
 @dataclass(frozen=True)
 class AnswerRoute:
-    """``answer(name, model, spec, qa, previous)``: rows of table ``answers``, one per
-    question (``previous``: the partition whose failed questions are asked again);
-    ``target(spec)``: what answers, for ``ragcourt systems list`` (never a secret)."""
+    """``answer(name, model, spec, qa, previous, limits)``: rows of table ``answers``, one
+    per question (``previous``: the partition whose failed questions are asked again;
+    ``limits``: the size bounds of params ``limits``); ``target(spec)``: what answers, for
+    ``ragcourt systems list`` (never a secret)."""
 
-    answer: Callable[[str, str, Any, pl.DataFrame, pl.DataFrame | None], pl.DataFrame]
+    answer: Callable[[str, str, Any, pl.DataFrame, pl.DataFrame | None, LimitsParams], pl.DataFrame]
     target: Callable[[Any], str]
 
 

@@ -15,7 +15,6 @@ into the config (hashed, shown by ``ragcourt systems list``) nor travel in a URL
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Literal
 
@@ -23,6 +22,8 @@ from pydantic import Field, field_validator, model_validator
 
 from ragcourt.answering.names import check_system_name
 from ragcourt.core.fixed_model import HandWrittenModel
+from ragcourt.core.params import DelayS, TimeoutS
+from ragcourt.core.user_json import loads_user_json
 
 KINDS_EXTERNAL = ("answers_file", "python", "http")
 ANSWERS_FILE_SUFFIXES = (".parquet", ".jsonl", ".csv")
@@ -95,6 +96,10 @@ class PythonSpec(_External):
     ``init``: keyword arguments when ``attr`` is a class (instantiated once per run).
     ``inputs``: extra files or folders the callable reads (its helper modules, an index);
     their sha256 joins the freshness hash, and the plan lists them as dependencies.
+    ``isolation``: ``process`` (default) runs the callable in worker processes, so
+    ``sys.exit``, ``os._exit``, a crash or a hang costs only the questions in flight;
+    ``in_process_unsafe`` calls it in the stage's own process (faster, and unsafe: a crash
+    takes the stage down). ``start_timeout_s`` bounds a worker's import and ``init``.
     """
 
     kind: Literal["python"]
@@ -107,10 +112,12 @@ class PythonSpec(_External):
 
     init: dict[str, Any] = Field(default_factory=dict)
     inputs: list[str] = Field(default_factory=list)
+    isolation: Literal["process", "in_process_unsafe"] = "process"
     concurrency: int = Field(default=4, ge=1, le=256)
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: TimeoutS = 120.0
+    start_timeout_s: TimeoutS = 300.0
     max_retries: int = Field(default=0, ge=0, le=10)
-    backoff_s: float = Field(default=1.0, ge=0)
+    backoff_s: DelayS = 1.0
 
     @field_validator("callable")
     @classmethod
@@ -199,10 +206,10 @@ class HttpSpec(_External):
     headers: dict[str, str] = Field(default_factory=dict)
     headers_env: dict[str, str] = Field(default_factory=dict)
     concurrency: int = Field(default=4, ge=1, le=256)
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: TimeoutS = 60.0
     max_retries: int = Field(default=2, ge=0, le=10)
-    backoff_s: float = Field(default=0.5, ge=0)
-    backoff_max_s: float = Field(default=30.0, ge=0)
+    backoff_s: DelayS = 0.5
+    backoff_max_s: DelayS = 30.0
 
     @property
     def route(self) -> str:
@@ -225,7 +232,7 @@ class HttpSpec(_External):
         """A JSON text body is parsed here, so a malformed template fails at load time."""
         if isinstance(value, str):
             try:
-                return json.loads(value)
+                return loads_user_json(value)
             except ValueError as err:
                 raise ValueError(f"body is not valid JSON ({err})") from None
         return value

@@ -103,7 +103,9 @@ class ExternalSystem:
         """Its rows through its answer route; with ``job.previous`` a Python or HTTP system
         is asked only the questions that failed (an answers file is read again)."""
         route = ANSWER_ROUTES.get(self.spec.route, f"system '{self.name}'")
-        return route.answer(self.name, self.generator_model, self.spec, job.qa, job.previous)
+        return route.answer(
+            self.name, self.generator_model, self.spec, job.qa, job.previous, job.params.limits
+        )
 
 
 def is_external_system(system: CandidateSystem) -> TypeGuard[ExternalSystem]:

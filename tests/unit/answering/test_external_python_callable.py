@@ -105,7 +105,9 @@ def test_async_function_class_and_runnable(project: Path) -> None:
 
 def test_timeout_bad_return_and_retries(project: Path) -> None:
     df = run(project, "slow", timeout_s=0.5)
-    assert df["error"].to_list() == [None, "timed out after 0.5s", None]
+    assert df["error"].to_list() == [None, "timed out after 0.5s (system process killed)", None]
+    unsafe = run(project, "slow", timeout_s=0.5, isolation="in_process_unsafe")
+    assert unsafe["error"].to_list() == [None, "timed out after 0.5s", None]
     bad = run(project, "wrong", max_retries=3)
     assert set(bad["error"]) == {
         "bad return value: returned int; expected a str, or a mapping/object with 'answer' "
@@ -116,7 +118,11 @@ def test_timeout_bad_return_and_retries(project: Path) -> None:
 
 def test_previous_answers_are_kept_and_only_failures_asked_again(project: Path) -> None:
     first = run(project, "with_id")
-    spec = PythonSpec(name="p", kind="python", callable=f"{project.name}:plain")
+    # in this process, so the module's list of calls can be read here
+    spec = PythonSpec(
+        name="p", kind="python", callable=f"{project.name}:plain", isolation="in_process_unsafe"
+    )
+    answer_with_python("p", "external:python", spec, QA)
     mod = sys.modules[project.name]
     mod.calls.clear()
     again = answer_with_python("p", "external:python", spec, QA, previous=first)
