@@ -21,8 +21,9 @@ reviewer should know live with the code that applies them:
   (:mod:`ragcourt.answering.shuffled`) are written last, from their base's partition.
   ``answers.parquet`` has a ``control`` column: the control kind, null for a real system.
 
-``data/answers/answers.parquet`` is the concatenation of the partitions in config order
-(partitions of systems no longer configured are removed on a full run), and
+``data/answers/answers.parquet`` is the concatenation of the partitions of the configured
+systems in config order (partitions of systems no longer configured stay on disk, left out of
+every table: ``ragcourt answers prune`` deletes them), and
 ``data/answers/summary.json`` is :class:`~ragcourt.answering.summaries.AnswersSummary`.
 """
 
@@ -202,16 +203,38 @@ def _answer_builtin(
         _log_written(s.name, df)
 
 
-def combine(systems: Sequence[AnySystem], *, prune: bool) -> pl.DataFrame:
-    """Concatenate the partitions of ``systems`` (config order) into answers.parquet + summary;
-    with ``prune``, delete partitions of systems that are no longer configured."""
+def unlisted_partitions(systems: Sequence[AnySystem]) -> list[Path]:
+    """The partition files of systems that ``systems`` does not list (sorted)."""
     folder = partitions_dir()
-    if prune and folder.is_dir():
-        keep = {partition_path(s.name).name for s in systems}
-        for stale in folder.glob("*.parquet"):
-            if stale.name not in keep:
-                stale.unlink()
-                log.info("removed partition of unconfigured system: %s", stale)
+    if not folder.is_dir():
+        return []
+    keep = {partition_path(s.name).name for s in systems}
+    return sorted(p for p in folder.glob("*.parquet") if p.name not in keep)
+
+
+def prune_partitions(systems: Sequence[AnySystem]) -> list[Path]:
+    """Delete the partitions of systems ``systems`` does not list (``ragcourt answers prune``;
+    the answer stage never does: an external system's answers may be costly or impossible to
+    get again); returns the deleted paths."""
+    removed = unlisted_partitions(systems)
+    for path in removed:
+        path.unlink(missing_ok=True)
+        log.info("removed the partition of a system not in the systems file: %s", path)
+    return removed
+
+
+def combine(systems: Sequence[AnySystem]) -> pl.DataFrame:
+    """Concatenate the partitions of ``systems`` (config order) into answers.parquet + summary;
+    partitions of systems not listed are kept on disk but left out (see
+    :func:`prune_partitions`)."""
+    unlisted = unlisted_partitions(systems)
+    if unlisted:
+        log.info(
+            "kept %d partition(s) of systems not in the systems file, left out of the answers "
+            "table (`ragcourt answers prune` deletes them): %s",
+            len(unlisted),
+            ", ".join(p.stem for p in unlisted),
+        )
     frames = [mark_control(read_table(partition_path(s.name), "answers"), s) for s in systems]
     empty = pl.DataFrame(schema={**ANSWER_SCHEMA, CONTROL_COLUMN: pl.String})
     answers = pl.concat(frames, how="vertical") if frames else empty
@@ -275,7 +298,7 @@ def run(
     if unready:
         log.info("combined table not written: partitions missing or stale for %s", unready)
     else:
-        combine(configured, prune=systems is None)
+        combine(configured)
     if own_gateway is not None:
         own_gateway.write_metrics()
     done = [df for s in chosen if (df := read_partition(s.name)) is not None]

@@ -12,7 +12,10 @@ whose RAG system runs elsewhere.
    ``{name: NAME, kind: answers_file, path: data/external/NAME.<ext>}`` to the systems file
    (``--print-only``: copy, then print the entry instead of editing the file).
 
-The next ``ragcourt run`` answers with it like any other system. Wired into the main app as
+The next ``ragcourt run`` answers with it like any other system. A system removed from the
+systems file keeps its partition (``data/answers/systems/NAME.parquet``) but is left out of
+every table; ``ragcourt answers prune [--dry-run]`` deletes such partitions. Wired into the
+main app as
 ``app.add_typer(questions_app, name="questions")`` and ``app.add_typer(answers_app,
 name="answers")``.
 """
@@ -138,3 +141,25 @@ def import_answers(
     else:
         console.print(f"copied to {dest}; add this item to 'systems' in {reg.systems_file}:")
         console.print(f"  - {reg.entry}")
+
+
+@answers_app.command("prune")
+@user_errors
+def prune_answers(
+    params: Path = ParamsOpt,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="list the partitions, delete nothing")
+    ] = False,
+) -> None:
+    """Delete the answer partitions of systems the systems file no longer lists."""
+    from ragcourt.answering.stage import prune_partitions, unlisted_partitions
+    from ragcourt.answering.systems import load_systems
+    from ragcourt.core.params import load_params
+
+    p = load_params(params)
+    systems = load_systems(p)
+    paths = unlisted_partitions(systems) if dry_run else prune_partitions(systems)
+    verb = "would delete" if dry_run else "deleted"
+    for path in paths:
+        console.print(f"{verb} {path}", markup=False, highlight=False)
+    console.print(f"{verb} {len(paths)} partition(s) of systems not in {p.systems_file}")
