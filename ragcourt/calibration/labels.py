@@ -50,6 +50,7 @@ from ragcourt.core.errors import RagcourtError
 from ragcourt.core.fixed_model import FixedModel
 from ragcourt.core.io import atomic_path, write_with
 from ragcourt.core.spreadsheet import from_cell, to_row
+from ragcourt.core.user_json import JsonTooDeep, loads_user_json
 
 DEFAULT_LABELS_DIR = Path(catalog.DEFAULT_LABELS_DIR)
 DEFAULT_LABELER = "labels"
@@ -126,7 +127,9 @@ def _short(err: ValidationError) -> str:
 def parse_line(line: str, where: str) -> AnswerLabel | PassageLabel | UndoRecord:
     """One JSONL line as a record, or a RagcourtError naming ``where`` (``file:line``)."""
     try:
-        obj = json.loads(line)
+        obj = loads_user_json(line)
+    except JsonTooDeep as err:
+        raise RagcourtError(f"{where}: invalid label row: {err}") from None
     except json.JSONDecodeError as err:
         raise RagcourtError(f"{where}: invalid label row: not JSON ({err.msg})") from None
     try:

@@ -6,7 +6,6 @@ column. Provenance columns of the ``qa`` table are null and ``origin`` is 'byo'.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.errors import SchemaError
 from ragcourt.core.schemas import PolarsDtype, frame_schema
+from ragcourt.core.user_json import loads_user_json
 
 DOCUMENTS_PATH = catalog.path("documents")
 
@@ -33,7 +33,7 @@ def _check_jsonl_lines(path: Path) -> None:
             if not line.strip():
                 continue
             try:
-                json.loads(line, parse_constant=_reject_constant)
+                loads_user_json(line, parse_constant=_reject_constant)
             except ValueError as err:
                 raise SchemaError(f"{path}: row {i}: not valid JSON ({err})") from None
 
@@ -41,6 +41,11 @@ def _check_jsonl_lines(path: Path) -> None:
 def _read_any(path: Path) -> pl.DataFrame:
     if path.suffix == ".jsonl":
         _check_jsonl_lines(path)
+    if path.suffix == ".json":  # nesting checked before polars' parser sees it
+        try:
+            loads_user_json(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
+        except ValueError as err:
+            raise SchemaError(f"{path}: not valid JSON ({err})") from None
     try:
         if path.suffix == ".parquet":
             return pl.read_parquet(path)

@@ -8,7 +8,6 @@ user questions read from ``qagen.few_shot_file``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.user_json import loads_user_json
 
 
 def sample_contexts(
@@ -88,16 +88,26 @@ def load_few_shot(path: Path | str) -> list[str]:
     if not p.is_file():
         raise ConfigError(f"{p}: qagen.few_shot_file not found")
     text = p.read_text(encoding="utf-8")
-    try:
-        if p.suffix == ".json":
-            items: list[Any] = json.loads(text)
-        elif p.suffix == ".jsonl":
-            items = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            items = [ln.strip() for ln in text.splitlines()]
-            items = [ln for ln in items if ln and not ln.startswith("#")]
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{p}: invalid JSON in qagen.few_shot_file ({err})") from None
+    items: list[Any]
+    if p.suffix == ".json":
+        try:
+            items = loads_user_json(text)
+        except ValueError as err:  # JSONDecodeError, or nested too deeply
+            raise ConfigError(f"{p}: invalid JSON in qagen.few_shot_file ({err})") from None
+    elif p.suffix == ".jsonl":
+        items = []
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append(loads_user_json(line))
+            except ValueError as err:
+                raise ConfigError(
+                    f"{p}: line {n}: invalid JSON in qagen.few_shot_file ({err})"
+                ) from None
+    else:
+        items = [ln.strip() for ln in text.splitlines()]
+        items = [ln for ln in items if ln and not ln.startswith("#")]
     if not isinstance(items, list):
         raise ConfigError(f"{p}: qagen.few_shot_file must hold a list of questions")
     questions: list[str] = []
