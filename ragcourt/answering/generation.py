@@ -14,7 +14,8 @@ Output rows (table ``answers``): one per (system, question), an answer or an exp
   ``ABSTAIN_RE``. Error rows have it null.
 * **Accounting per row**: ``latency_s`` = the group's retrieval wall time / #questions +
   RAG-Fusion variant call latency + answer call latency (as the gateway reports them; a cache hit
-  reports the gateway's figure). Tokens = answer call + variant call (what the system spends
+  reports the gateway's figure, the replay's, and sets ``cached``: latency statistics leave
+  such rows out). Tokens = answer call + variant call (what the system spends
   per question, even though the variant call is shared inside a group).
 """
 
@@ -178,6 +179,7 @@ def _rows(
                 "answer": None,
                 "abstained": None,
                 "error": failed[qid],
+                "cached": False,
                 "latency_s": v_lat,
                 "prompt_tokens": v_pt,
                 "completion_tokens": v_ct,
@@ -188,6 +190,7 @@ def _rows(
                 "answer": text,
                 "abstained": is_abstention(text) if text is not None else None,
                 "error": None if res.ok else f"generation failed: {res.error}",
+                "cached": res.cached,
                 "latency_s": group.seconds_per_query + v_lat + res.latency_s,
                 "prompt_tokens": v_pt + res.prompt_tokens,
                 "completion_tokens": v_ct + res.completion_tokens,

@@ -32,7 +32,7 @@ from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256
 from ragcourt.core.io import write_with
 from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
-from ragcourt.core.schemas import check
+from ragcourt.core.schemas import TABLES, check
 
 if TYPE_CHECKING:
     from ragcourt.answering.system_kinds.builtin import System
@@ -140,6 +140,29 @@ def write_partition(df: pl.DataFrame, name: str, cfg_hash: str, q_hash: str) -> 
     return write_with(
         path, lambda tmp: df.write_parquet(tmp, compression="zstd", metadata=meta), durable=True
     )
+
+
+#: answers columns added after partitions were first written, and their value in an old one
+ADDED_COLUMNS = {"cached": pl.lit(None, dtype=pl.Boolean)}
+
+
+def upgrade_partition(name: str) -> bool:
+    """Add the :data:`ADDED_COLUMNS` an older partition lacks (null: not known), keeping its
+    rows and freshness hashes, so it is reused instead of answered again; True if rewritten."""
+    path = partition_path(name)
+    try:
+        columns = pl.read_parquet_schema(path) if path.is_file() else {}
+        missing = {c: v for c, v in ADDED_COLUMNS.items() if columns and c not in columns}
+        if not missing:
+            return False
+        meta = pl.read_parquet_metadata(path)
+        df = pl.read_parquet(path).with_columns(v.alias(c) for c, v in missing.items())
+        table = list(TABLES["answers"])  # the table's column order, then the others (control)
+        df = df.select([*table, *(c for c in df.columns if c not in table)])
+    except Exception:  # an unreadable partition is regenerated (partition_state: stale)
+        return False
+    write_partition(df, name, meta.get(META_CONFIG, ""), meta.get(META_QA, ""))
+    return True
 
 
 def partition_state(name: str, cfg_hash: str, q_hash: str) -> str:

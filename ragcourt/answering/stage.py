@@ -44,6 +44,7 @@ from ragcourt.answering.partitions import (
     partitions_dir,
     qa_hash,
     read_partition,
+    upgrade_partition,
     write_partition,
 )
 from ragcourt.answering.protocols import Chatter, Retriever, RetrieverFactory
@@ -281,6 +282,9 @@ def run(
     combined table is written when every configured system has an up-to-date partition."""
     configured = load_systems(params, prompts_dir=prompts_dir)
     chosen = select_systems(configured, systems)
+    for s in configured:
+        if upgrade_partition(s.name):
+            log.info("%s: partition given the answers table's new columns (rows kept)", s.name)
     qa = check_questions(read_table(QA_PATH, "qa"), QA_PATH)
     own_gateway: Gateway | None = None
     if gateway is None:

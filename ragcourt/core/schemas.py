@@ -178,6 +178,9 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "completion_tokens": pl.Int64,
         "model": pl.String,  # the generator model string the answer came from
         "error": pl.String,  # null, or why this (system, question) has no answer
+        # true: the answer call was replayed from the reply cache (latency_s is the replay's,
+        # not a measurement; latency statistics leave the row out); null: not known
+        "cached": pl.Boolean,
     },
     # Judging (ragcourt.judging, stage judge). DAFE roles: primary1, primary2, arbitrator;
     # resolution: agreement | arbitration | degraded (one primary failed, the other two

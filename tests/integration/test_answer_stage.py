@@ -291,11 +291,13 @@ def test_rerun_reuses_partitions_and_new_system_runs_alone_scripted_model(
         for name, data in before.items():
             assert Path("data/answers/systems", name).read_bytes() == data
 
-        _systems(BM25_SYSTEMS[2])  # two removed: their partitions go, nothing is recomputed
+        _systems(BM25_SYSTEMS[2])  # two removed: their partitions stay, left out of the table
         answer.run(project, retriever_factory=Spy())
         assert len(m.calls) == 12
     assert sorted(p.name for p in Path("data/answers/systems").iterdir()) == [
-        "bm25-k3-fusion2.parquet"
+        "bm25-k1.parquet",
+        "bm25-k3-fusion2.parquet",
+        "bm25-k3.parquet",
     ]
     assert set(read_table("data/answers/answers.parquet", "answers")["system"]) == {
         "bm25-k3-fusion2"
@@ -464,3 +466,48 @@ def test_a_system_whose_every_call_fails_stops_the_stage_loudly_scripted_model(
     project.failure.fail_on_system = False
     with scripted_model("gen", generator), scripted_model("revoked", unauthorised):
         answer.run(project)
+
+
+def test_resumed_rows_are_marked_cached_and_left_out_of_latency_scripted_model(
+    project: Params,
+) -> None:
+    """A scripted model that takes 0.3 s per call: rows replayed from the reply cache on a
+    resume say ``cached`` and the summary's mean latency is over the measured rows only."""
+    _systems(BM25_SYSTEMS[0])
+    qa = read_table("data/qa/qa.parquet", "qa")
+    write_parquet(qa.head(2), "data/qa/qa.parquet", "qa")
+    with scripted_model("slow", generator, delay_s=0.3) as m:
+        project.llm.model = m.model
+        answer.run(project)
+        first = read_table("data/answers/answers.parquet", "answers")
+        assert first["cached"].to_list() == [False, False]
+        assert min(first["latency_s"]) >= 0.3
+        write_parquet(qa, "data/qa/qa.parquet", "qa")  # one question more: a resume
+        answer.run(project)
+    out = read_table("data/answers/answers.parquet", "answers")
+    assert len(m.calls) == 3  # the two earlier calls were replayed from the cache
+    assert out["cached"].to_list() == [True, True, False]
+    replayed = out.filter(pl.col("cached"))["latency_s"]
+    assert max(replayed) < 0.3
+    summary = json.loads(Path("data/answers/summary.json").read_text())["bm25-k1"]
+    assert summary["cached"] == 2 and summary["latency_rows"] == 1
+    assert summary["mean_latency_s"] >= 0.3  # only the measured row
+
+
+def test_a_partition_without_the_cached_column_is_kept_and_upgraded_scripted_model(
+    project: Params,
+) -> None:
+    """A partition written before ``cached`` existed is reused (no model call) and upgraded."""
+    _systems(BM25_SYSTEMS[0])
+    with scripted_model("gen", generator) as m:
+        project.llm.model = m.model
+        answer.run(project)
+        path = Path("data/answers/systems/bm25-k1.parquet")
+        meta = pl.read_parquet_metadata(path)
+        old = pl.read_parquet(path).drop("cached")
+        old.write_parquet(path, metadata=meta)
+        calls = len(m.calls)
+        answer.run(project)
+        assert len(m.calls) == calls
+    assert pl.read_parquet(path)["cached"].null_count() == 3
+    assert read_table("data/answers/answers.parquet", "answers")["cached"].null_count() == 3

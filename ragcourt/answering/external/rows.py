@@ -57,6 +57,7 @@ def answer_row(
         "completion_tokens": None,
         "model": model,
         "error": None,
+        "cached": False,
         "cost_usd": reply.cost_usd,
     }
 
@@ -78,6 +79,7 @@ def error_row(
         "completion_tokens": None,
         "model": model,
         "error": redact_urls_in(error),
+        "cached": False,
         "cost_usd": None,
     }
 

@@ -21,15 +21,18 @@ ANSWERS = pl.DataFrame(
         "completion_tokens": [1, 2, 0, 3, 4, 0],
     }
 )
-# Computed with the pre-model code (summarise returning plain dicts) on ANSWERS.
+# Computed with the pre-model code (summarise returning plain dicts) on ANSWERS (no
+# ``cached`` column: no row replayed), plus the later keys cached / latency_rows.
 EXPECTED = {
     "a": {"abstained": 1, "abstention_rate": 0.5, "answered": 2, "completion_tokens": 3,
           "errors": 1, "mean_latency_s": 0.2916666666666667, "prompt_tokens": 60,
-          "questions": 3},
+          "questions": 3, "cached": 0, "latency_rows": 3},
     "b": {"abstained": 0, "abstention_rate": 0.0, "answered": 2, "completion_tokens": 7,
-          "errors": 0, "mean_latency_s": 2.0, "prompt_tokens": 11, "questions": 2},
+          "errors": 0, "mean_latency_s": 2.0, "prompt_tokens": 11, "questions": 2,
+          "cached": 0, "latency_rows": 2},
     "c": {"abstained": 0, "abstention_rate": 0.0, "answered": 0, "completion_tokens": 0,
-          "errors": 1, "mean_latency_s": 0.0, "prompt_tokens": 0, "questions": 1},
+          "errors": 1, "mean_latency_s": 0.0, "prompt_tokens": 0, "questions": 1,
+          "cached": 0, "latency_rows": 1},
 }  # fmt: skip
 
 
@@ -47,3 +50,13 @@ def test_summary_reads_back_and_rejects_unknown_keys() -> None:
     assert parsed.root["a"] == SystemAnswerSummary.model_validate(EXPECTED["a"])
     with pytest.raises(ValidationError):
         AnswersSummary.model_validate({"a": {**EXPECTED["a"], "extra": 1}})
+
+
+def test_cached_rows_are_counted_and_left_out_of_the_mean_latency() -> None:
+    df = ANSWERS.with_columns(
+        cached=pl.Series([True, False, None, True, True, False], dtype=pl.Boolean)
+    )
+    dumped = summarise(df).model_dump(mode="json")
+    assert dumped["a"]["cached"] == 1 and dumped["a"]["latency_rows"] == 2
+    assert dumped["a"]["mean_latency_s"] == pytest.approx((0.25 + 0.125) / 2)
+    assert dumped["b"]["cached"] == 2 and dumped["b"]["mean_latency_s"] == 0.0
