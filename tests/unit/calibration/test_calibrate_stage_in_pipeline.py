@@ -65,6 +65,6 @@ def test_with_labels_the_report_shows_ppi_and_warns_on_low_kappa(
         "Accuracy per system",
         "Agreement of each judge with the human labels",
     ]
-    assert "PPI [95% CI]" in md
+    assert "PPI \\[95% CI\\]" in md  # brackets escaped: report.md text is inert Markdown
     assert summary.low_agreement  # the world's judge is lenient (fpr 0.4): kappa is low
     assert any(w.startswith("Warning:") and "kappa" in w for w in sec.notes)
