@@ -227,6 +227,15 @@ class QAGenThresholds(Strict):
     relevance: float = Field(default=0.9, ge=0, le=1)
 
 
+class QAGenFilterKinds(Strict):
+    """The QA-filter kind (:data:`ragcourt.qagen.filter_registry.QA_FILTERS`) playing each
+    filter role; e.g. ``answerability: trained_answerability`` (the trained judge, no LLM)."""
+
+    answerability: NonEmptyStr = "answerability"
+    faithfulness: NonEmptyStr = "faithfulness"
+    relevance: NonEmptyStr = "relevance"
+
+
 class QAGenParams(Strict):
     reference_chunking: NonEmptyStr = "c512"
     n_items: StrictInt = Field(default=20, gt=0, le=1_000_000)
@@ -243,6 +252,7 @@ class QAGenParams(Strict):
     prompt_version: str = "v1"  # question/answer writer prompts (configs/prompts/qagen.yaml)
     filter_prompt_version: str = "v1"  # QA filter prompts (configs/prompts/qagen_filters.yaml)
     filter_reason: StrictBool = False  # v2 filters: generated form with a reason, not P(yes)
+    filter_kinds: QAGenFilterKinds = Field(default_factory=QAGenFilterKinds)
     qa_file: str | None = None  # bring-your-own QA set: validated and used instead
     batch_size: StrictInt = Field(default=8, gt=0)  # candidates per generation round (concurrency)
     min_context_tokens: StrictInt = Field(default=40, ge=1)  # shorter chunks are not sampled
@@ -305,6 +315,9 @@ class JudgeParams(Strict):
     # a kind of the relevance grader registry (ragcourt.judging.relevance_graders, checked by
     # ragcourt.judging.builders.check_judge_params): llm: RAGElo 0/1/2 by relevance_model
     relevance_grader: NonEmptyStr = "llm"
+    # weights folder of the trained judges (judge kind / correctness_mode / relevance_grader
+    # ``trained``, QA filter ``trained_answerability``); null: the weights shipped in the package
+    trained_weights: str | None = None
     prompt_version: str = "v1"
     # one-token judges (prompt v2: LLM verdict, expected correctness, relevance): false reads
     # the label's next-token probabilities (form "probability"); true generates a written

@@ -5,12 +5,18 @@
 and ``judge.reason`` false, the grade is read from the next-token probabilities of the labels
 (its requests share a batch with UDCG's, so a shared passage prefix is read once); otherwise a
 written reason and the label (:func:`ragcourt.judging.relevance.grade_passage_relevance`).
+
+``trained``: the trained relevance judge's P(relevant) = p (no LLM,
+:mod:`ragcourt.retrieval.trained_judges`). Grade 0 when p < t (the judge's fitted threshold),
+2 when p >= (1 + t) / 2, else 1; ``relevance_expected`` = 2p. UDCG reads the same p:
+P(NO-RESPONSE) = 1 - p, so a passage's utility is +p when relevant and -p otherwise (a
+passage that looks relevant but is not distracts more).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -19,9 +25,13 @@ from ragcourt.judging.relevance import (
     GRADE_LEVELS,
     grade_passage_relevance,
     relevance_token_requests,
+    with_questions,
 )
 from ragcourt.judging.vocabulary import RELEVANCE_GRADERS, JudgeContext
 from ragcourt.llm import ChatRequest, TokenDistribution
+from ragcourt.retrieval.trained_judges.judges import TrainedJudges
+
+TRAINED_METHOD = "trained"  # grading_method / p_method of the trained judges
 
 
 @dataclass
@@ -61,7 +71,76 @@ class LLMRelevanceGrader:
             dists,
         )
 
+    def no_response_probabilities(
+        self, passages: pl.DataFrame, qa: pl.DataFrame
+    ) -> pl.DataFrame | None:
+        return None
+
 
 @RELEVANCE_GRADERS.register("llm")
 def _llm(ctx: JudgeContext) -> LLMRelevanceGrader:
     return LLMRelevanceGrader(ctx)
+
+
+def trained_grade(p: float, threshold: float) -> int:
+    """The 0/1/2 grade of P(relevant) ``p`` (module docstring)."""
+    if p < threshold:
+        return 0
+    return 2 if p >= (1.0 + threshold) / 2.0 else 1
+
+
+@dataclass
+class TrainedRelevanceGrader:
+    """``trained``: P(relevant) of the trained relevance judge (module doc); each (question,
+    passage) is scored once per grader, for both the grade and UDCG."""
+
+    judges: TrainedJudges
+    _seen: dict[tuple[str, str], float] = field(default_factory=dict, repr=False)
+
+    def token_requests(
+        self, passages: pl.DataFrame, qa: pl.DataFrame
+    ) -> tuple[list[ChatRequest], list[str]] | None:
+        return None
+
+    def _p(self, joined: pl.DataFrame) -> list[float]:
+        pairs = list(zip(joined["question"].to_list(), joined["text"].to_list(), strict=True))
+        todo = sorted({pair for pair in pairs if pair not in self._seen})
+        scores = self.judges.relevance([q for q, _ in todo], [t for _, t in todo])
+        self._seen.update(zip(todo, scores, strict=True))
+        return [self._seen[pair] for pair in pairs]
+
+    def grade(
+        self,
+        passages: pl.DataFrame,
+        qa: pl.DataFrame,
+        dists: Sequence[TokenDistribution] | None,
+    ) -> pl.DataFrame:
+        joined = with_questions(passages, qa)
+        p = self._p(joined)
+        t = self.judges.model("relevance").threshold
+        return joined.select("question_id", "chunk_id", "doc_id", "n_systems").with_columns(
+            pl.Series("relevance", [trained_grade(x, t) for x in p], dtype=pl.Int8),
+            pl.Series("relevance_expected", [2.0 * x for x in p], dtype=pl.Float64),
+            pl.lit("probability").alias("form"),
+            pl.lit(TRAINED_METHOD).alias("grading_method"),
+            pl.lit(None, dtype=pl.String).alias("reason"),
+            pl.lit(None, dtype=pl.String).alias("error"),
+            pl.lit("trained/relevance").alias("model"),
+            pl.lit(None, dtype=pl.String).alias("prompt_version"),
+        )
+
+    def no_response_probabilities(
+        self, passages: pl.DataFrame, qa: pl.DataFrame
+    ) -> pl.DataFrame | None:
+        joined = with_questions(passages, qa)
+        p = self._p(joined)
+        return joined.select("question_id", "chunk_id").with_columns(
+            pl.Series("p_no_response", [1.0 - x for x in p], dtype=pl.Float64),
+            pl.lit(TRAINED_METHOD).alias("p_method"),
+            pl.lit(None, dtype=pl.String).alias("p_error"),
+        )
+
+
+@RELEVANCE_GRADERS.register("trained")
+def _trained(ctx: JudgeContext) -> TrainedRelevanceGrader:
+    return TrainedRelevanceGrader(ctx.trained_judges)

@@ -1,6 +1,7 @@
 """Stage ``judge_retrieval`` (spec §5): passage relevance, passage utility and UDCG.
 
-Writes ``relevance.parquet`` (RAGElo 0/1/2 once per (question, chunk) across systems),
+Writes ``relevance.parquet`` (RAGElo 0/1/2 once per (question, chunk) across systems, by the
+``judge.relevance_grader``; the ``trained`` grader also gives UDCG's P(NO-RESPONSE)),
 ``passage_utility.parquet`` (R, P(NO-RESPONSE), u per passage in any system's top
 ``udcg.k``) and ``udcg.parquet`` (UDCG per (system, question)). Every model call goes
 through the gateway cache, so a re-run makes no model calls. A system that returned no passages
@@ -55,8 +56,9 @@ def judge_retrieval(
     grader = build_relevance_grader(ctx)
     udcg_model = llm.resolve(jp.udcg.model)
     rel_dists = udcg_dists = None
+    own_probs = grader.no_response_probabilities(top_passages, qa)
     rel_group = grader.token_requests(all_passages, qa)
-    if rel_group is not None:
+    if rel_group is not None and own_probs is None:
         # one batch for both judges: where the prompts share the question-and-passage prefix
         # (judge.yaml v4, v5) the UDCG call reuses the relevance call's KV state of the passage
         rel_dists, udcg_dists = ctx.gateway.next_token_probs_grouped(
@@ -70,8 +72,12 @@ def judge_retrieval(
             desc="relevance+udcg",
         )
     relevance = grader.grade(all_passages, qa, rel_dists)
-    probs = abstention_probabilities(
-        top_passages, qa, ctx.gateway, udcg_model, jp.prompt_version, udcg_dists
+    probs = (
+        own_probs
+        if own_probs is not None
+        else abstention_probabilities(
+            top_passages, qa, ctx.gateway, udcg_model, jp.prompt_version, udcg_dists
+        )
     )
     utility = utility_table(relevance, probs, jp.udcg.relevance_threshold)
     per_q = udcg_per_question(top, utility, jp.udcg.gamma)

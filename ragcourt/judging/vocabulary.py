@@ -47,6 +47,7 @@ from ragcourt.core.registry import Registry
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest, Gateway, TokenDistribution
+    from ragcourt.retrieval.trained_judges.judges import TrainedJudges
 
 
 @dataclass(eq=False)
@@ -72,6 +73,13 @@ class JudgeContext:
         from ragcourt.llm import Gateway
 
         return Gateway(self.params.llm, stage=self.stage)
+
+    @cached_property
+    def trained_judges(self) -> TrainedJudges:
+        """The trained judges of ``judge.trained_weights`` (null: the shipped weights)."""
+        from ragcourt.retrieval.trained_judges.judges import WEIGHTS_DIR, shipped_judges
+
+        return shipped_judges(self.params.judge.trained_weights or str(WEIGHTS_DIR))
 
     def correctness_table(self) -> pl.DataFrame | None:
         """The per-answer correctness table: as given, else read once, else None."""
@@ -126,6 +134,7 @@ ANSWER_JUDGES: Registry[AnswerJudgeFactory] = Registry(
     builtins=(
         "ragcourt.judging.lexical",
         "ragcourt.judging.semantic",
+        "ragcourt.judging.trained_correctness",
         "ragcourt.judging.llm_judges",
     ),
 )
@@ -195,6 +204,14 @@ class RelevanceGrader(Protocol):
         qa: pl.DataFrame,
         dists: Sequence[TokenDistribution] | None,
     ) -> pl.DataFrame: ...
+
+    def no_response_probabilities(
+        self, passages: pl.DataFrame, qa: pl.DataFrame
+    ) -> pl.DataFrame | None:
+        """UDCG's P(NO-RESPONSE) per passage from this grader itself (the columns of
+        :func:`ragcourt.judging.udcg.abstention_probabilities`), or None: UDCG asks its
+        reader model (``judge.udcg.model``)."""
+        ...
 
 
 RelevanceGraderFactory = Callable[[JudgeContext], RelevanceGrader]

@@ -44,6 +44,7 @@ class JudgeSettings:
     seed: int | None = 0
     max_tokens: int = 160
     reason: bool = False  # one-token prompts: generated reason + label instead of P(yes)
+    trained_weights: str | None = None  # trained judges' weights folder (None: shipped)
 
 
 @dataclass(frozen=True)
@@ -80,5 +81,6 @@ class QAFilter(Protocol):
 
 
 QA_FILTERS: Registry[QAFilter] = Registry(
-    "QA filter", builtins=("ragcourt.qagen.filters", "ragcourt.qagen.quality")
+    "QA filter",
+    builtins=("ragcourt.qagen.filters", "ragcourt.qagen.quality", "ragcourt.qagen.trained_filter"),
 )

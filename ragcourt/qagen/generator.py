@@ -178,8 +178,12 @@ class Generator:
             seed=params.llm.seed,
             max_tokens=self.q.judge_max_tokens,
             reason=self.q.filter_reason,
+            trained_weights=params.judge.trained_weights,
         )
-        self.filters: dict[str, QAFilter] = {n: QA_FILTERS.get(n, "qagen") for n in JUDGES}
+        kinds = self.q.filter_kinds
+        self.filters: dict[str, QAFilter] = {
+            n: QA_FILTERS.get(getattr(kinds, n), "qagen") for n in JUDGES
+        }
         self.gate_filters: dict[str, QAFilter] = {n: QA_FILTERS.get(n, "qagen") for n in GATE}
         self._warned_language = False
 
