@@ -236,6 +236,29 @@ class QAGenFilterKinds(Strict):
     relevance: NonEmptyStr = "relevance"
 
 
+AnswerTypeExtractor = Literal["auto", "spacy", "rules"]
+
+
+class AnswerFirstParams(Strict):
+    """``qagen.method: answer_first``: answer spans are chosen in each sampled chunk (spaCy
+    entities, numbers, dates, noun phrases), a writer asks for each span and a reader answers
+    from the chunk alone; a pair is kept when the reader's answer matches the span (SQuAD token
+    F1 >= ``roundtrip_f1``). Prompts: the ``answer_first_*`` templates of
+    ``qagen.prompt_version``. ``extractor``: ``spacy`` (the English pipeline of the
+    ``spacy-en`` extra), ``rules`` (regexes on spaCy's blank English tokenizer), ``auto`` (the
+    pipeline when installed, else the rules)."""
+
+    extractor: AnswerTypeExtractor = "auto"
+    spans_per_chunk: StrictInt = Field(default=3, gt=0, le=50)  # candidates per sampled chunk
+    max_answer_words: StrictInt = Field(default=5, gt=0, le=30)
+    roundtrip_f1: float = Field(default=0.5, ge=0, le=1)  # reader answer vs span: keep at >=
+    max_copied_words: StrictInt = Field(default=7, gt=0)  # longest word run shared with chunk
+    closed_book_check: StrictBool = False  # reject when the reader without the chunk finds it
+    gate: StrictBool = True  # the rule filters of the QA quality gate (no model call)
+    judges: StrictBool = False  # the qagen.filter_kinds filters (answerability, ...) after it
+    reader_max_tokens: StrictInt = Field(default=24, gt=0)
+
+
 class QAGenParams(Strict):
     reference_chunking: NonEmptyStr = "c512"
     n_items: StrictInt = Field(default=20, gt=0, le=1_000_000)
@@ -261,6 +284,10 @@ class QAGenParams(Strict):
     answer_max_tokens: StrictInt = Field(default=128, gt=0)
     judge_max_tokens: StrictInt = Field(default=160, gt=0)
     short_circuit: StrictBool = True  # a judge runs only on candidates the earlier judges passed
+    # agents: the agents write a question per chunk, then an answer; answer_first: a span first,
+    # a question for it, kept on a round trip (qagen.answer_first)
+    method: Literal["agents", "answer_first"] = "agents"
+    answer_first: AnswerFirstParams = Field(default_factory=AnswerFirstParams)
 
 
 class JudgeSpec(Strict):
