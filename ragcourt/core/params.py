@@ -100,11 +100,19 @@ class ChunkSpec(Strict):
         return self
 
 
+LongChunks = Literal["windows", "pool", "truncate"]
+
+
 class EmbedderSpec(Strict):
-    """An embedder: ``model`` is a key of configs/models.yaml ``embedders``."""
+    """An embedder: ``model`` is a key of configs/models.yaml ``embedders``. A chunk longer than
+    the model's window (in its own tokens) is embedded per ``long_chunks``: ``windows`` (every
+    overlapping window indexed, a chunk scored by its best), ``pool`` (mean of the windows) or
+    ``truncate`` (first window only); ``window_overlap`` tokens are shared by two windows."""
 
     model: NonEmptyStr
     batch_size: StrictInt = Field(default=32, gt=0, le=100_000)
+    long_chunks: LongChunks = "windows"
+    window_overlap: StrictInt = Field(default=32, ge=0, le=4096)
 
 
 class RelevanceRule(Strict):
