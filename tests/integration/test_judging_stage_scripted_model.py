@@ -417,3 +417,40 @@ def test_unreachable_judge_model_fails_each_stage_loudly_scripted_model(project:
     assert correctness["error"].null_count() == 0  # the error rows were written first
     relevance = read_table("data/judge/relevance.parquet", "relevance")
     assert relevance.height > 0 and relevance["error"].null_count() == 0
+
+
+def test_trained_judges_replace_every_pointwise_llm_call_scripted_model(project: Params) -> None:
+    """The offline judging route: trained DAFE primaries, trained correctness, trained relevance
+    (and UDCG from its P(relevant)); the scripted model is reached only by the arbitrator, on
+    the primaries' disagreements, and the relevant passage of each question outranks the rest."""
+    project.judge = JudgeParams(
+        judges={
+            "tf1": JudgeSpec(kind="token_f1", threshold=0.5),
+            "trained": JudgeSpec(kind="trained"),
+            "llm": JudgeSpec(kind="llm"),
+        },
+        primaries=["tf1", "trained"],
+        arbitrator="llm",
+        correctness_mode="trained",
+        relevance_grader="trained",
+        udcg=UDCGParams(theta_min_pairs=1000),
+    )
+    with scripted_model("judge_trained", reply, next_token=next_token) as m:
+        project.llm.model = m.model
+        _judge_all(project)
+        prompts = [c[0]["content"] for c in m.calls]
+    v = read_table("data/judge/verdicts.parquet", "verdicts")
+    assert v["arbitrator_called"].sum() >= 1  # (a parse retry may ask it twice)
+    assert prompts and all("impartial judge" in p for p in prompts)
+    c = read_table("data/judge/correctness.parquet", "correctness").sort("system", "question_id")
+    scores = dict(zip(zip(c["system"], c["question_id"]), c["correctness"], strict=True))
+    assert scores[("A", "q1")] > scores[("B", "q2")]  # "1803" vs the wrong "Utah"
+    rel = read_table("data/judge/relevance.parquet", "relevance")
+    assert set(rel["grading_method"]) == {"trained"} and rel["error"].null_count() == rel.height
+    for qid, (_, _, _, (doc, i)) in QA.items():
+        mine = rel.filter(pl.col("question_id") == qid)
+        gold = mine.filter(pl.col("chunk_id") == f"c256:{doc}:{i}")["relevance_expected"][0]
+        others = mine.filter(pl.col("chunk_id") != f"c256:{doc}:{i}")["relevance_expected"]
+        assert others.is_empty() or gold > others.max(), qid
+    u = read_table("data/judge/udcg.parquet", "udcg")
+    assert {m for ms in u["p_methods"].to_list() for m in ms} == {"trained"}
