@@ -50,9 +50,10 @@ STAGES: dict[str, StageDef] = {
         StageDef(
             "embed",
             "ragcourt.retrieval.indexing:run",
-            "Sentence-transformers vectors + a FAISS index per (chunking, embedder).",
+            "Chunk vectors + a FAISS index per (chunking, embedder); chunks over the\n"
+            "embedder's window are windowed, pooled or truncated (embedders.<e>.long_chunks).",
             deps=(art("chunks", chunking="$chunking"),),
-            outs=("embeddings", "index"),
+            outs=("embeddings", "index", "embed_stats"),
             params=("embedders.{embedder}",),
             models=(EMBEDDERS,),
             partition=("chunking", "embedder"),
@@ -84,7 +85,7 @@ STAGES: dict[str, StageDef] = {
             ),
             outs=("qa", "qa_rejected"),
             metrics=("qa_summary",),
-            params=("qagen", "llm", "embedders"),
+            params=("qagen", "llm", "embedders", "judge.trained_weights"),
             models=(EMBEDDERS, LLMS),  # near-duplicate removal embeds questions
             llm_metrics=True,
         ),
@@ -144,6 +145,7 @@ STAGES: dict[str, StageDef] = {
                 "judge.correctness_mode",
                 "judge.correctness_judge",
                 "judge.correctness_model",
+                "judge.trained_weights",
                 "judge.prompt_version",
                 "llm",
                 "embedders",
@@ -154,18 +156,20 @@ STAGES: dict[str, StageDef] = {
         StageDef(
             "judge_retrieval",
             "ragcourt.judging.retrieval_stage:run",
-            "RAGElo 0/1/2 relevance of every retrieved passage (once per question x chunk across\n"
-            "systems), P(NO-RESPONSE | question, passage) and UDCG per (system, question).",
+            "0/1/2 relevance of every retrieved passage (once per question x chunk across systems;\n"
+            "trained judge or RAGElo), P(NO-RESPONSE | question, passage) and UDCG per (system,\n"
+            "question).",
             deps=(Dep(prompts="judge"), *arts("answers", "qa", "llm_routes")),
             outs=("relevance", "passage_utility", "udcg"),
             params=(
                 "judge.relevance_grader",
                 "judge.relevance_model",
+                "judge.trained_weights",
                 "judge.prompt_version",
                 "judge.udcg",
                 "llm",
             ),
-            models=(LLMS,),
+            models=(EMBEDDERS, LLMS),  # the trained relevance judge embeds
             llm_metrics=True,
         ),
         StageDef(
@@ -250,6 +254,7 @@ STAGES: dict[str, StageDef] = {
                     "calibration_agreement",
                     "calibration_ppi_systems",
                 ),
+                art("embed_stats", chunking="*", embedder="*"),
                 Dep(param="llm.metrics_dir"),
             ),
             outs=("report_html", "report_md"),
