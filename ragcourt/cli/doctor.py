@@ -29,6 +29,7 @@ from ragcourt.core.params import Params, load_params
 
 if TYPE_CHECKING:
     from ragcourt.answering.systems import AnySystem
+    from ragcourt.retrieval.trained_judges.pair_model import Role
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -371,6 +372,40 @@ def check_profiles(params_path: Path, root: Path = Path(".")) -> list[Check]:
     return [_guard(f"profile {n}", partial(one, n)) for n in names]
 
 
+def trained_roles(params: Params) -> list[Role]:
+    """The trained-judge roles the params use (QA filter, relevance grader, correctness)."""
+    roles: list[Role] = []
+    if params.qagen.filter_kinds.answerability == "trained_answerability":
+        roles.append("answerability")
+    if params.judge.relevance_grader == "trained":
+        roles.append("relevance")
+    used = {params.judge.judges[n].kind for n in params.judge.primaries if n in params.judge.judges}
+    if params.judge.correctness_mode == "trained" or "trained" in used:
+        roles.append("correctness")
+    return roles
+
+
+def check_trained_judges(params: Params) -> list[Check]:
+    """Each trained judge the params use loads its weights (and its embedders are present)."""
+    from ragcourt.retrieval.embedders import resolve_model_dir
+    from ragcourt.retrieval.trained_judges.judges import WEIGHTS_DIR, TrainedJudges
+
+    judges = TrainedJudges(Path(params.judge.trained_weights or WEIGHTS_DIR))
+
+    def loaded(role: Role) -> Check:
+        model = judges.model(role)
+        _ = judges.idf
+        for embedder in model.embedders:
+            resolve_model_dir(embedder)
+        return Check(
+            f"trained judge {role}", "ok", f"{judges.directory} ({', '.join(model.embedders)})"
+        )
+
+    return [
+        _guard(f"trained judge {role}", partial(loaded, role)) for role in trained_roles(params)
+    ]
+
+
 def run_checks(params_path: Path, root: Path = Path("."), call: bool = False) -> list[Check]:
     """Every check, in the order they are shown (``call``: one real call per hosted model)."""
     checks = [check_python()]
@@ -384,6 +419,7 @@ def run_checks(params_path: Path, root: Path = Path("."), call: bool = False) ->
         systems_check, systems = check_systems(params)
         checks.append(systems_check)
         checks += check_embedders(params)
+        checks += check_trained_judges(params)
         local = check_local_llms(params, systems)
         checks += local
         ok_names = [

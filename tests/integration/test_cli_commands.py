@@ -16,12 +16,13 @@ from ragcourt.cli import main
 from ragcourt.cli.doctor import (
     check_embedders,
     check_prefect,
+    check_trained_judges,
     judge_registry_embedders,
     local_models,
     run_checks,
 )
 from ragcourt.cli.main import app
-from ragcourt.core.params import Params
+from ragcourt.core.params import Params, parse_params
 
 runner = CliRunner()
 
@@ -115,6 +116,17 @@ def test_judge_embedders_given_as_registry_names_are_checked() -> None:
     assert checks["embedder minilm"].status == "ok"
     assert checks["judge embedder no-such-model"].status == "fail"
     assert "no-such-model" in checks["judge embedder no-such-model"].detail
+
+
+def test_doctor_checks_the_trained_judges_the_params_use(tmp_path: Path) -> None:
+    p = parse_params({})  # built-in defaults: LLM judges everywhere
+    assert check_trained_judges(p) == []
+    p = parse_params({"judge": {"relevance_grader": "trained", "trained_weights": str(tmp_path)}})
+    (check,) = check_trained_judges(p)
+    assert check.name == "trained judge relevance" and check.status == "fail"
+    assert "ragcourt judges train" in check.detail and "\n" not in check.detail
+    p.judge.trained_weights = None  # the shipped weights
+    assert [c.status for c in check_trained_judges(p)] == ["ok"]
 
 
 def test_prefect_check_reports_unreachable_and_unset_api() -> None:
