@@ -17,6 +17,9 @@ import polars as pl
 import pytest
 from _llm_testing import scripted_model
 
+from ragcourt.calibration.labels import LabelStore, make_label
+from ragcourt.calibration.sampling import SampleParams, sample_items
+from ragcourt.calibration.stage import run_stage
 from ragcourt.core.errors import StageFailed
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import JudgeParams, JudgeSpec, Params, UDCGParams, load_params
@@ -443,7 +446,8 @@ def test_trained_judges_replace_every_pointwise_llm_call_scripted_model(project:
     assert v["arbitrator_called"].sum() >= 1  # (a parse retry may ask it twice)
     assert prompts and all("impartial judge" in p for p in prompts)
     c = read_table("data/judge/correctness.parquet", "correctness").sort("system", "question_id")
-    scores = dict(zip(zip(c["system"], c["question_id"]), c["correctness"], strict=True))
+    keys = zip(c["system"], c["question_id"], strict=True)
+    scores = dict(zip(keys, c["correctness"], strict=True))
     assert scores[("A", "q1")] > scores[("B", "q2")]  # "1803" vs the wrong "Utah"
     rel = read_table("data/judge/relevance.parquet", "relevance")
     assert set(rel["grading_method"]) == {"trained"} and rel["error"].null_count() == rel.height
@@ -454,3 +458,22 @@ def test_trained_judges_replace_every_pointwise_llm_call_scripted_model(project:
         assert others.is_empty() or gold > others.max(), qid
     u = read_table("data/judge/udcg.parquet", "udcg")
     assert {m for ms in u["p_methods"].to_list() for m in ms} == {"trained"}
+    # PPI unchanged: a person's labels of these answers correct the trained judges' estimates
+    project.calibration.min_labels = 3
+    sample = sample_items(
+        read_table("data/qa/qa.parquet", "qa"),
+        read_table("data/answers/answers.parquet", "answers"),
+        v,
+        c,
+        rel,
+        SampleParams(n_answer_items=10, n_passage_items=0),
+    )
+    store = LabelStore(Path(project.calibration.labels_dir), "ann")
+    truth = {("A", "q1"): True, ("A", "q2"): True, ("B", "q3"): True}
+    for it in sample.iter_rows(named=True):
+        ok = truth.get((it["system"], it["question_id"]), False)
+        store.append(make_label(it, "correct" if ok else "incorrect", "ann", "web"))
+    summary = run_stage(project)
+    assert summary.answers.usable == sample.height > 0
+    ppi = read_table("data/calibration/ppi_systems.parquet", "calibration_ppi_systems")
+    assert {"dafe", "correctness", "trained"} <= set(ppi["predictor"])
