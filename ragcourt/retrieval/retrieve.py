@@ -5,8 +5,11 @@ score, retriever. Inputs are the stage artifacts under the current directory:
 ``data/chunks/<chunking>.parquet``, ``data/embeddings/<chunking>__<embedder>.parquet`` and
 ``data/index/<chunking>__<embedder>.faiss``.
 
-* **dense**: the query is embedded with the chunking's embedder (L2-normalised) and searched in
-  the ``IndexFlatIP`` (exact inner product = cosine). Score = cosine similarity.
+* **dense**: the query is embedded with the chunking's embedder (L2-normalised, with the
+  embedder's query prefix) and searched in the ``IndexIDMap(IndexFlatIP)`` (exact inner
+  product = cosine), whose labels are chunk ordinals. A chunk embedded as several windows
+  scores as its best window, ``max_w cos(q, w)``: the search goes ``k x`` (most windows of a
+  chunk) deep, so the first k distinct chunks are exactly the top k, each listed once.
 * **bm25**: bm25s over the chunk texts with ``retrieval.bm25`` (variant, k1, b; tokenizer per
   language, :mod:`ragcourt.retrieval.bm25_tokens`: on English bm25s' regex tokenizer,
   lower-cased, optional stopword list and PyStemmer stemmer; jieba for Chinese). Built in
@@ -22,6 +25,7 @@ documented on :func:`rrf_fuse`.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -126,24 +130,36 @@ def rrf_fuse(
 
 @dataclass
 class DenseRetriever:
-    """Exact inner-product search over L2-normalised chunk embeddings (FAISS IndexFlatIP)."""
+    """Exact inner-product search over L2-normalised chunk vectors; FAISS label ``j`` is
+    ``chunk_ids[j]``, several windows of one chunk may share it (``max_vectors`` at most)."""
 
     model: str  # registry embedder name
     index: Any  # faiss.Index
     chunk_ids: list[str]
     batch_size: int = 32
     name: str = "dense"
+    max_vectors: int = 1  # most vectors (windows) any one chunk has in the index
 
     def search(self, queries: pl.DataFrame, k: int) -> pl.DataFrame:
         from ragcourt.retrieval.embedders import encode
+        from ragcourt.retrieval.long_chunks import best_per_chunk
 
         _check_queries(queries)
-        kk = min(k, self.index.ntotal)
+        kk = min(k, len(self.chunk_ids))
         if queries.is_empty() or kk <= 0:
             return empty_run()
-        vecs = encode(self.model, queries["query"].to_list(), batch_size=self.batch_size)
-        scores, idx = self.index.search(vecs, kk)
-        return _topk_frame(queries["query_id"].to_list(), idx, scores, self.chunk_ids, self.name)
+        vecs = encode(
+            self.model, queries["query"].to_list(), batch_size=self.batch_size, role="query"
+        )
+        depth = min(kk * self.max_vectors, self.index.ntotal)
+        scores, labels = self.index.search(vecs, depth)
+        best = best_per_chunk(labels, scores, kk)
+        idx = np.full((len(best), kk), -1, dtype=np.int64)
+        top = np.zeros((len(best), kk), dtype=np.float64)
+        for qi, hits in enumerate(best):
+            for r, (lab, sc) in enumerate(hits):
+                idx[qi, r], top[qi, r] = lab, sc
+        return _topk_frame(queries["query_id"].to_list(), idx, top, self.chunk_ids, self.name)
 
 
 def _topk_frame(
@@ -186,16 +202,26 @@ def open_dense(chunking: str, embedder: str, params: Params) -> DenseRetriever:
     from ragcourt.core.io import read_table
 
     # schema of the whole file checked against 'embeddings'; only chunk_id is loaded
-    ids = read_table(emb_path, "embeddings", columns=["chunk_id"])["chunk_id"].to_list()
-    if index.ntotal != len(ids):
+    rows = read_table(emb_path, "embeddings", columns=["chunk_id"])["chunk_id"]
+    if index.ntotal != len(rows):
         raise RagcourtError(
-            f"{idx_path}: {index.ntotal} vectors but {emb_path} has {len(ids)} rows "
+            f"{idx_path}: {index.ntotal} vectors but {emb_path} has {len(rows)} rows "
             "(out of sync: re-run the embed stage)"
         )
+    ids = rows.unique(maintain_order=True).to_list()
+    if len(ids) != len(rows) and not hasattr(index, "id_map"):
+        raise RagcourtError(f"{idx_path}: windows without chunk labels (re-run the embed stage)")
     dim = registry_entry(spec.model).dim
     if index.d != dim:
         raise RagcourtError(f"{idx_path}: index dim {index.d} != embedder '{spec.model}' dim {dim}")
-    return DenseRetriever(model=spec.model, index=index, chunk_ids=ids, batch_size=spec.batch_size)
+    most = max(Counter(rows.to_list()).values(), default=1)
+    return DenseRetriever(
+        model=spec.model,
+        index=index,
+        chunk_ids=ids,
+        batch_size=spec.batch_size,
+        max_vectors=most,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

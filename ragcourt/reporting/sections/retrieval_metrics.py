@@ -1,14 +1,19 @@
 """Report section: retrieval metrics per chunking, embedder and retriever at one cutoff, and
-their trend over chunk size, from ``retrieval_summary`` (spec §1's relevance rule)."""
+their trend over chunk size, from ``retrieval_summary`` (spec §1's relevance rule); and, per
+chunk size x embedder cell, how chunks longer than the embedder's window were embedded (the
+embed stage's ``embed_stats``)."""
 
 from __future__ import annotations
 
 import polars as pl
 
+from ragcourt.core import catalog
+from ragcourt.core.errors import RagcourtError
 from ragcourt.core.params import Params
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
-from ragcourt.reporting.model import Section, Table, fmt
+from ragcourt.reporting.model import Section, Table, fmt, pct
+from ragcourt.retrieval.long_chunks import read_stats
 
 RETRIEVAL_METRICS = ["R", "RR", "nDCG", "P", "Success"]
 
@@ -66,6 +71,9 @@ def retrieval(art: Artifacts, params: Params) -> Section:
     cols = ["chunking", "chunk_size", "embedder", "retriever", *[m for m in metrics if m in wide]]
     wide = wide.select(cols).rename({m: f"{plots.METRIC_TITLES.get(m, m)}@{k}" for m in metrics})
     sec.tables.append(Table.from_frame(wide, f"Means over questions at cutoff {k}"))
+    long_table = long_chunks_table(art, params)
+    if long_table.rows:
+        sec.tables.append(long_table)
     n = s["n_queries"].max()
     sec.facts.append(("questions evaluated", fmt(n)))
     unevaluable = (
@@ -82,3 +90,68 @@ def retrieval(art: Artifacts, params: Params) -> Section:
             )
         )
     return sec
+
+
+LONG_CHUNK_COLUMNS = [
+    "chunking",
+    "chunk_size",
+    "embedder",
+    "window",
+    "chunks over window",
+    "long chunks",
+    "flag",
+]
+HANDLING = {
+    "windowed": "windowed (every window indexed, best window scores)",
+    "pooled": "pooled (mean of the window vectors)",
+    "truncated": "TRUNCATED (first window only)",
+    "whole": "whole (none over the window)",
+}
+
+
+def long_chunks_table(art: Artifacts, params: Params) -> Table:
+    """Per chunk size x embedder cell: the window in the embedder's own tokens, the chunks over
+    it, how they were embedded, and a flag where truncation applied or would have applied."""
+    rows: list[list[str]] = []
+    for chunking, cspec in sorted(params.chunkings.items(), key=lambda kv: kv[1].size):
+        for embedder in params.embedders:
+            path = art.root / catalog.path("embed_stats", chunking=chunking, embedder=embedder)
+            if not path.is_file():
+                rows.append([chunking, str(cspec.size), embedder, "–", "–", "not recorded", ""])
+                continue
+            try:
+                st = read_stats(path)
+            except RagcourtError as err:
+                rows.append([chunking, str(cspec.size), embedder, "–", "–", str(err), ""])
+                continue
+            over = f"{st.n_over_window} of {st.n_chunks} ({pct(st.share_over_window)})"
+            if not st.n_over_window:
+                flag = ""
+            elif st.strategy == "truncate":
+                flag = f"truncated: {pct(st.share_over_window)} of chunks read in part"
+            else:
+                flag = f"truncation would have cut {pct(st.share_over_window)} of chunks"
+            rows.append(
+                [
+                    chunking,
+                    str(cspec.size),
+                    f"{embedder} ({st.model})",
+                    str(st.window),
+                    over,
+                    HANDLING[st.handling],
+                    flag,
+                ]
+            )
+    return Table(
+        [
+            "chunking",
+            "chunk_size",
+            "embedder",
+            "window",
+            "chunks over window",
+            "long chunks",
+            "flag",
+        ],
+        rows,
+        "Chunks longer than the embedder's window (its own word pieces) per chunk size x embedder",
+    )
