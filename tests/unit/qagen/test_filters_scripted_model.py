@@ -228,6 +228,7 @@ PINNED_SUMMARY = {
                    "question_not_standalone": 1, "relevance": 1},
     "requested": 3, "seed": 13, "stop_reason": "contexts_exhausted",
     "thresholds": {"answerability": 1.0, "faithfulness": 0.9, "relevance": 0.9},
+    "method": "agents", "answer_types": {},
 }  # fmt: skip
 
 

@@ -18,7 +18,7 @@ GENERATED = {
     "thresholds": {"answerability": 1.0, "faithfulness": 0.9, "relevance": 0.9},
     "models": {"question": "local/q", "answer": "local/a", "filter": "openai/f"},
     "prompt_version": "v1", "reference_chunking": "c512", "seed": 13,
-    "filter_prompt_version": "v2",
+    "filter_prompt_version": "v2", "method": "agents", "answer_types": {},
     "judge_forms": {"answerability": {"probability": 4}, "faithfulness": {"generated": 1},
                     "relevance": {"probability": 1}},
 }  # fmt: skip
