@@ -1,6 +1,7 @@
 """Chunks longer than the embedder's window, with the real MiniLM (256 word pieces): windows
 retrieve on a phrase in a chunk's second half where truncation cannot, window labels map back
-to chunks without duplicates, and the per-cell strategy reaches the stats file and the report."""
+to chunks without duplicates, and the per-cell strategy reaches the stats file, the report and
+a sweep point's summary row."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import Params, parse_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.flows.sweep import point_metrics
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.sections.retrieval_metrics import long_chunks_table
 from ragcourt.retrieval import indexing
@@ -138,3 +140,6 @@ def test_per_cell_strategy_is_in_the_stats_and_the_report(
     (row,) = table.rows
     assert row[:2] == ["c1", "512"] and row[3] == "256" and row[4] == "1 of 5 (20.0%)"
     assert row[5].startswith(handling) and flag in row[6]
+    summary = point_metrics(workdir)  # a sweep point's row
+    assert summary["c1/mini/long_chunks"] == handling.lower()
+    assert summary["c1/mini/over_window"] == pytest.approx(0.2)

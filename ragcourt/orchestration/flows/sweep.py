@@ -149,11 +149,21 @@ def _flatten(prefix: str, node: Any, out: dict[str, Any]) -> None:
 
 
 def point_metrics(workspace: Path) -> dict[str, Any]:
-    """Every retrieval metric (``chunking/embedder/retriever/measure``) and the top system."""
+    """Every retrieval metric (``chunking/embedder/retriever/measure``), how each
+    (chunking, embedder) embedded chunks over the window (``chunking/embedder/long_chunks``:
+    windowed, pooled, truncated or whole; ``.../over_window``: their share) and the top system."""
+    from ragcourt.retrieval.long_chunks import read_stats
+
     out: dict[str, Any] = {}
     metrics = workspace / catalog.path("retrieval_metrics")
     if metrics.is_file():
         _flatten("", json.loads(metrics.read_text(encoding="utf-8")), out)
+    for path in sorted(
+        workspace.glob(str(catalog.path("embed_stats", chunking="*", embedder="*")))
+    ):
+        st = read_stats(path)
+        out[f"{st.chunking}/{st.embedder}/long_chunks"] = st.handling
+        out[f"{st.chunking}/{st.embedder}/over_window"] = round(st.share_over_window, 4)
     board = workspace / catalog.path("leaderboard")
     if board.is_file():
         top = pl.read_parquet(board).sort("rank").row(0, named=True)
