@@ -26,6 +26,7 @@ from ragcourt.core.params import TournamentParams
 from ragcourt.core.schemas import TABLES
 from ragcourt.tournament import bootstrap
 from ragcourt.tournament.discrimination import tournament_check
+from ragcourt.tournament.gaps import elo_gaps
 from ragcourt.tournament.memo import JudgementMemo
 from ragcourt.tournament.pairwise import PairwiseJudge
 from ragcourt.tournament.score_matrix import ScoreMatrix
@@ -201,7 +202,13 @@ def run_tournament(
         [_matches_frame(sw, "swiss"), *([_matches_frame(rr, "round_robin")] if rr else [])]
     )
     summary = _summary(judge.name, systems, questions, sw, rr, memo, pairwise, board, tp)
-    summary = summary.model_copy(update={"discrimination": check})
+    ranked_real = [s for s in board["system"].to_list() if s not in controls]
+    gaps = (
+        elo_gaps(ranked_real, systems, sw.ratings, replicates, len(questions))
+        if judged_anything(pairwise)
+        else None
+    )
+    summary = summary.model_copy(update={"discrimination": check, "elo_gaps": gaps})
     return TournamentOutputs(pairwise, matches, board, summary)
 
 

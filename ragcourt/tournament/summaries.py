@@ -4,9 +4,10 @@
 round-robin (measured from match records and the memo; ``*_computed`` fields from the
 N(N-1)/2 formula), error counts, Kendall τ-b between the Swiss and round-robin rankings and
 the bootstrap settings (spec §6), and ``discrimination``: the Elo gaps of the control pairs
-of known order (:mod:`ragcourt.tournament.discrimination`). Round-robin's measured fields are
-null when ``tournament.round_robin`` is off. The writer builds the model and writes
-``model_dump(mode="json")``; a reader validates the file with ``model_validate``.
+of known order (:mod:`ragcourt.tournament.discrimination`), and ``elo_gaps``: the gap of every
+pair of real systems with its interval (:mod:`ragcourt.tournament.gaps`). Round-robin's
+measured fields are null when ``tournament.round_robin`` is off. The writer builds the model
+and writes ``model_dump(mode="json")``; a reader validates the file with ``model_validate``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pydantic import Field
 
 from ragcourt.core.fixed_model import FixedModel
 from ragcourt.tournament.discrimination import TournamentDiscrimination
+from ragcourt.tournament.gaps import EloGaps
 
 
 class SwissSection(FixedModel):
@@ -93,3 +95,6 @@ class TournamentSummary(FixedModel):
     discrimination: TournamentDiscrimination | None = Field(
         default=None, exclude_if=lambda v: v is None
     )
+    # the Elo gap of every pair of real systems with its bootstrap interval
+    # (:mod:`ragcourt.tournament.gaps`); None when nothing was ranked and in older files
+    elo_gaps: EloGaps | None = Field(default=None, exclude_if=lambda v: v is None)

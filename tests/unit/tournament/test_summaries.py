@@ -33,6 +33,7 @@ TOP_KEYS = {
     "judge_calls_note", "swiss", "round_robin", "judge_calls_executed", "swiss_saving",
     "pairwise_rows", "error_rows", "error_reasons", "schemes", "order_agreement",
     "kendall_swiss_vs_rr", "kendall_swiss_vs_rr_elo", "bootstrap", "bt_basis", "discrimination",
+    "elo_gaps",
 }  # fmt: skip
 
 
@@ -84,6 +85,12 @@ def test_tournament_summary_json_from_a_small_tournament() -> None:
     assert set(s["kendall_swiss_vs_rr_elo"]) == {"tau_b", "p_value"}
     assert s["bootstrap"] == {"replicates": 5, "seed": 0, "level": 0.95, "unit": "questions"}
     assert s["bt_basis"] == "all judged pairs (round-robin)"
+    gaps = s["elo_gaps"]
+    assert gaps["systems"] == ["a", "b", "c"] and gaps["n_questions"] == 2
+    assert [(p["better"], p["worse"], p["adjacent"]) for p in gaps["pairs"]] == [
+        ("a", "b", True), ("a", "c", False), ("b", "c", True),
+    ]  # fmt: skip
+    assert all(p["elo_gap"] >= 0 for p in gaps["pairs"])
     assert _text(TournamentSummary.model_validate(s).model_dump(mode="json")) == _text(s)
 
 
