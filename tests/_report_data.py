@@ -14,6 +14,8 @@ import polars as pl
 
 from ragcourt.core.io import write_parquet
 from ragcourt.core.schemas import TABLES
+from ragcourt.judging.discrimination import NOT_SEPARATED, REVERSED, SEPARATED
+from ragcourt.tournament.gaps import METHOD_NOTE, questions_to_resolve
 
 SYSTEMS = ["dense-k5", "bm25-k5", "dense-k1"]
 QUESTIONS = ["q1", "q2", "q3"]
@@ -57,7 +59,82 @@ def _json(path: Path, obj: Any) -> None:
     path.write_text(json.dumps(obj, indent=2))
 
 
-def write_artifacts(root: Path, skip: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+def gap(
+    better: str, worse: str, elo_gap: float, lo: float, hi: float, adjacent: bool
+) -> dict[str, Any]:
+    """One ``elo_gaps`` pair as the tournament writes it (3 questions per match)."""
+    resolved = lo > 0 or hi < 0
+    return {
+        "better": better,
+        "worse": worse,
+        "adjacent": adjacent,
+        "elo_gap": elo_gap,
+        "elo_gap_lo": lo,
+        "elo_gap_hi": hi,
+        "resolved": resolved,
+        "questions_to_resolve": None if resolved else questions_to_resolve(3, elo_gap, lo, hi),
+    }
+
+
+def elo_gaps(head: tuple[float, float] = (12.0, 111.0)) -> dict[str, Any]:
+    """``elo_gaps`` of the fixture leaderboard: ``head`` is the interval of the best system's
+    gap (61.5) to the runner-up; bm25-k5 vs dense-k1 (61.5 [-5, 128]) is not resolved."""
+    a, b, c = SYSTEMS
+    return {
+        "systems": SYSTEMS,
+        "n_questions": 3,
+        "level": 0.95,
+        "method_note": METHOD_NOTE,
+        "pairs": [
+            gap(a, b, 61.5, *head, adjacent=True),
+            gap(a, c, 123.0, 70.0, 176.0, adjacent=False),
+            gap(b, c, 61.5, -5.0, 128.0, adjacent=True),
+        ],
+    }
+
+
+def discrimination(verdict: str) -> dict[str, Any]:
+    """A tournament ``discrimination`` check on one control pair (oracle > random) with
+    ``verdict`` ("separated", "reversed" or the not-separated text)."""
+    counts = {
+        "separated": int(verdict == SEPARATED),
+        "reversed": int(verdict == REVERSED),
+        "not_separated": int(verdict == NOT_SEPARATED),
+        "not_checked": 0,
+    }
+    return {
+        "status": "checked",
+        "controls": {"oracle": "oracle", "random": "random"},
+        "pairs": [
+            {
+                "better": "oracle",
+                "worse": "random",
+                "better_control": "oracle",
+                "worse_control": "random",
+                "questions": 3,
+                "errors": 0,
+                "win_rate": 0.5,
+                "elo_gap": 4.0,
+                "elo_gap_lo": -30.0 if verdict != SEPARATED else 1.0,
+                "elo_gap_hi": 40.0,
+                "verdict": verdict,
+            }
+        ],
+        **counts,
+        "resolvable_elo_gap": 50.0,
+        "resolvable_note": "median half-width",
+        "judge_calls_executed": 0,
+    }
+
+
+def write_artifacts(
+    root: Path,
+    skip: set[str] = frozenset(),  # type: ignore[assignment]
+    tournament: dict[str, Any] | None = None,
+) -> None:
+    """Every artifact the report reads under ``root``, less ``skip``; ``tournament``
+    overrides fields of the tournament summary (e.g. ``elo_gaps``, ``discrimination``)."""
+
     def put(name: str, rel: str, table: str, rows: list[dict[str, Any]]) -> None:
         if name not in skip:
             write_parquet(frame(table, rows), root / rel, table)
@@ -340,6 +417,8 @@ def write_artifacts(root: Path, skip: set[str] = frozenset()) -> None:  # type: 
                     "kendall_swiss_vs_rr": {"tau_b": 1.0, "p_value": 0.33},
                     "kendall_swiss_vs_rr_elo": {"tau_b": 1.0, "p_value": 0.33},
                     "bootstrap": {"replicates": 200},
+                    "elo_gaps": elo_gaps(),
+                    **(tournament or {}),
                 },
             ),
         )

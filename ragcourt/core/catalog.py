@@ -203,6 +203,14 @@ ARTIFACTS: dict[str, Artifact] = {
         # report
         _a("report_html", "data/report/report.html", "report"),
         _a("report_md", "data/report/report.md", "report"),
+        _a(
+            "report_headline",
+            "data/report/headline.json",
+            "report",
+            None,
+            "headline figures: best system, gap to the runner-up, discrimination verdict",
+        ),
+        _a("report_figures", "data/report/figures", "report", None, "the report's named plots"),
     )
 }
 

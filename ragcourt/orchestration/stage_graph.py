@@ -232,8 +232,9 @@ STAGES: dict[str, StageDef] = {
         StageDef(
             "report",
             "ragcourt.reporting.stage:run",
-            "Self-contained HTML report (plots inlined) + Markdown twin. A missing artifact\n"
-            "becomes a note in its section, never a failure.",
+            "Self-contained HTML report (plots inlined, the headline plots also as PNG) +\n"
+            "Markdown twin, and the headline figures as a metric. A missing artifact becomes a\n"
+            "note in its section, never a failure.",
             deps=(
                 *arts(
                     "documents",
@@ -257,8 +258,15 @@ STAGES: dict[str, StageDef] = {
                 art("embed_stats", chunking="*", embedder="*"),
                 Dep(param="llm.metrics_dir"),
             ),
-            outs=("report_html", "report_md"),
-            params=("chunkings", "embedders", "llm.model", "llm.metrics_dir"),
+            outs=("report_html", "report_md", "report_figures"),
+            metrics=("report_headline",),
+            params=(
+                "chunkings",
+                "embedders",
+                "llm.model",
+                "llm.metrics_dir",
+                "tournament.initial_elo",
+            ),
         ),
     )
 }

@@ -48,15 +48,18 @@ class StageCalls:
     stage: str
     models: dict[str, ModelCounters]
     total: ModelCounters
+    wall_time_s: float = 0.0  # wall time of the stage's model batches
 
     @classmethod
     def of(cls, data: dict[str, Any], stage: str) -> StageCalls:
         """A metrics file's contents; ``stage`` when the file does not name one."""
         models = data.get("models") or {}
+        wall = data.get("wall_time_s")
         return cls(
             stage=str(data.get("stage", stage)),
             models={str(m): _counters(c) for m, c in models.items()},
             total=_counters(data.get("total")),
+            wall_time_s=float(wall) if isinstance(wall, int | float) else 0.0,
         )
 
 

@@ -94,6 +94,19 @@ class Figure:
     png_base64: str
     alt: str
     caption: str = ""
+    name: str = ""  # file stem: the report stage also writes it as figures/<name>.png
+
+    def markdown(self, folder: str) -> MarkdownBlock:
+        """A Markdown image of the written file ``<folder>/<name>.png`` (alt text escaped)."""
+        return MarkdownBlock(f"![{md_cell(self.alt)}]({folder}/{self.name}.png)")
+
+
+@dataclass
+class Lead:
+    """One headline sentence; ``tone`` (good / warn / bad / plain) colours it in the HTML."""
+
+    text: str
+    tone: str = "plain"
 
 
 @dataclass
@@ -119,6 +132,7 @@ class Section:
     key: str
     title: str
     intro: str = ""
+    lead: list[Lead] = field(default_factory=list)  # headline sentences, shown first
     facts: list[tuple[str, str]] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
@@ -127,4 +141,4 @@ class Section:
 
     @property
     def empty(self) -> bool:
-        return not (self.facts or self.tables or self.figures or self.examples)
+        return not (self.lead or self.facts or self.tables or self.figures or self.examples)

@@ -19,7 +19,9 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import MaxNLocator
 
 from ragcourt.judging.summaries import DafeSection
+from ragcourt.reporting.artifacts import StageCalls
 from ragcourt.reporting.model import Figure
+from ragcourt.tournament.gaps import EloGaps
 from ragcourt.tournament.runner import rank_labels
 from ragcourt.tournament.summaries import TournamentSummary
 
@@ -27,11 +29,12 @@ RETRIEVER_STYLE = {"dense": "-", "bm25": "--", "hybrid": ":"}
 METRIC_TITLES = {"R": "Recall", "RR": "MRR", "nDCG": "nDCG", "P": "Precision", "Success": "Hits"}
 
 
-def to_figure(fig: MplFigure, alt: str, caption: str = "") -> Figure:
+def to_figure(fig: MplFigure, alt: str, caption: str = "", name: str = "") -> Figure:
+    """``fig`` as a base64 PNG (closed after); ``name`` makes the stage also write it as a file."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
-    return Figure(base64.b64encode(buf.getvalue()).decode("ascii"), alt, caption)
+    return Figure(base64.b64encode(buf.getvalue()).decode("ascii"), alt, caption, name)
 
 
 def _ci_err(mid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -59,7 +62,50 @@ def leaderboard(board: pl.DataFrame, origin: float) -> Figure:
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(y, rank_labels(b))
     fig.tight_layout()
-    return to_figure(fig, "Leaderboard: Elo and Bradley-Terry with confidence intervals")
+    return to_figure(
+        fig, "Leaderboard: Elo and Bradley-Terry with confidence intervals", name="leaderboard"
+    )
+
+
+def elo_gap_matrix(gaps: EloGaps) -> Figure:
+    """Heatmap of Elo(row) − Elo(column) over the real systems in rank order; a cell is
+    marked * when the bootstrap interval of that gap excludes 0 (resolved)."""
+    names = gaps.systems
+    n = len(names)
+    at = {s: i for i, s in enumerate(names)}
+    gap = np.full((n, n), np.nan)
+    mark = np.zeros((n, n), dtype=bool)
+    for p in gaps.pairs:
+        i, j = at[p.better], at[p.worse]
+        gap[i, j], gap[j, i] = p.elo_gap, -p.elo_gap
+        mark[i, j] = mark[j, i] = bool(p.resolved)
+    side = 1.6 + 0.62 * n
+    fig, ax = plt.subplots(figsize=(side + 1.6, side))
+    lim = float(np.nanmax(np.abs(gap))) if n > 1 and np.isfinite(gap).any() else 1.0
+    im = ax.imshow(gap, cmap="RdBu", vmin=-max(lim, 1.0), vmax=max(lim, 1.0))
+    size = 9 if n <= 8 else 7
+    for i in range(n):
+        for j in range(n):
+            if i == j or not np.isfinite(gap[i, j]):
+                continue
+            strong = abs(gap[i, j]) > 0.6 * lim
+            ax.text(
+                j,
+                i,
+                f"{gap[i, j]:+.0f}{'*' if mark[i, j] else ''}",
+                ha="center",
+                va="center",
+                fontsize=size,
+                color="white" if strong else "black",
+                fontweight="bold" if mark[i, j] else "normal",
+            )
+    labels = [f"{i + 1}. {s}" for i, s in enumerate(names)]
+    ax.set_xticks(range(n), labels, rotation=35, ha="right", fontsize=size)
+    ax.set_yticks(range(n), labels, fontsize=size)
+    ax.set_title("Elo gap: row − column (* = 95% CI excludes 0)", fontsize=10)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="Elo gap")
+    fig.tight_layout()
+    return to_figure(fig, "Elo-gap matrix of the real systems", name="elo_gaps")
 
 
 def swiss_vs_round_robin(summary: TournamentSummary) -> Figure:
@@ -170,16 +216,30 @@ def counts_bar(counts: dict[str, int], title: str, xlabel: str) -> Figure:
     return to_figure(fig, title)
 
 
-def model_calls(rows: list[tuple[str, int, int]]) -> Figure:
-    """Per stage: real model calls and cache hits, stacked."""
-    stages = [r[0] for r in rows]
-    calls = np.array([r[1] for r in rows], dtype=float)
-    hits = np.array([r[2] for r in rows], dtype=float)
-    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.38 * max(len(rows), 1)))
-    ax.barh(stages, calls, color="#1f77b4", label="model calls")
-    ax.barh(stages, hits, left=calls, color="#aec7e8", label="cache hits")
-    ax.set_xlabel("requests")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False)
+def cost_per_stage(stages: list[StageCalls]) -> Figure:
+    """Per stage: model calls and cache hits (stacked), and seconds: the summed latency of
+    the model calls next to the wall time of the stage's batches."""
+    names = [s.stage for s in stages]
+    calls = np.array([s.total.model_calls for s in stages], dtype=float)
+    hits = np.array([s.total.cache_hits for s in stages], dtype=float)
+    model_s = np.array([s.total.model_time_s for s in stages], dtype=float)
+    wall_s = np.array([s.wall_time_s for s in stages], dtype=float)
+    y = np.arange(len(names))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 1.5 + 0.42 * max(len(names), 1)), sharey=True)
+    axes[0].barh(y, calls, color="#1f77b4", label="model calls")
+    axes[0].barh(y, hits, left=calls, color="#aec7e8", label="cache hits")
+    axes[0].set_title("Requests", fontsize=10)
+    axes[0].xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[0].set_xlim(0, max(float((calls + hits).max(initial=0.0)), 1.0) * 1.15)
+    h = 0.38
+    axes[1].barh(y - h / 2, model_s, h, color="#ff7f0e", label="model time (summed)")
+    axes[1].barh(y + h / 2, wall_s, h, color="#9edae5", label="batch wall time")
+    axes[1].set_title("Seconds", fontsize=10)
+    axes[1].set_xlim(0, max(float(np.maximum(model_s, wall_s).max(initial=0.0)), 1.0) * 1.15)
+    axes[0].set_yticks(y, names)
+    axes[0].invert_yaxis()
+    for ax in axes:
+        ax.grid(axis="x", alpha=0.3)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
     fig.tight_layout()
-    return to_figure(fig, "Model calls and cache hits per stage")
+    return to_figure(fig, "Model calls and seconds per stage", name="cost_per_stage")

@@ -3,8 +3,11 @@
 Reads whatever pipeline artifacts exist under the cwd (leaderboard and tournament summary,
 DAFE summary and verdicts, retrieval summary, metric correlations, QA summary, the gateway's
 call metrics, pairwise judgements) and writes ``data/report/report.html`` and
-``data/report/report.md``. A missing or malformed artifact never fails the stage: its section
-shows a note naming the file and the stage that makes it.
+``data/report/report.md``, the headline figures as ``data/report/headline.json``
+(:class:`~ragcourt.reporting.headline.Headline`, a DVC metric) and every named figure (the
+headline's leaderboard and Elo-gap plots, cost per stage) as ``data/report/figures/<name>.png``.
+A missing or malformed artifact never fails the stage: its section shows a note naming the
+file and the stage that makes it.
 
 Text from documents, questions and answers is data in both: the HTML template autoescapes,
 and every value the Markdown templates print goes through
@@ -13,6 +16,7 @@ and every value the Markdown templates print goes through
 
 from __future__ import annotations
 
+import base64
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,9 +24,10 @@ from pathlib import Path
 import jinja2
 
 from ragcourt.core import catalog
-from ragcourt.core.io import write_text
+from ragcourt.core.io import write_json, write_text, write_with
 from ragcourt.core.params import Params
 from ragcourt.reporting.artifacts import Artifacts
+from ragcourt.reporting.headline import Headline, headline
 from ragcourt.reporting.model import MarkdownBlock, Section, md_text
 from ragcourt.reporting.sections import build_sections
 
@@ -30,6 +35,8 @@ log = logging.getLogger("ragcourt.report")
 
 HTML_PATH = catalog.path("report_html")
 MD_PATH = catalog.path("report_md")
+HEADLINE_PATH = catalog.path("report_headline")
+FIGURES_DIR = catalog.path("report_figures")
 TITLE = "ragcourt report"
 
 
@@ -60,6 +67,7 @@ def render(sections: list[Section], root: Path, generated: str | None = None) ->
         "workdir": str(root),
         "sections": sections,
         "missing_count": sum(1 for s in sections if s.notes and s.empty),
+        "figures_rel": FIGURES_DIR.relative_to(HTML_PATH.parent).as_posix(),
     }
     html = _env(autoescape=True).get_template("report.html.j2").render(**ctx)
     md = _env(autoescape=False).get_template("report.md.j2").render(**ctx)
@@ -71,18 +79,45 @@ def section_markdown(section: Section) -> str:
     return _env(autoescape=False).get_template("section.md.j2").render(s=section).strip() + "\n"
 
 
-def build(params: Params, root: Path = Path(".")) -> tuple[str, str, list[Section]]:
+def build_all(params: Params, root: Path = Path(".")) -> tuple[str, str, list[Section], Headline]:
+    """The report texts, its sections and the headline figures of the artifacts under ``root``."""
     art = Artifacts(root=root, metrics_dir=params.llm.metrics_dir)
-    sections = build_sections(art, params)
+    head = headline(art)
+    sections = build_sections(art, params, head)
     html, md = render(sections, root.resolve())
+    return html, md, sections, head
+
+
+def build(params: Params, root: Path = Path(".")) -> tuple[str, str, list[Section]]:
+    """The (HTML, Markdown) texts and the sections of the artifacts under ``root``."""
+    html, md, sections, _ = build_all(params, root)
     return html, md, sections
 
 
+def write_figures(sections: list[Section], folder: Path) -> list[Path]:
+    """Every named figure as ``<folder>/<name>.png`` (the folder's old PNGs removed first)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.png"):
+        old.unlink()
+    out = []
+    for fig in (f for s in sections for f in s.figures if f.name):
+        png = base64.b64decode(fig.png_base64)
+
+        def put(tmp: Path, png: bytes = png) -> None:
+            tmp.write_bytes(png)
+
+        out.append(write_with(folder / f"{fig.name}.png", put))
+    return out
+
+
 def run(params: Params) -> tuple[Path, Path]:
-    """Write report.html and report.md from the artifacts under the cwd."""
-    html, md, sections = build(params)
+    """Write report.html, report.md, headline.json and the named figures from the artifacts
+    under the cwd."""
+    html, md, sections, head = build_all(params)
     write_text(html, HTML_PATH)
     write_text(md, MD_PATH)
+    write_json(head.model_dump(mode="json"), HEADLINE_PATH)
+    write_figures(sections, FIGURES_DIR)
     incomplete = [s.title for s in sections if s.notes and s.empty]
     if incomplete:
         log.warning("report: sections without data: %s", "; ".join(incomplete))

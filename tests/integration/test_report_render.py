@@ -13,9 +13,11 @@ import pytest
 from _report_data import write_artifacts
 
 from ragcourt.core.params import Params
-from ragcourt.reporting.stage import HTML_PATH, MD_PATH, build, run
+from ragcourt.reporting.headline import Headline
+from ragcourt.reporting.stage import FIGURES_DIR, HEADLINE_PATH, HTML_PATH, MD_PATH, build, run
 
 SECTION_TITLES = [
+    "Headline",
     "Run overview",
     "Leaderboard",
     "Human labels: judge agreement and prediction-powered scores",
@@ -45,8 +47,10 @@ def test_full_report_has_every_section_figure_and_value(tmp_path: Path, params: 
     for title in SECTION_TITLES:
         assert f"<h2>{title}</h2>" in html
         assert f"## {title}" in md
-    # leaderboard, swiss, dafe, retrieval, correlation, qa rejections, model calls
-    assert _img_count(html) == 7
+    # leaderboard and Elo gaps (headline), swiss, dafe, retrieval, correlation, qa
+    # rejections, cost per stage
+    assert _img_count(html) == 8
+    assert html.index('<section id="headline">') < html.index('<section id="validity">')
     assert not any(s.notes and s.empty for s in sections)
     # leaderboard with CIs, in rank order
     assert "1562 [1532, 1592]" in html and "1438 [1408, 1468]" in html
@@ -124,7 +128,14 @@ def test_stage_entry_writes_both_files_atomically(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / HTML_PATH).stat().st_size > 10_000
-    assert (tmp_path / MD_PATH).read_text().startswith("# ragcourt report")
+    md = (tmp_path / MD_PATH).read_text()
+    assert md.startswith("# ragcourt report")
+    head = Headline.model_validate_json((tmp_path / HEADLINE_PATH).read_text())
+    assert (head.best_system, head.runner_up, head.significant) == ("dense-k5", "bm25-k5", True)
+    figures = sorted(p.name for p in (tmp_path / FIGURES_DIR).iterdir())
+    assert figures == ["cost_per_stage.png", "elo_gaps.png", "leaderboard.png"]
+    assert all((tmp_path / FIGURES_DIR / f).read_bytes()[:4] == b"\x89PNG" for f in figures)
+    assert "![Elo-gap matrix of the real systems](figures/elo_gaps.png)" in md
     assert not list((tmp_path / "data/report").glob(".*"))  # no temp files left
 
 

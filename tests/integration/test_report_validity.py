@@ -1,5 +1,6 @@
-"""The report's first section shows the discrimination check: separated and
-not-separated pairs with their intervals, and "no controls" when none were configured."""
+"""The report opens, after the headline (which gives the verdict), with the discrimination
+check: separated and not-separated pairs with their intervals, and "no controls" when none
+were configured."""
 
 from __future__ import annotations
 
@@ -61,17 +62,19 @@ def test_report_opens_with_the_discrimination_check(tmp_path: Path) -> None:
     _add(tmp_path, "data/tournament/summary.json", _tournament_check())
     _add(tmp_path, "data/judge/summary.json", _dafe_check())
     html, md, sections = build(PARAMS, tmp_path)
-    assert sections[0].key == "validity"
-    first = md.split("\n## ")[1]
+    assert [s.key for s in sections[:2]] == ["headline", "validity"]
+    head = md.split("\n## ")[1]
+    assert "**Discrimination check: NOT SEPARATED (tournament: 1 of 2 known pairs" in head
+    first = md.split("\n## ")[2]
     assert first.startswith("Validity: do the judges separate known-better systems?")
     assert "1 of 2 known pairs separated, 0 reversed, 1 not separated" in first
     assert "smallest resolvable Elo gap" in first and "27.750" in first
     assert (
         "| control-oracle (control: oracle) | control-random (control: random) | 91.7% |" in first
     )
-    assert "41.500 [12.250, 60.000] | separated |" in first
-    assert "3.000 [-20.500, 25.000] | not separated: the judges cannot tell" in first
-    assert "| 83.3% | 0.0% | 0.833 [0.500, 1.000] | separated |" in first
+    assert r"41.500 \[12.250, 60.000\] | separated |" in first
+    assert r"3.000 \[-20.500, 25.000\] | not separated: the judges cannot tell" in first
+    assert r"| 83.3% | 0.0% | 0.833 \[0.500, 1.000\] | separated |" in first
     assert "1 known pair(s) not separated or reversed" in first
     assert "<h2>Validity: do the judges separate known-better systems?</h2>" in html
 
@@ -85,7 +88,8 @@ def test_report_says_no_controls_when_none_were_configured(tmp_path: Path) -> No
     ).model_dump(mode="json")  # fmt: skip
     _add(tmp_path, "data/tournament/summary.json", none)
     _html, md, _ = build(PARAMS, tmp_path)
-    first = md.split("\n## ")[1]
+    assert "**Discrimination check: not checked (no control systems" in md.split("\n## ")[1]
+    first = md.split("\n## ")[2]
     assert "tournament (Swiss Elo)" in first and "no controls: validity not checked" in first
     # the demo's judge summary (no controls) says so too, rather than omitting the check
     assert "**DAFE accuracy**: no controls: validity not checked" in first

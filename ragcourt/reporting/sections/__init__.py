@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from ragcourt.core.params import Params
 from ragcourt.reporting.artifacts import Artifacts
+from ragcourt.reporting.headline import Headline
 from ragcourt.reporting.model import Section
 from ragcourt.reporting.sections.dafe_agreement import dafe
 from ragcourt.reporting.sections.example_judgements import examples
+from ragcourt.reporting.sections.headline import headline_section
 from ragcourt.reporting.sections.human_agreement import human_labels
 from ragcourt.reporting.sections.metric_correlation import udcg_correlation
 from ragcourt.reporting.sections.model_calls import model_usage
@@ -28,6 +30,7 @@ __all__ = [
     "build_sections",
     "dafe",
     "examples",
+    "headline_section",
     "human_labels",
     "leaderboard",
     "model_usage",
@@ -41,9 +44,11 @@ __all__ = [
 ]
 
 
-def build_sections(art: Artifacts, params: Params) -> list[Section]:
-    """Every section, in the report's order (validity first)."""
+def build_sections(art: Artifacts, params: Params, head: Headline | None = None) -> list[Section]:
+    """Every section, in the report's order (the headline, then validity); ``head``: the
+    headline figures when already computed."""
     return [
+        headline_section(art, params, head),
         validity(art),
         overview(art, params),
         leaderboard(art, params),

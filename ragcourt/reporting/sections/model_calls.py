@@ -37,7 +37,7 @@ def model_usage(art: Artifacts) -> Section:
             "that calls a model)."
         )
         return sec
-    rows, bars = [], []
+    rows = []
     tot_cost = 0.0
     for m in metrics:
         for name, c in m.models.items():
@@ -56,11 +56,9 @@ def model_usage(art: Artifacts) -> Section:
                 ]
             )
             tot_cost += float(c.cost_usd or 0)
-        bars.append((m.stage, int(m.total.model_calls or 0), int(m.total.cache_hits or 0)))
     sec.tables.append(Table(COLUMNS, rows))
     sec.facts.append(("total cost", f"${tot_cost:.4f}"))
-    if bars:
-        sec.figures.append(plots.model_calls(bars))
+    sec.figures.append(plots.cost_per_stage(metrics))
     sec.notes.append(
         "A re-run with unchanged inputs is served from the cache: its model calls are 0 and the "
         "counts above describe the latest run of each stage."

@@ -9,7 +9,6 @@ from typing import Any
 from ragcourt.core.params import Params
 from ragcourt.core.provenance import NO_CONTEXTS_SUPPLIED
 from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING
-from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, Table, fmt, pct
 from ragcourt.reporting.sections.common import (
@@ -35,7 +34,7 @@ COLUMNS = [
 
 
 def leaderboard(art: Artifacts, params: Params) -> Section:
-    """The ranked systems; the plot marks the run's rating origin (``tournament.initial_elo``)."""
+    """The ranked systems (their plot with CIs is in the headline section)."""
     sec = Section(
         "leaderboard",
         "Leaderboard",
@@ -76,7 +75,6 @@ def leaderboard(art: Artifacts, params: Params) -> Section:
             ]
         )
     sec.tables.append(Table(COLUMNS, rows))
-    sec.figures.append(plots.leaderboard(board, params.tournament.initial_elo))
     if unranked(board):
         sec.notes.insert(0, NO_VALID_JUDGEMENTS_NOTE)
     not_judged = retrieval_not_judged(art)
