@@ -44,6 +44,9 @@ log = logging.getLogger("ragcourt.judge")
 ROLES = ("primary1", "primary2", "arbitrator")
 
 
+TRAINED_SOURCE = "trained judge (no LLM)"  # the model field of a trained-judge role
+
+
 def _role_verdict(row: dict[str, Any], role: str) -> AnswerVerdict | None:
     if row[f"{role}_judge"] is None:
         return None
@@ -146,6 +149,8 @@ def judge_summary(
             model=(
                 f"judge {jp.correctness_judge} (no LLM)"
                 if jp.correctness_mode == "similarity"
+                else TRAINED_SOURCE
+                if jp.correctness_mode == "trained"
                 else params.llm.resolve(jp.correctness_model)
             ),
             prompt_version=jp.prompt_version,
@@ -156,7 +161,11 @@ def judge_summary(
             mean=_mean(correctness["correctness"]),
         ),
         relevance=RelevanceSection(
-            model=params.llm.resolve(jp.relevance_model),
+            model=(
+                TRAINED_SOURCE
+                if jp.relevance_grader == "trained"
+                else params.llm.resolve(jp.relevance_model)
+            ),
             unique_passages=relevance.height,
             passage_rows_across_systems=n_passage_rows,
             judgments_saved_by_dedup=n_passage_rows - relevance.height,
@@ -168,7 +177,11 @@ def judge_summary(
             },
         ),
         udcg=UdcgSection(
-            model=params.llm.resolve(jp.udcg.model),
+            model=(
+                TRAINED_SOURCE
+                if jp.relevance_grader == "trained"
+                else params.llm.resolve(jp.udcg.model)
+            ),
             gamma=jp.udcg.gamma,
             k=jp.udcg.k,
             relevance_threshold=jp.udcg.relevance_threshold,

@@ -156,9 +156,9 @@ STAGES: dict[str, StageDef] = {
         StageDef(
             "judge_retrieval",
             "ragcourt.judging.retrieval_stage:run",
-            "0/1/2 relevance of every retrieved passage (once per question x chunk across systems;\n"
-            "trained judge or RAGElo), P(NO-RESPONSE | question, passage) and UDCG per (system,\n"
-            "question).",
+            "0/1/2 relevance of every retrieved passage (once per question x chunk across\n"
+            "systems; trained judge or RAGElo), P(NO-RESPONSE | question, passage) and UDCG per\n"
+            "(system, question).",
             deps=(Dep(prompts="judge"), *arts("answers", "qa", "llm_routes")),
             outs=("relevance", "passage_utility", "udcg"),
             params=(

@@ -63,7 +63,13 @@ def test_an_installed_plugin_package_registers_its_correctness_grader(plugin_env
     assert "test_half" not in CORRECTNESS_GRADERS._factories
     _install_plugin(plugin_env, "tiny-ragcourt-grader", "tiny_ragcourt_grader", PLUGIN_MODULE)
     registry.forget_entry_point_plugins()
-    assert CORRECTNESS_GRADERS.kinds() == ["expected", "rubric", "similarity", "test_half"]
+    assert CORRECTNESS_GRADERS.kinds() == [
+        "expected",
+        "rubric",
+        "similarity",
+        "test_half",
+        "trained",
+    ]
     params = JudgeParams(correctness_mode="test_half")
     check_judge_params(params)
     grader = build_grader(JudgeContext(Params(judge=params)))
@@ -90,7 +96,7 @@ def test_unknown_correctness_mode_lists_the_registered_graders() -> None:
         check_judge_params(JudgeParams(correctness_mode="x"))
     assert str(err.value) == (
         "judge.correctness_mode: unknown correctness grader 'x' "
-        "(registered: expected, rubric, similarity)"
+        "(registered: expected, rubric, similarity, trained)"
     )
 
 

@@ -44,8 +44,14 @@ class LengthJudge:
 
 
 def test_builtin_answer_judge_kinds_are_registered_by_the_builders() -> None:
-    assert registered_kinds() == ["containment", "embedding_similarity", "llm", "token_f1"]
-    assert CORRECTNESS_GRADERS.kinds() == ["expected", "rubric", "similarity"]
+    assert registered_kinds() == [
+        "containment",
+        "embedding_similarity",
+        "llm",
+        "token_f1",
+        "trained",
+    ]
+    assert CORRECTNESS_GRADERS.kinds() == ["expected", "rubric", "similarity", "trained"]
 
 
 def test_unknown_answer_judge_kind_names_the_key_and_the_known_kinds() -> None:
@@ -53,7 +59,7 @@ def test_unknown_answer_judge_kind_names_the_key_and_the_known_kinds() -> None:
         build_judge("x", JudgeSpec(kind="nope"), JudgeContext(_params()))
     assert str(err.value) == (
         "judge.judges.x.kind: unknown answer judge 'nope' "
-        "(registered: containment, embedding_similarity, llm, token_f1)"
+        "(registered: containment, embedding_similarity, llm, token_f1, trained)"
     )
     with pytest.raises(ConfigError, match=r"judge 'ghost' is not defined under judge\.judges"):
         build_judges(["ghost"], JudgeContext(_params()))
@@ -83,6 +89,7 @@ def test_default_judges_build_without_a_gateway() -> None:
     assert {n: j.uses_llm for n, j in judges.items()} == {
         "token_f1": False,
         "ref_similarity": False,
+        "trained": False,
         "llm": True,
     }
     assert "gateway" not in ctx.__dict__  # LLM judges create the gateway on first use

@@ -96,7 +96,7 @@ def _summary(params: Params, theta: ThetaFitReport | ThetaNotFitted) -> dict[str
 
 def test_judge_summary_json_from_small_tables() -> None:
     params = load_params(ROOT / "params.yaml")
-    jp, llm = params.judge, params.llm
+    jp = params.judge
     got = _summary(params, ThetaNotFitted(fitted=False))
     expected = {
         "dafe": {
@@ -128,8 +128,8 @@ def test_judge_summary_json_from_small_tables() -> None:
         },
         "accuracy_per_system": {"A": 0.5, "B": None},
         "correctness": {
-            "mode": "similarity",
-            "model": "judge ref_similarity (no LLM)",
+            "mode": "trained",
+            "model": "trained judge (no LLM)",
             "prompt_version": jp.prompt_version,
             "forms": {"generated": 2, "none": 1},
             "rows": 3,
@@ -138,7 +138,7 @@ def test_judge_summary_json_from_small_tables() -> None:
             "mean": 1.0,
         },
         "relevance": {
-            "model": llm.resolve(jp.relevance_model),
+            "model": "trained judge (no LLM)",
             "unique_passages": 3,
             "passage_rows_across_systems": 4,
             "judgments_saved_by_dedup": 1,
@@ -147,7 +147,7 @@ def test_judge_summary_json_from_small_tables() -> None:
             "grades": {"0": 1, "2": 1, "error": 1},
         },
         "udcg": {
-            "model": llm.resolve(jp.udcg.model),
+            "model": "trained judge (no LLM)",
             "gamma": jp.udcg.gamma,
             "k": 5,
             "relevance_threshold": 1,
