@@ -68,12 +68,17 @@ def _cli(
     args: list[str], cwd: Path, timeout: int = 120
 ) -> tuple[subprocess.CompletedProcess[str], float, float]:
     """(process, wall seconds, peak RSS MB of the child) of ``ragcourt <args>`` in ``cwd``."""
+    # VmHWM is this process image's own peak: getrusage's ru_maxrss survives fork + exec on
+    # Linux, so a child of a test process that loaded models would report the parent's peak
     code = (
-        "import resource, runpy, sys; sys.argv = ['ragcourt', *sys.argv[1:]]\n"
+        "import runpy, sys; sys.argv = ['ragcourt', *sys.argv[1:]]\n"
+        "def peak():\n"
+        "    for ln in open('/proc/self/status'):\n"
+        "        if ln.startswith('VmHWM:'):\n"
+        "            return int(ln.split()[1]) // 1024\n"
         "try:\n    runpy.run_module('ragcourt.cli.main', run_name='__main__')\n"
         "finally:\n"
-        "    print('PEAK_MB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,"
-        " file=sys.stderr)\n"
+        "    print('PEAK_MB', peak(), file=sys.stderr)\n"
     )
     t0 = time.perf_counter()
     proc = subprocess.run(
