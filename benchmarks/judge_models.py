@@ -10,6 +10,7 @@ Sections (each writes ``benchmarks/data/judge_models_<section>.json``):
   dev split (relevance: E[RAGElo grade] on a balanced hard subset; answerability: P(yes), filter
   prompt v2; correctness: G-Eval expected digit, judge.yaml v2). Kappa at the kappa-best
   threshold on the same items (optimistic for the prompted judge);
+- ``same-items --limit N``: the trained judges on exactly the items of ``prompted --limit N``;
 - ``cross-encoder --pairs N``: MiniLM fine-tuned as a cross-encoder (transformers, BCE, 1 epoch,
   lr 5e-5, batch 16, max 256 word pieces) on the first N relevance fitting pairs;
 - ``injection``: P(relevant) of dev passages with and without instruction-like text appended;
@@ -18,6 +19,7 @@ Sections (each writes ``benchmarks/data/judge_models_<section>.json``):
 
     PYTHONPATH=. python benchmarks/judge_models.py trained
     PYTHONPATH=. python benchmarks/judge_models.py prompted --model local/smollm2-135m --limit 60
+    PYTHONPATH=. python benchmarks/judge_models.py same-items --limit 60
     PYTHONPATH=. python benchmarks/judge_models.py cross-encoder --pairs 1200 --role relevance
     PYTHONPATH=. python benchmarks/judge_models.py injection
     PYTHONPATH=. python benchmarks/judge_models.py offdomain --model local/smollm2-135m
@@ -209,6 +211,25 @@ def section_prompted(data: TrainingData, model: str, limit: int) -> dict[str, An
     return out
 
 
+def section_same_items(data: TrainingData, limit: int) -> dict[str, Any]:
+    """The trained judges on exactly the items ``prompted --limit`` gives a prompted model."""
+    judges = TrainedJudges(WEIGHTS_DIR)
+    rel = _balanced(_hard(data.relevance_dev), limit)
+    ans = data.squad2_dev[:limit]
+    sts = data.sts_dev[:limit]
+    rel_p = judges.relevance([p.left for p in rel], [p.right for p in rel])
+    ans_p = judges.answerability([p.left for p in ans], [p.right for p in ans])
+    sts_s = judges.correctness([p.left for p in sts], [p.right for p in sts])
+    return {
+        "relevance": _binary_best(_y(rel), np.array(rel_p)),
+        "answerability": _binary_best(_y(ans), np.array(ans_p)),
+        "correctness": {
+            "dev_spearman": round(float(spearmanr(sts_s, _y(sts))[0]), 4),
+            "items": len(sts),
+        },
+    }
+
+
 def section_cross_encoder(data: TrainingData, pairs: int, role: str) -> dict[str, Any]:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -346,7 +367,8 @@ def section_offdomain(model: str | None) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "section", choices=["trained", "prompted", "cross-encoder", "injection", "offdomain"]
+        "section",
+        choices=["trained", "prompted", "same-items", "cross-encoder", "injection", "offdomain"],
     )
     ap.add_argument("--model", default=None)
     ap.add_argument("--limit", type=int, default=60)
@@ -363,11 +385,15 @@ def main() -> None:
             result = section_trained(data)
         elif args.section == "prompted":
             result = section_prompted(data, args.model or "local/smollm2-135m", args.limit)
+        elif args.section == "same-items":
+            result = section_same_items(data, args.limit)
         elif args.section == "cross-encoder":
             result = section_cross_encoder(data, args.pairs, args.role)
         else:
             result = section_injection(data)
     name = args.section.replace("-", "_") + (f"_{args.model.split('/')[-1]}" if args.model else "")
+    if args.section == "same-items":
+        name += f"_{args.limit}"
     if args.section == "cross-encoder":
         name += f"_{args.role}"
     OUT.mkdir(parents=True, exist_ok=True)
