@@ -11,6 +11,7 @@ Sections (each writes ``benchmarks/data/judge_models_<section>.json``):
   prompt v2; correctness: G-Eval expected digit, judge.yaml v2). Kappa at the kappa-best
   threshold on the same items (optimistic for the prompted judge);
 - ``same-items --limit N``: the trained judges on exactly the items of ``prompted --limit N``;
+- ``speed --limit N``: pairs per second of each trained judge on N distinct train pairs;
 - ``cross-encoder --pairs N``: MiniLM fine-tuned as a cross-encoder (transformers, BCE, 1 epoch,
   lr 5e-5, batch 16, max 256 word pieces) on the first N relevance fitting pairs;
 - ``injection``: P(relevant) of dev passages with and without instruction-like text appended;
@@ -21,6 +22,7 @@ Sections (each writes ``benchmarks/data/judge_models_<section>.json``):
     PYTHONPATH=. python benchmarks/judge_models.py prompted --model local/smollm2-135m --limit 60
     PYTHONPATH=. python benchmarks/judge_models.py same-items --limit 60
     PYTHONPATH=. python benchmarks/judge_models.py cross-encoder --pairs 1200 --role relevance
+    PYTHONPATH=. python benchmarks/judge_models.py speed --limit 200
     PYTHONPATH=. python benchmarks/judge_models.py injection
     PYTHONPATH=. python benchmarks/judge_models.py offdomain --model local/smollm2-135m
 """
@@ -230,6 +232,27 @@ def section_same_items(data: TrainingData, limit: int) -> dict[str, Any]:
     }
 
 
+def section_speed(items: int) -> dict[str, Any]:
+    """Pairs per second of each trained judge on ``items`` distinct SQuAD 2.0 / STS-B train pairs,
+    models already loaded (each pair's texts embedded, then its features and score)."""
+    judges = TrainedJudges(WEIGHTS_DIR)
+    judges.answerability(["warm up?"], ["A warm-up passage."])
+    judges.correctness(["warm"], ["up"])
+    squad2 = json.loads((VALIDATION / "squadv2_train.json").read_text())[:items]
+    sts = json.loads((VALIDATION / "sts_train.json").read_text())[:items]
+    q, c = [x["question"] for x in squad2], [x["context"] for x in squad2]
+    out: dict[str, Any] = {"items": len(q)}
+    for role, left, right in (
+        ("answerability", q, c),
+        ("relevance", q, c),
+        ("correctness", [x["sentence1"] for x in sts], [x["sentence2"] for x in sts]),
+    ):
+        t0 = time.perf_counter()
+        judges.scores(role, left, right)  # type: ignore[arg-type]
+        out[f"{role}_pairs_per_s"] = _rate(len(left), time.perf_counter() - t0)
+    return out
+
+
 def section_cross_encoder(data: TrainingData, pairs: int, role: str) -> dict[str, Any]:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -368,7 +391,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
         "section",
-        choices=["trained", "prompted", "same-items", "cross-encoder", "injection", "offdomain"],
+        choices=[
+            "trained",
+            "prompted",
+            "same-items",
+            "speed",
+            "cross-encoder",
+            "injection",
+            "offdomain",
+        ],
     )
     ap.add_argument("--model", default=None)
     ap.add_argument("--limit", type=int, default=60)
@@ -379,6 +410,8 @@ def main() -> None:
     result: dict[str, Any]
     if args.section == "offdomain":
         result = section_offdomain(args.model)
+    elif args.section == "speed":
+        result = section_speed(args.limit)
     else:
         data = _data()
         if args.section == "trained":
