@@ -71,16 +71,20 @@ class Limits:
 
 
 class Progress:
-    """A rich progress bar on a terminal; otherwise one log line at the end."""
+    """A rich progress bar with ETA on a terminal; otherwise (a log file, Prefect's logs) a
+    progress line with the ETA at most every ``log_every_s`` seconds, and one line at the end.
+    ETA = elapsed / done * (total - done)."""
 
-    def __init__(self, desc: str, total: int) -> None:
+    def __init__(self, desc: str, total: int, log_every_s: float = 30.0) -> None:
         self.desc, self.total, self.done = desc or "llm", total, 0
         self._bar: Any = None
         self._task: Any = None
+        self._t0 = self._last_log = time.monotonic()
+        self._log_every_s = log_every_s
         if total > 1 and sys.stderr.isatty():
             from rich.progress import Progress as RichProgress
 
-            self._bar = RichProgress(transient=True)
+            self._bar = RichProgress(transient=True)  # columns include the time remaining
             self._bar.start()
             self._task = self._bar.add_task(self.desc, total=total)
 
@@ -88,6 +92,20 @@ class Progress:
         self.done += 1
         if self._bar is not None:
             self._bar.update(self._task, advance=1)
+            return
+        now = time.monotonic()
+        if self.done < self.total and now - self._last_log >= self._log_every_s:
+            self._last_log = now
+            elapsed = now - self._t0
+            eta = elapsed / self.done * (self.total - self.done)
+            log.info(
+                "%s: %d/%d requests, %.0fs elapsed, ETA %.0fs",
+                self.desc,
+                self.done,
+                self.total,
+                elapsed,
+                eta,
+            )
 
     def close(self, summary: str) -> None:
         if self._bar is not None:
