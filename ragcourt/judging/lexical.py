@@ -1,23 +1,14 @@
-"""Lexical judges: SQuAD-normalised token F1 and DAFE's adapted exact match (containment).
-
-Normalisation (SQuAD v1.1 evaluation script): lower-case, drop punctuation, drop the
-articles a/an/the, collapse whitespace; CJK text is split into single characters and
-its punctuation (CJK symbols, full-width forms) dropped, as SQuAD-style Chinese evaluations
-(CMRC) do. Token F1 = 2PR/(P+R) over the bag of normalised
-tokens; containment = a normalised reference occurs as a contiguous token run inside the
-normalised answer (DAFE 3.4: r_i ⊆ ŷ). Both take the best reference (any one may match).
+"""Lexical judges: SQuAD-normalised token F1 and DAFE's adapted exact match (containment)
+(:mod:`ragcourt.corpus.answer_match`), each over the best reference (any one may match).
 """
 
 from __future__ import annotations
 
-import re
-import string
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragcourt.core.params import JudgeSpec
-from ragcourt.corpus.language import CJK_CHAR, has_cjk
+from ragcourt.corpus.answer_match import contains_reference, normalize_answer, token_f1
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
     AnswerItem,
@@ -26,42 +17,15 @@ from ragcourt.judging.vocabulary import (
     require_threshold,
 )
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
-_CJK_PUNCT = re.compile(r"[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD normalisation: lower, strip punctuation and articles, single spaces; each CJK
-    character is its own token (text without CJK is normalised exactly as SQuAD's)."""
-    text = text.lower().translate(_PUNCT)
-    if has_cjk(text):
-        text = CJK_CHAR.sub(lambda m: f" {m.group(0)} ", _CJK_PUNCT.sub(" ", text))
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
-
-
-def token_f1(prediction: str, reference: str) -> float:
-    """SQuAD token F1 between two strings after :func:`normalize_answer` (0 if either empty)."""
-    pred = normalize_answer(prediction).split()
-    ref = normalize_answer(reference).split()
-    if not pred or not ref:
-        return 0.0
-    common = Counter(pred) & Counter(ref)
-    same = sum(common.values())
-    if same == 0:
-        return 0.0
-    precision = same / len(pred)
-    recall = same / len(ref)
-    return 2 * precision * recall / (precision + recall)
-
-
-def contains_reference(prediction: str, reference: str) -> bool:
-    """DAFE's adapted EM: the normalised reference is a contiguous token run of the answer."""
-    ref = normalize_answer(reference)
-    if not ref:
-        return False
-    return f" {ref} " in f" {normalize_answer(prediction)} "
+__all__ = [  # the matching functions are re-exported for the judges' callers
+    "ContainmentJudge",
+    "TokenF1Judge",
+    "best_reference_f1",
+    "contains_reference",
+    "first_contained",
+    "normalize_answer",
+    "token_f1",
+]
 
 
 def best_reference_f1(prediction: str, references: Sequence[str]) -> tuple[float, int]:

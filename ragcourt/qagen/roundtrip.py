@@ -1,43 +1,24 @@
 """Text checks of answer-first generation: SQuAD token F1 of the round trip, the reader's
 reply as a phrase, and how much of its chunk a question copies.
 
-Normalisation is the SQuAD v1.1 evaluation script's (lower-case, no punctuation, no articles,
-single spaces), the same as :func:`ragcourt.judging.lexical.normalize_answer` for text without
-CJK characters (qagen may not import judging; a unit test keeps the two in step).
+Normalisation and token F1 are the judges' own (:mod:`ragcourt.corpus.answer_match`).
 """
 
 from __future__ import annotations
 
 import re
-import string
-from collections import Counter
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
+from ragcourt.corpus.answer_match import contains_reference, normalize_answer, token_f1
+
+__all__ = ["clean_phrase", "contains_answer", "longest_shared_run", "normalize_answer", "token_f1"]
+
 _WORD = re.compile(r"\w+")
 _LABEL = re.compile(r"^\s*(?:\*\*)?(?:answer|a|phrase)\s*[:.)-]\s*(?:\*\*)?\s*", re.I)
 
 
-def normalize_answer(text: str) -> str:
-    """SQuAD v1.1 normalisation: lower, strip punctuation and articles, single spaces."""
-    text = _ARTICLES.sub(" ", text.lower().translate(_PUNCT))
-    return " ".join(text.split())
-
-
-def token_f1(prediction: str, reference: str) -> float:
-    """SQuAD token F1 of two strings after :func:`normalize_answer` (0 if either is empty)."""
-    pred, ref = normalize_answer(prediction).split(), normalize_answer(reference).split()
-    same = sum((Counter(pred) & Counter(ref)).values())
-    if not pred or not ref or same == 0:
-        return 0.0
-    p, r = same / len(pred), same / len(ref)
-    return 2 * p * r / (p + r)
-
-
 def contains_answer(question: str, answer: str) -> bool:
     """True when the normalised answer is a contiguous token run of the normalised question."""
-    ans = normalize_answer(answer)
-    return bool(ans) and f" {ans} " in f" {normalize_answer(question)} "
+    return contains_reference(question, answer)
 
 
 def clean_phrase(text: str) -> str | None:
