@@ -194,6 +194,14 @@ QUESTION_PASSAGE_FEATURES: tuple[str, ...] = (
 )
 
 
+def bm25_of_stems(q_set: set[str], p_stems: list[str], idf: IdfTable) -> float:
+    """BM25 of a passage's stems for a question's stem set, IDF from the fixed table:
+    sum_t idf(t) * tf(t) * (k1 + 1) / (tf(t) + k1 * (1 - b + b * |p| / avg_len))."""
+    tf = Counter(p_stems)
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * len(p_stems) / BM25_AVG_LEN)
+    return sum(idf.of(t) * tf[t] * (BM25_K1 + 1) / (tf[t] + norm) for t in q_set if t in tf)
+
+
 def question_passage_features(question: str, passage: str, idf: IdfTable) -> list[float]:
     """The :data:`QUESTION_PASSAGE_FEATURES` of one (question, passage) pair, in order."""
     q_stems = content_stems(question)
@@ -210,9 +218,7 @@ def question_passage_features(question: str, passage: str, idf: IdfTable) -> lis
     best = max(sum(weight[t] for t in q_set if t in s) for s in sentences) / total
     pairs = [a | b for a, b in itertools.pairwise(sentences)] or sentences
     best_two = max(sum(weight[t] for t in q_set if t in s) for s in pairs) / total
-    tf = Counter(p_stems)
-    norm = BM25_K1 * (1 - BM25_B + BM25_B * len(p_stems) / BM25_AVG_LEN)
-    bm25 = sum(weight[t] * tf[t] * (BM25_K1 + 1) / (tf[t] + norm) for t in q_set if t in tf)
+    bm25 = bm25_of_stems(q_set, p_stems, idf)
     qtype = question_type(question)
     has_number = bool(_NUMBER.search(passage))
     has_year = bool(_YEAR.search(passage))

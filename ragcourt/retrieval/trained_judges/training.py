@@ -53,7 +53,8 @@ from ragcourt.retrieval.trained_judges.squad_data import (
 )
 from ragcourt.retrieval.trained_judges.text_features import (
     IdfTable,
-    question_passage_features,
+    bm25_of_stems,
+    content_stems,
 )
 
 log = logging.getLogger("ragcourt.trained_judges")
@@ -148,12 +149,9 @@ def chunk_article(article: SquadArticle, spec: ChunkSpec, tokenizer: str) -> Chu
 
 def _bm25_order(question: str, chunks: Sequence[str], idf: IdfTable) -> list[int]:
     """Chunk indices by decreasing BM25 (fixed IDF) of ``question``, ties by index."""
-    bm25 = QUESTION_PASSAGE_BM25
-    scores = [question_passage_features(question, c, idf)[bm25] for c in chunks]
+    q_set = set(content_stems(question))
+    scores = [bm25_of_stems(q_set, content_stems(c), idf) for c in chunks]
     return sorted(range(len(chunks)), key=lambda i: (-scores[i], i))
-
-
-QUESTION_PASSAGE_BM25 = lexical_names("relevance").index("bm25")
 
 
 def _without_answer(chunk: str, start: int, end: int) -> str:
