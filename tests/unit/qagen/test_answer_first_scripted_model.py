@@ -244,3 +244,76 @@ def test_same_seed_same_tables(tmp_path: Path) -> None:
     assert one.qa.equals(two.qa)
     assert one.rejected.equals(two.rejected)
     assert one.summary == two.summary
+
+
+def test_a_question_failing_the_lexical_checks_is_written_again_scripted_writer(
+    tmp_path: Path,
+) -> None:
+    tries: dict[str, int] = {}
+
+    def second_try_good(span: str) -> str:
+        tries[span] = tries.get(span, 0) + 1
+        return QUESTIONS[span] if tries[span] > 1 else f"Is the answer {span}?"
+
+    with scripted_model("af-retry", script(writer=second_try_good)) as m:
+        once = _generate(_params(tmp_path / "one", m.model, writer_tries=1))
+    assert once.qa.height == 0
+    assert set(once.rejected["failed_filter"]) == {"question_contains_answer"}
+    tries.clear()
+    with scripted_model("af-retry2", script(writer=second_try_good)) as m:
+        twice = _generate(_params(tmp_path / "two", m.model, writer_tries=2))
+    assert twice.rejected.height == 0
+    assert sorted(twice.qa["question"]) == sorted(QUESTIONS.values())
+    assert tries == dict.fromkeys(QUESTIONS, 2)
+
+
+def test_the_last_failure_of_every_try_is_kept_scripted_writer(tmp_path: Path) -> None:
+    with scripted_model("af-retry-bad", script(writer=lambda span: f"Why {span}?")) as m:
+        res = _generate(_params(tmp_path, m.model, writer_tries=3))
+        writer_calls = sum(msgs[0]["content"] == WRITER for msgs in m.calls)
+    assert writer_calls == 9  # three spans, three tries each
+    assert res.qa.height == 0
+    assert all(r.endswith("(after 3 tries)") for r in res.rejected["reason"])
+
+
+def test_few_shot_writer_sees_the_span_sentence(tmp_path: Path) -> None:
+    writer = prompt("qagen", "answer_first_question_system", "v3-fewshot", PROMPTS)
+    seen: list[str] = []
+
+    def reply(msgs: Messages) -> str:
+        if msgs[0]["content"] == writer:
+            seen.append(msgs[-1]["content"])
+            return QUESTIONS[_answer_in(msgs)]
+        return _good_reader(msgs)
+
+    with scripted_model("af-fewshot", reply) as m:
+        params = _params(tmp_path, m.model)
+        params.qagen.prompt_version = "v3-fewshot"
+        res = _generate(params)
+    assert res.qa.height == 3
+    sentence = "Its first director, Manuel Ortega, kept a green ledger in which every tea shipment"
+    assert any(f"Sentence: {sentence}" in u and "Answer: Manuel Ortega" in u for u in seen)
+
+
+def test_named_spans_come_before_noun_phrases() -> None:
+    from ragcourt.qagen.answer_spans import AnswerSpan
+
+    spans = [
+        AnswerSpan("green ledger", 0, 12, "noun_phrase", 0, 40),
+        AnswerSpan("tea shipment", 13, 25, "noun_phrase", 0, 40),
+        AnswerSpan("1832", 26, 30, "date", 0, 40),
+    ]
+    for seed in range(5):
+        one = choose_spans(spans, 1, [seed])
+        assert [s.text for s in one] == ["1832"]
+        assert {s.text for s in choose_spans(spans, 2, [seed])} >= {"1832"}
+
+
+def test_spacy_spans_drop_dates_and_ordinals_that_name_no_fact() -> None:
+    from ragcourt.qagen.answer_spans import spacy_model_dir
+
+    if spacy_model_dir() is None:
+        pytest.skip("the spacy-en extra is not installed")
+    text = "The annual fair opened on 3 May 1999. For centuries it was the second largest."
+    got = {s.text for s in extract_spans(text, "spacy") if s.answer_type in ("date", "number")}
+    assert got == {"3 May 1999"}
