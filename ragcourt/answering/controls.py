@@ -1,11 +1,13 @@
 """Control systems from params (spec §3): ``controls.kinds`` adds a ``control-<kind>`` system
-per kind, built on ``controls.base`` (null: the first built-in real system). A control
+per kind, built on ``controls.base`` (null: the first built-in real system; with none, only
+external systems, no control is added and a warning says why). A control
 retriever kind (:data:`~ragcourt.answering.retriever_kinds.CONTROL_RETRIEVERS`) copies the
 base's chunking, top-k, generator, prompt and max_tokens; ``shuffled`` takes its answers.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +17,8 @@ from ragcourt.answering.system_registry import CONTROL_PREFIX, SHUFFLED, Candida
 from ragcourt.answering.system_specs import ShuffledSpec
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import Params
+
+log = logging.getLogger("ragcourt.answering")
 
 
 def param_controls(
@@ -28,9 +32,12 @@ def param_controls(
     builtin = [s for s in builtin_systems(systems) if s.control is None]
     if cp.base is None:
         if not builtin:
-            raise ConfigError(
-                f"{source}: key 'controls.base': no built-in system to build controls on"
-            )
+            log.warning(
+                "%s: no built-in system to build the controls %s on (controls.base is null): "
+                "no controls, so the discrimination check cannot run",
+                source, list(cp.kinds),
+            )  # fmt: skip
+            return []
         base = builtin[0]
     else:
         named = {s.name: s for s in builtin}

@@ -3,7 +3,11 @@
 ``answers.parquet`` has a ``control`` column (:data:`CONTROL_COLUMN`): ``oracle``, ``random``,
 ``none`` (closed book) or ``shuffled``; null for a real system (a table written before controls
 existed has no column: every system is real). Known orders (:func:`known_pairs`), better
-first: oracle > random, oracle > none, and every system that is not shuffled > shuffled.
+first: oracle > random, oracle > none, and the oracle and every real system > shuffled. A
+random-passage or closed-book answer is not known to beat another question's answer (both are
+expected to be wrong), so those pairs are not checked. Pairs of two controls test the judges;
+a real system against shuffled answers tests the system (is it better than answering another
+question?).
 
 Shared vocabulary of the answer, judging, tournament and report stages (only polars is
 imported).
@@ -20,6 +24,11 @@ NO_CONTROLS = "no controls: validity not checked"
 KNOWN_ORDERS: tuple[tuple[str, str], ...] = (("oracle", "random"), ("oracle", "none"))
 
 
+def is_control_pair(better_control: str | None, worse_control: str | None) -> bool:
+    """True for a known pair of two controls (it tests the judges, not a real system)."""
+    return better_control is not None and worse_control is not None
+
+
 def controls_of(answers: pl.DataFrame) -> dict[str, str]:
     """``{system: control kind}`` of the control systems in ``answers`` (first row wins)."""
     if CONTROL_COLUMN not in answers.columns:
@@ -30,7 +39,7 @@ def controls_of(answers: pl.DataFrame) -> dict[str, str]:
 
 def known_pairs(systems: Sequence[str], controls: Mapping[str, str]) -> list[tuple[str, str]]:
     """(better, worse) pairs whose order is known, in ``systems`` order: every oracle before
-    every random / none control, every non-shuffled system before every shuffled control."""
+    every random / none control, every oracle and real system before every shuffled control."""
     of_kind = {k: [s for s in systems if controls.get(s) == k] for k in set(controls.values())}
     pairs = [
         (good, bad)
@@ -39,5 +48,5 @@ def known_pairs(systems: Sequence[str], controls: Mapping[str, str]) -> list[tup
         for bad in of_kind.get(lo, [])
     ]
     for bad in of_kind.get("shuffled", []):
-        pairs += [(good, bad) for good in systems if controls.get(good) != "shuffled"]
+        pairs += [(good, bad) for good in systems if controls.get(good) in (None, "oracle")]
     return pairs

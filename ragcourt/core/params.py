@@ -265,8 +265,9 @@ class AnswerFirstParams(Strict):
     gate: StrictBool = True  # the rule filters of the QA quality gate (no model call)
     judges: StrictBool = False  # the qagen.filter_kinds filters (answerability, ...) after it
     reader_max_tokens: StrictInt = Field(default=24, gt=0)
-    # the writer is asked again (sampled at resample_temperature, seed llm.seed + try) while its
-    # question fails the lexical checks (points at the text, holds the answer, copies the chunk)
+    # questions written per span (try 0 greedy, the others sampled at resample_temperature, seed
+    # llm.seed + try); the first passing the lexical checks (standalone, answer not in it, no
+    # long copy of the chunk) is kept
     writer_tries: StrictInt = Field(default=3, ge=1, le=10)
     resample_temperature: float = Field(default=0.7, ge=0, le=2)
 
@@ -389,7 +390,8 @@ class TournamentParams(Strict):
 
     judge: str = "correctness_margin"
     model: str | None = None
-    rounds: StrictInt | None = Field(default=None, gt=0, le=10_000)  # None: ceil(log2 N) + 1
+    # None: max_rounds(N) when round_robin (every pair is judged anyway), else ceil(log2 N) + 1
+    rounds: StrictInt | None = Field(default=None, gt=0, le=10_000)
     until_stable: StrictInt = Field(
         default=0, ge=0
     )  # >0: stop once ranking unchanged this many rounds

@@ -124,30 +124,15 @@ class AnswerFirstGenerator(Generator):
     """One round of answer-first generation: write, check, read back, (closed book), filters."""
 
     def write_questions(self, batch: Sequence[Candidate]) -> None:
-        """A question per candidate's span, then the lexical checks (no model call); a question
-        failing them is written again, up to ``writer_tries`` times (the last failure stays)."""
+        """``writer_tries`` questions per candidate's span, asked in one batch (try 0 at
+        ``llm.temperature``/``llm.seed``, try t sampled at ``resample_temperature`` with seed
+        ``llm.seed + t``: the tries of one span share their whole prompt, so the local model
+        reads it once); the first that passes the lexical checks is kept, else the last
+        failure stays (no model call in the checks)."""
         af = self.q.answer_first
-        todo = list(batch)
-        for attempt in range(af.writer_tries):
-            if not todo:
-                break
-            self._write(todo, attempt)
-            retry = (QUESTION_ERROR, NOT_STANDALONE, QUESTION_HAS_ANSWER, QUESTION_COPIES)
-            todo = [c for c in todo if c.failed_filter in retry]
-            if attempt + 1 < af.writer_tries:
-                for c in todo:
-                    c.failed_filter = c.reason = c.raw_output = c.question = None
-        if af.writer_tries > 1:
-            for c in todo:
-                c.reason = f"{c.reason} (after {af.writer_tries} tries)"
-
-    def _write(self, batch: Sequence[Candidate], attempt: int) -> None:
-        """One writer call per candidate: try 0 at ``llm.temperature``/``llm.seed``, later tries
-        sampled at ``resample_temperature`` with seed ``llm.seed + attempt``."""
         system = self._prompt("answer_first_question_system")
         user = self._prompt("answer_first_question_user")
         llm = self.params.llm
-        temperature = llm.temperature if attempt == 0 else self.q.answer_first.resample_temperature
         reqs = [
             ChatRequest.of(
                 self.roles.question,
@@ -159,21 +144,29 @@ class AnswerFirstGenerator(Generator):
                     language=self.language_of(c),
                 ),
                 max_tokens=self.q.question_max_tokens,
-                temperature=temperature,
-                seed=llm.seed + attempt,
+                temperature=llm.temperature if t == 0 else af.resample_temperature,
+                seed=llm.seed + t,
                 tag="qagen.answer_first.question",
             )
             for c in batch
+            for t in range(af.writer_tries)
         ]
-        desc = "qagen answer-first questions" + (f" (try {attempt + 1})" if attempt else "")
-        for c, res in zip(batch, self.gw.chat(reqs, desc=desc), strict=True):
-            if not res.ok:
-                c.fail(QUESTION_ERROR, f"model call failed: {res.error}", res.text or None)
-            elif (q := clean_question(res.text)) is None:
-                c.fail(QUESTION_ERROR, "reply holds no usable question", res.text)
-            else:
-                c.question = q
-                self.check_question(c)
+        results = self.gw.chat(reqs, desc="qagen answer-first questions")
+        n = af.writer_tries
+        for i, c in enumerate(batch):
+            for res in results[i * n : (i + 1) * n]:
+                c.failed_filter = c.reason = c.raw_output = c.question = None
+                if not res.ok:
+                    c.fail(QUESTION_ERROR, f"model call failed: {res.error}", res.text or None)
+                elif (q := clean_question(res.text)) is None:
+                    c.fail(QUESTION_ERROR, "reply holds no usable question", res.text)
+                else:
+                    c.question = q
+                    self.check_question(c)
+                if c.alive:
+                    break
+            if not c.alive and n > 1:
+                c.reason = f"{c.reason} (all {n} tries)"
 
     def check_question(self, c: Candidate) -> None:
         """Rejects a question that points at the text, holds its answer or copies the chunk."""

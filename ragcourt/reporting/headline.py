@@ -12,6 +12,7 @@ keys so ``dvc metrics show`` prints one column each; None where the artifact is 
 from __future__ import annotations
 
 from ragcourt.calibration.summaries import CalibrationSummary
+from ragcourt.core.control_kinds import is_control_pair
 from ragcourt.core.fixed_model import FixedModel
 from ragcourt.judging.discrimination import CHECKED, NOT_SEPARATED, REVERSED, SEPARATED
 from ragcourt.judging.summaries import JudgeSummary
@@ -41,6 +42,8 @@ class Headline(FixedModel):
     neighbour_gaps: int | None  # gaps between neighbours in the real systems' rank order
     neighbour_gaps_resolved: int | None
     questions_to_resolve: int | None  # estimate: most any unresolved neighbour gap needs
+    real_pairs: int | None  # pairs of real systems in the gap matrix
+    real_pairs_resolved: int | None  # of those, with a 95% interval excluding 0
     discrimination: str  # separated | not separated | reversed | not checked | not available
     discrimination_detail: str
     dafe_disagreement_rate: float | None
@@ -59,7 +62,9 @@ def _check_counts(name: str, separated: int, total: int, rev: int, not_sep: int)
 
 
 def discrimination(ts: TournamentSummary | None, js: JudgeSummary | None) -> tuple[str, str]:
-    """(verdict, detail) over the tournament and DAFE checks: the worst verdict of any pair."""
+    """(verdict, detail) over the tournament and DAFE checks: the worst verdict of any pair of
+    two controls (oracle > random / closed book / shuffled: can the judges rank?). A real system
+    not separated from shuffled answers is a finding about that system, named in the detail."""
     if ts is None and js is None:
         return VERDICT_NOT_AVAILABLE, "no tournament or judge summary"
     checks = [
@@ -72,10 +77,23 @@ def discrimination(ts: TournamentSummary | None, js: JudgeSummary | None) -> tup
     ]
     if not checks:
         return VERDICT_NOT_CHECKED, "no control systems in this run: see controls.kinds"
-    verdicts = [p.verdict for _, c in checks for p in c.pairs]
+    every = [(p.verdict, is_control_pair(p.better_control, p.worse_control))
+             for _, c in checks for p in c.pairs]  # fmt: skip
+    # pairs of two controls decide; with none (only a shuffled control), every known pair does
+    verdicts = [v for v, both in every if both] or [v for v, _ in every]
     detail = "; ".join(
         _check_counts(n, c.separated, len(c.pairs), c.reversed, c.not_separated) for n, c in checks
     )
+    floor = sorted(
+        {
+            p.better
+            for _, c in checks[:1]  # the ranking's own judge when the tournament ran
+            for p in c.pairs
+            if p.better_control is None and p.verdict != SEPARATED
+        }
+    )
+    if floor:
+        detail += f"; not above shuffled answers ({checks[0][0]}): {', '.join(floor)}"
     if REVERSED in verdicts:
         return VERDICT_REVERSED, detail
     if NOT_SEPARATED in verdicts:
@@ -145,6 +163,8 @@ def headline(art: Artifacts) -> Headline:
         if gaps is not None
         else None,
         questions_to_resolve=unresolved_need(adjacent),
+        real_pairs=len(gaps.pairs) if gaps is not None else None,
+        real_pairs_resolved=sum(1 for g in gaps.pairs if g.resolved) if gaps is not None else None,
         discrimination=verdict,
         discrimination_detail=detail,
         dafe_disagreement_rate=js.dafe.disagreement_rate if js is not None else None,

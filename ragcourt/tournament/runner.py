@@ -40,6 +40,7 @@ from ragcourt.tournament.summaries import (
 from ragcourt.tournament.swiss import (
     MatchRecord,
     TournamentResult,
+    max_rounds,
     round_robin,
     round_robin_schedule,
     swiss,
@@ -122,6 +123,15 @@ def _tau(x: list[float | None], y: list[float | None]) -> KendallTau:
     return KendallTau(tau_b=None if np.isnan(tau) else tau, p_value=None if np.isnan(p) else p)
 
 
+def swiss_rounds(tp: TournamentParams, n_systems: int) -> int | None:
+    """``tournament.rounds``; when null: every repeat-free round (``max_rounds``) if the
+    round-robin judges every pair anyway (more games per system, no extra judge call), else
+    None (the Swiss default, ``ceil(log2 N) + 1``)."""
+    if tp.rounds is not None:
+        return tp.rounds
+    return max_rounds(n_systems) if tp.round_robin else None
+
+
 def run_tournament(
     judge: PairwiseJudge,
     systems: list[str],
@@ -140,7 +150,7 @@ def run_tournament(
     sw = swiss(
         systems,
         memo.play_as("swiss"),
-        tp.rounds,
+        swiss_rounds(tp, len(systems)),
         k=k,
         upset_weighting=upset,
         initial=initial,

@@ -62,6 +62,8 @@ def _resolved_lead(h: Headline) -> Lead | None:
         f"{done} of {total} gaps between neighbours in the ranking are resolved at "
         f"{fmt(h.questions)} questions"
     )
+    if h.real_pairs:
+        text += f" ({h.real_pairs_resolved or 0} of {h.real_pairs} pairs of real systems)"
     if done == total:
         return Lead(text + ".", "good")
     if h.questions_to_resolve is None:

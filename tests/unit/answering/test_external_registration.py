@@ -71,6 +71,7 @@ def test_append_variants() -> None:
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
     monkeypatch.chdir(tmp_path)
     params = load_params(ROOT / "params.yaml").model_copy(deep=True)
+    params.controls.kinds = []  # the systems file's own systems only
     params.systems_file = "systems.yaml"
     params.llm.models_file = str(ROOT / "configs/models.yaml")
     (tmp_path / "configs/prompts").mkdir(parents=True)

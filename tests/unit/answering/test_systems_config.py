@@ -27,7 +27,10 @@ PROMPTS = ROOT / "configs" / "prompts"
 
 @pytest.fixture(scope="module")
 def params() -> Params:
-    return load_params(ROOT / "params.yaml")
+    """The shipped params without control systems (these tests are about the systems file)."""
+    p = load_params(ROOT / "params.yaml")
+    p.controls.kinds = []
+    return p
 
 
 def builtin(systems: Sequence[AnySystem]) -> list[System]:
@@ -50,15 +53,16 @@ def test_demo_config_loads_with_resolved_defaults(params: Params) -> None:
         load_systems(params, ROOT / "configs/systems.yaml", check_models=False, prompts_dir=PROMPTS)
     )
     names = [s.name for s in systems]
-    assert names == ["dense-k3", "dense-k1", "bm25-k3", "dense-k3-fusion4"]
+    assert names == ["dense-k3", "dense-k1", "bm25-k3", "hybrid-k3", "dense-k3-135m"]
     assert len(set(names)) == len(names) >= 4
     by = {s.name: s for s in systems}
-    assert all(s.generator_model == params.llm.model for s in systems)
+    assert {s.generator_model for s in systems if s.name != "dense-k3-135m"} == {
+        "local/qwen2.5-coder-0.5b"
+    }
+    assert by["dense-k3-135m"].generator_model == "local/smollm2-135m"
+    assert {s.spec.prompt_version for s in systems} == {"v2-short"}
     assert by["bm25-k3"].spec.embedder is None  # BM25 ignores the embedder
     assert by["dense-k1"].spec.top_k == 1 and by["dense-k3"].spec.top_k == 3
-    fusion = by["dense-k3-fusion4"].spec.fusion
-    assert fusion is not None and fusion.n_variants == 4
-    assert by["dense-k3-fusion4"].retrieval.fusion_model == params.llm.model
     # dense-k1 and dense-k3 rank identically to depth 10: one shared retrieval
     assert by["dense-k1"].retrieval == by["dense-k3"].retrieval
 

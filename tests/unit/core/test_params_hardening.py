@@ -48,7 +48,7 @@ def refused(data: Any, key: str) -> str:
 def test_demo_params_load_unchanged() -> None:
     p = load_params(ROOT / "params.yaml")
     assert p.corpus.extensions == [".txt", ".md", ".rst", ".html", ".htm", ".pdf"]
-    assert sorted(p.chunkings) == ["c256", "c512"] and p.qagen.n_items == 6
+    assert sorted(p.chunkings) == ["c256", "c512"] and p.qagen.n_items == 12
     assert p.tournament.k_factor == 32.0 and p.tournament.initial_elo == 1500.0
 
 

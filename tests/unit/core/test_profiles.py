@@ -106,8 +106,8 @@ def test_apply_writes_values_keeps_comments_and_becomes_active(tmp_path: Path) -
     assert p.qagen.thresholds.faithfulness == 0.5  # sibling keys of a merged mapping kept
     assert p.judge.judges["llm"].model == "local/m" and p.judge.udcg.model == "local/m"
     assert p.judge.judges["llm"].threshold == 0.5
-    assert p.qagen.question_model is None  # null stays null (not an empty string)
-    assert yaml.safe_load(text)["qagen"]["question_model"] is None
+    assert p.qagen.few_shot_file is None  # null stays null (not an empty string)
+    assert yaml.safe_load(text)["qagen"]["few_shot_file"] is None
     assert is_active("p", params, root) and active_profiles(params, root) == ["p"]
     assert apply_profile("p", params, root) == []  # idempotent
 
@@ -122,5 +122,6 @@ def test_shipped_profiles_validate_over_shipped_params() -> None:
         if name == "offline-quality":
             judge_model = merged.llm.resolve(merged.judge.udcg.model)
             assert judge_model != merged.llm.model
-            assert merged.llm.resolve(merged.qagen.question_model) == merged.llm.model
+            base = load_params(ROOT / "params.yaml")
+            assert merged.qagen.question_model == base.qagen.question_model
             assert overlay["qagen"]["filter_model"] == judge_model

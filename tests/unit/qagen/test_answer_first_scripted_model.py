@@ -221,7 +221,7 @@ def test_closed_book_check_rejects_what_the_reader_knows_without_the_chunk(
     tmp_path: Path,
 ) -> None:
     with scripted_model("af-closed", script(closed_book="1832")) as m:
-        res = _generate(_params(tmp_path, m.model, closed_book_check=True))
+        res = _generate(_params(tmp_path, m.model, closed_book_check=True, writer_tries=1))
         calls = len(m.calls)
     assert res.rejected["failed_filter"].to_list() == ["answerable_closed_book"]
     assert res.rejected["closed_book_answer"].to_list() == ["1832"]
@@ -231,7 +231,7 @@ def test_closed_book_check_rejects_what_the_reader_knows_without_the_chunk(
 
 def test_prompts_put_the_chunk_first_and_tag_it(tmp_path: Path) -> None:
     with scripted_model("af-prefix", script()) as m:
-        _generate(_params(tmp_path, m.model))
+        _generate(_params(tmp_path, m.model, writer_tries=1))
     users = [msgs[-1]["content"] for msgs in m.calls if msgs[0]["content"] in (WRITER, READER)]
     assert len(users) == 6
     assert all(u.startswith('<text id="') and CHUNK in u.split("</text>")[0] for u in users)
@@ -273,7 +273,7 @@ def test_the_last_failure_of_every_try_is_kept_scripted_writer(tmp_path: Path) -
         writer_calls = sum(msgs[0]["content"] == WRITER for msgs in m.calls)
     assert writer_calls == 9  # three spans, three tries each
     assert res.qa.height == 0
-    assert all(r.endswith("(after 3 tries)") for r in res.rejected["reason"])
+    assert all(r.endswith("(all 3 tries)") for r in res.rejected["reason"])
 
 
 def test_few_shot_writer_sees_the_span_sentence(tmp_path: Path) -> None:
