@@ -4,6 +4,7 @@ question. Real chunks / QA parquet, the real gateway with a scripted generator."
 
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from integration.test_answer_stage import QUESTIONS, _write_chunks, _write_qa, g
 
 from ragcourt.answering import stage as answer
 from ragcourt.answering.control_retrieval import random_hits
+from ragcourt.answering.controls import param_controls
 from ragcourt.answering.shuffled import ONE_QUESTION, derangement, shuffled_answers
 from ragcourt.answering.systems import load_systems
 from ragcourt.core.control_kinds import controls_of, known_pairs
@@ -37,6 +39,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
     shutil.copy(ROOT / "configs/prompts/answer.yaml", tmp_path / "configs/prompts/answer.yaml")
     shutil.copy(ROOT / "configs/models.yaml", tmp_path / "configs/models.yaml")
     params = load_params(ROOT / "params.yaml").model_copy(deep=True)
+    # the systems file's own systems, without control systems (a test adds them explicitly)
+    params.controls.kinds = []
     params.llm.cache_dir = str(tmp_path / ".cache")
     params.llm.max_retries = 0
     params.systems_file = "systems.yaml"
@@ -213,3 +217,40 @@ def test_control_config_errors_name_the_key(project: Params) -> None:
     project.controls.base = "nope"
     with pytest.raises(ConfigError, match=r"key 'controls\.base': 'nope'"):
         load_systems(project, check_models=False)
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The WARNING messages of the answering logger."""
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "ragcourt.answering" and r.levelno == logging.WARNING
+    ]
+
+
+def test_no_builtin_base_gives_no_controls_and_a_warning(
+    project: Params, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``controls.base: null`` with only external systems: nothing to build the controls on, so
+    none is added (a warning says why) instead of a config error."""
+    specs: list[dict[str, Any]] = [
+        {"name": "team-b", "kind": "answers_file", "path": "answers/team-b.jsonl"},
+    ]
+    _systems(*specs)
+    project.controls.kinds = ["oracle", "random", "shuffled"]
+    project.controls.base = None
+    with caplog.at_level(logging.WARNING, logger="ragcourt.answering"):
+        systems = load_systems(project, check_models=False)
+        assert param_controls(systems, project, "systems.yaml") == []
+    assert [s.name for s in systems] == ["team-b"]
+    assert len(_warnings(caplog)) == 2  # once per call
+    message = _warnings(caplog)[0]
+    assert message.startswith("systems.yaml: no built-in system to build the controls")
+    assert "['oracle', 'random', 'shuffled']" in message and "controls.base is null" in message
+    # with a built-in system beside it, the controls are built on that one, without a warning
+    caplog.clear()
+    _systems({"name": "bm25-k2", "retriever": "bm25", "top_k": 2}, *specs)
+    with caplog.at_level(logging.WARNING, logger="ragcourt.answering"):
+        names = [s.name for s in load_systems(project, check_models=False)]
+    assert names == ["bm25-k2", "team-b", "control-oracle", "control-random", "control-shuffled"]
+    assert _warnings(caplog) == []

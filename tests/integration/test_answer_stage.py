@@ -122,6 +122,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
     shutil.copy(ROOT / "configs/prompts/answer.yaml", tmp_path / "configs/prompts/answer.yaml")
     shutil.copy(ROOT / "configs/models.yaml", tmp_path / "configs/models.yaml")
     params = load_params(ROOT / "params.yaml").model_copy(deep=True)
+    params.controls.kinds = []  # the systems file's own systems, without control systems
     params.llm.cache_dir = str(tmp_path / ".cache")
     params.llm.max_retries = 0
     params.systems_file = "systems.yaml"
@@ -408,7 +409,10 @@ def test_bad_systems_file_is_one_line_error_naming_system_and_file(project: Para
 def test_smoke_real_local_model(project: Params) -> None:
     """The embedded SmolLM2-135M answers through the whole stage (whatever it says, each row
     is an answer with a consistent abstention flag, or an explicit error)."""
-    _systems({"name": "bm25-k2", "retriever": "bm25", "top_k": 2, "max_tokens": 12})
+    _systems(
+        {"name": "bm25-k2", "retriever": "bm25", "top_k": 2, "max_tokens": 12,
+         "generator": "local/smollm2-135m"}
+    )  # fmt: skip
     write_parquet(read_table("data/qa/qa.parquet", "qa").head(1), "data/qa/qa.parquet", "qa")
     answer.run(project)
     out = read_table("data/answers/answers.parquet", "answers")

@@ -51,6 +51,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Params]
     from ragcourt.qagen import stage as qagen
 
     params = load_params("params.yaml")
+    params.controls.kinds = []  # the systems file's own systems, without control systems
     params.llm.cache_dir = str(ws / ".cache")
     ingest.run(params)
     chunking.run(params, "c16")

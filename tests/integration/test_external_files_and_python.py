@@ -54,6 +54,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
     for rel in ("configs/prompts/answer.yaml", "configs/models.yaml"):
         (tmp_path / rel).write_bytes((ROOT / rel).read_bytes())
     params = load_params(ROOT / "params.yaml").model_copy(deep=True)
+    params.controls.kinds = []  # the systems file's own systems, without control systems
     params.llm.cache_dir = str(tmp_path / ".cache")
     params.llm.max_retries = 0
     params.systems_file = "systems.yaml"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
 from _llm_testing import OpenAITestServer, openai_test_server
 
 from ragcourt.answering.generation import answer_batch
@@ -99,8 +100,22 @@ def _hits(qa: pl.DataFrame) -> pl.DataFrame:
 def test_answers_of_several_systems_run_as_one_concurrent_batch(
     server: OpenAITestServer, tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(repo_root)  # configs/systems.yaml
+    monkeypatch.chdir(repo_root)  # configs/prompts
     base = load_params(repo_root / "params.yaml")
+    # two systems answering on llm.model (the hosted test model) that share one retrieval
+    base.systems_file = str(tmp_path / "systems.yaml")
+    Path(base.systems_file).write_text(
+        yaml.safe_dump(
+            {
+                "defaults": {"chunking": "c256", "embedder": "minilm", "generator": None},
+                "systems": [
+                    {"name": "dense-k3", "retriever": "dense", "top_k": 3},
+                    {"name": "dense-k1", "retriever": "dense", "top_k": 1},
+                ],
+            }
+        )
+    )
+    base.controls.kinds = []  # the systems file's own systems, without control systems
     qa = pl.DataFrame(
         {"question_id": ["q1", "q2", "q3"], "question": [f"What is {w}?" for w in "xyz"]}
     )

@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _llm_testing import Messages, scripted_model
@@ -21,6 +22,7 @@ from scipy.stats import kendalltau
 
 from benchmarks import gold_squad as gs
 from benchmarks import meta_eval as me
+from ragcourt.core.params import Params
 
 FILLER = (
     "Travellers often stop at the market to buy bread and cheese before the long road north. "
@@ -93,10 +95,27 @@ def _yes(_msgs: Messages) -> dict[str, float]:
     return {"yes": 0.95, "no": 0.05}
 
 
+MAKE_PROJECT = me.make_project  # the benchmark's own, before the test patches it
+
+
+def _scripted_project(*args: Any, **kwargs: Any) -> Params:
+    """``meta_eval.make_project`` with the roles this test scripts, whatever params.yaml says:
+    qagen by the agents method (v2-lang question writer, then expert answerer) on c512 chunks
+    (more than one paragraph of the fixture), and the DAFE LLM judge on ``llm.model``
+    (``--model``, a scripted model) rather than an embedded one."""
+    params = MAKE_PROJECT(*args, **kwargs)
+    params.qagen.method = "agents"
+    params.qagen.prompt_version = "v2-lang"
+    params.qagen.reference_chunking = "c512"
+    params.judge.judges["llm"].model = None
+    return params
+
+
 def test_gold_meta_eval_end_to_end_scripted_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(me, "make_project", _scripted_project)
     squad = tmp_path / "squad.json"
     squad.write_text(json.dumps(squad_fixture()))
     out = tmp_path / "gold.json"
