@@ -20,6 +20,9 @@ reviewer should know live with the code that applies them:
   (:mod:`ragcourt.answering.control_retrieval`) rank without an index; ``shuffled`` systems
   (:mod:`ragcourt.answering.shuffled`) are written last, from their base's partition.
   ``answers.parquet`` has a ``control`` column: the control kind, null for a real system.
+  A control that cannot answer a question gives an error row with the reason; the failure
+  policy (``failure.max_error_rate``, ``failure.fail_on_system``) counts real systems only,
+  so a control's error rows are logged as a WARNING and never fail the stage.
 
 ``data/answers/answers.parquet`` is the concatenation of the partitions of the configured
 systems in config order (partitions of systems no longer configured stay on disk, left out of
@@ -305,6 +308,16 @@ def run(
         combine(configured)
     if own_gateway is not None:
         own_gateway.write_metrics()
-    done = [df for s in chosen if (df := read_partition(s.name)) is not None]
-    if done:
-        enforce("answer", [assess("answers", pl.concat(done, how="vertical"))], params.failure)
+    enforce_failures(chosen, params)
+
+
+def enforce_failures(systems: Sequence[AnySystem], params: Params) -> None:
+    """The failure policy over the partitions of ``systems`` (:mod:`ragcourt.core.failures`):
+    it applies to real systems only; a control system's error rows (an oracle without a
+    ground-truth span, a shuffled control with one question) are logged, never fail the stage."""
+    done = [df for s in systems if (df := read_partition(s.name)) is not None]
+    if not done:
+        return
+    controls = {s.name: s.control for s in systems if s.control is not None}
+    answers = pl.concat(done, how="vertical")
+    enforce("answer", [assess("answers", answers, controls=controls)], params.failure)

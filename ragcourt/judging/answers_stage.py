@@ -2,7 +2,8 @@
 
 Writes ``verdicts.parquet`` (DAFE: two primaries, the arbitrator on disagreement) and
 ``correctness.parquet`` (the grader ``judge.correctness_mode`` names). Answers with an
-``error`` (or a question missing from the QA set) are carried as error rows and not judged.
+``error`` (or a question missing from the QA set) are carried as error rows and not judged;
+those of a control system never fail the stage (:mod:`ragcourt.core.failures`).
 Every model call goes through the gateway cache, so a re-run makes no model calls.
 """
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import polars as pl
 
 from ragcourt.core import catalog
+from ragcourt.core.control_kinds import controls_of
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import Params
@@ -165,8 +167,12 @@ def run(params: Params) -> None:
     write_parquet(correctness, catalog.path("correctness"), "correctness")
     ctx.gateway.write_metrics()
     log.info("judge: step %s done", "answers")
+    controls = controls_of(answers)  # a control's error rows never fail the stage
     enforce(
         "judge",
-        [assess("verdicts", verdicts), assess("correctness", correctness)],
+        [
+            assess("verdicts", verdicts, controls=controls),
+            assess("correctness", correctness, controls=controls),
+        ],
         params.failure,
     )

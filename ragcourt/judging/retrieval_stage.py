@@ -16,6 +16,7 @@ import logging
 import polars as pl
 
 from ragcourt.core import catalog
+from ragcourt.core.control_kinds import controls_of
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import Params
@@ -123,7 +124,8 @@ def run(params: Params) -> None:
         [
             assess("relevance", relevance, group=None),
             assess("passage_utility", utility, group=None),
-            assess("udcg", judged_udcg_rows(udcg)),
+            # a control's error rows never fail the stage
+            assess("udcg", judged_udcg_rows(udcg), controls=controls_of(answers)),
         ],
         params.failure,
     )

@@ -29,6 +29,7 @@ SYSTEM against the high / mid / low systems of an earlier leaderboard and writes
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -152,25 +153,39 @@ def run(
         s.error_rows,
         s.best_system or s.outcome,
     )
-    enforce("tournament", pairwise_failures(out.pairwise), params.failure)
+    enforce("tournament", pairwise_failures(out.pairwise, controls_of(answers)), params.failure)
 
 
-def pairwise_failures(pairwise: pl.DataFrame) -> list[TableFailures]:
-    """Failed judgements overall, and per system (a row counts for both of its systems)."""
-    per_system = pl.concat(
-        [
-            pairwise.select(pl.col(side).alias("system"), "error")
-            for side in ("system_a", "system_b")
-        ],
-        how="vertical",
-    )
-    overall = assess("pairwise", pairwise, group=None)
-    by_system = assess("pairwise", per_system)
+def pairwise_failures(
+    pairwise: pl.DataFrame, controls: Mapping[str, str] | None = None
+) -> list[TableFailures]:
+    """Failed judgements overall, and per system (a row counts for both of its systems).
+
+    The failure policy counts real systems only: a row with a control (``controls``:
+    ``{system: kind}``) on either side counts for that control (logged, never fails the
+    stage), not in the overall rate nor in a real system's per-system check."""
+    kinds = dict(controls or {})
+    with_control = pl.col("system_a").is_in(list(kinds)) | pl.col("system_b").is_in(list(kinds))
+    real = pairwise.filter(~with_control)
+    overall = assess("pairwise", real, group=None)
+    by_system = assess("pairwise", _per_system(real), controls={})
+    of_controls = assess("pairwise", _per_system(pairwise.filter(with_control)), controls=kinds)
     return [
         TableFailures(
-            overall.table, overall.rows, overall.failed, by_system.groups, overall.reasons
+            overall.table,
+            overall.rows,
+            overall.failed,
+            by_system.groups,
+            overall.reasons,
+            of_controls.controls,
         )
     ]
+
+
+def _per_system(pairwise: pl.DataFrame) -> pl.DataFrame:
+    """``system``, ``error``: each pairwise row once for each of its two systems."""
+    sides = [pairwise.select(pl.col(s).alias("system"), "error") for s in ("system_a", "system_b")]
+    return pl.concat(sides, how="vertical")
 
 
 def _run_single(
