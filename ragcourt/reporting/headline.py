@@ -55,16 +55,30 @@ class Headline(FixedModel):
     cache_hits: int
 
 
-def _check_counts(name: str, separated: int, total: int, rev: int, not_sep: int) -> str:
-    text = f"{name}: {separated} of {total} known pairs separated"
+def _counts(verdicts: list[str]) -> str:
+    """"k of n separated (r reversed, m not separated)"."""
+    sep, rev = verdicts.count(SEPARATED), verdicts.count(REVERSED)
+    not_sep = verdicts.count(NOT_SEPARATED)
+    text = f"{sep} of {len(verdicts)} separated"
     extra = [f"{n} {what}" for n, what in ((rev, REVERSED), (not_sep, "not separated")) if n]
     return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _check_detail(name: str, pairs: list[tuple[str, bool]]) -> str:
+    """One check's counts: pairs of two controls, then real systems against shuffled answers."""
+    control = [v for v, both in pairs if both]
+    floor = [v for v, both in pairs if not both]
+    parts = [f"control pairs {_counts(control)}"] if control else []
+    if floor:
+        parts.append(f"systems above shuffled answers {_counts(floor)}")
+    return f"{name}: " + ", ".join(parts)
 
 
 def discrimination(ts: TournamentSummary | None, js: JudgeSummary | None) -> tuple[str, str]:
     """(verdict, detail) over the tournament and DAFE checks: the worst verdict of any pair of
     two controls (oracle > random / closed book / shuffled: can the judges rank?). A real system
-    not separated from shuffled answers is a finding about that system, named in the detail."""
+    not separated from shuffled answers is a finding about that system, named in the detail;
+    with no pair of two controls (only a shuffled control), every known pair decides."""
     if ts is None and js is None:
         return VERDICT_NOT_AVAILABLE, "no tournament or judge summary"
     checks = [
@@ -77,13 +91,13 @@ def discrimination(ts: TournamentSummary | None, js: JudgeSummary | None) -> tup
     ]
     if not checks:
         return VERDICT_NOT_CHECKED, "no control systems in this run: see controls.kinds"
-    every = [(p.verdict, is_control_pair(p.better_control, p.worse_control))
-             for _, c in checks for p in c.pairs]  # fmt: skip
-    # pairs of two controls decide; with none (only a shuffled control), every known pair does
+    per = [
+        (name, [(p.verdict, is_control_pair(p.better_control, p.worse_control)) for p in c.pairs])
+        for name, c in checks
+    ]
+    every = [vb for _, pairs in per for vb in pairs]
     verdicts = [v for v, both in every if both] or [v for v, _ in every]
-    detail = "; ".join(
-        _check_counts(n, c.separated, len(c.pairs), c.reversed, c.not_separated) for n, c in checks
-    )
+    detail = "; ".join(_check_detail(name, pairs) for name, pairs in per)
     floor = sorted(
         {
             p.better

@@ -90,9 +90,9 @@ def test_discrimination_verdict_of_the_control_pairs(
     assert lead.tone == tone
     if expected == "not separated":
         assert head.discrimination_detail == (
-            "tournament: 0 of 1 known pairs separated (1 not separated)"
+            "tournament: control pairs 0 of 1 separated (1 not separated)"
         )
-        assert lead.text.startswith("Discrimination check: NOT SEPARATED (tournament: 0 of 1")
+        assert lead.text.startswith("Discrimination check: NOT SEPARATED (tournament: control")
         assert "the ranking of real systems is not evidence of a difference" in lead.text
 
 
@@ -112,3 +112,31 @@ def test_no_artifacts_is_a_headline_of_notes(tmp_path: Path) -> None:
     sec = headline_section(art, Params(), head)
     assert sec.lead[0].tone == "bad" and not sec.figures
     assert any("leaderboard.parquet is missing" in n for n in sec.notes)
+
+
+def test_a_real_system_not_above_shuffled_answers_is_a_finding_not_a_failed_check(
+    tmp_path: Path,
+) -> None:
+    check = discrimination(SEPARATED)  # oracle > random, separated
+    weak = {
+        **check["pairs"][0],
+        "better": "dense-k1",
+        "worse": "shuffled",
+        "better_control": None,
+        "worse_control": "shuffled",
+        "elo_gap_lo": -10.0,
+        "verdict": NOT_SEPARATED,
+    }
+    check = {**check, "pairs": [check["pairs"][0], weak], "not_separated": 1}
+    check["controls"] = {**check["controls"], "shuffled": "shuffled"}
+    head, sec, _ = _headline(tmp_path, discrimination=check)
+    assert head.discrimination == "separated"
+    assert head.discrimination_detail == (
+        "tournament: control pairs 1 of 1 separated, systems above shuffled answers 0 of 1 "
+        "separated (1 not separated); not above shuffled answers (tournament): dense-k1"
+    )
+    assert sec.lead[2].tone == "good"
+    # the same pair reversed between two controls fails the check
+    bad = {**check["pairs"][0], "elo_gap_hi": -1.0, "elo_gap_lo": -9.0, "verdict": REVERSED}
+    head, _, _ = _headline(tmp_path / "r", discrimination={**check, "pairs": [bad, weak]})
+    assert head.discrimination == "reversed"
