@@ -56,7 +56,7 @@ class Headline(FixedModel):
 
 
 def _counts(verdicts: list[str]) -> str:
-    """"k of n separated (r reversed, m not separated)"."""
+    """ "k of n separated (r reversed, m not separated)"."""
     sep, rev = verdicts.count(SEPARATED), verdicts.count(REVERSED)
     not_sep = verdicts.count(NOT_SEPARATED)
     text = f"{sep} of {len(verdicts)} separated"

@@ -70,17 +70,18 @@ def test_stage_writes_leaderboard_plot_and_summary(
     assert set(pairwise["scheme"].drop_nulls()) <= {"hard", "soft"}
     assert summary["error_rows"] == n - 1
 
-    # Swiss: 4 rounds for N = 5 (ceil(log2 5) + 1), 2 matches + 1 bye per round
+    # Swiss with the round-robin on: every repeat-free round, 5 for N = 5 (odd: one bye each),
+    # 2 matches + 1 bye per round, so it plays every pair and the round-robin adds none
     swiss_m = matches.filter(pl.col("tournament") == "swiss")
-    assert summary["swiss"]["rounds"] == 4 and summary["swiss"]["byes"] == 4
-    assert swiss_m.filter(pl.col("system_b").is_null()).height == 4
-    assert summary["swiss"]["matches"] == 8 and summary["round_robin"]["matches"] == 10
-    assert summary["swiss"]["judge_calls"] == 2 * N_Q * 8
+    assert summary["swiss"]["rounds"] == 5 and summary["swiss"]["byes"] == 5
+    assert swiss_m.filter(pl.col("system_b").is_null()).height == 5
+    assert summary["swiss"]["matches"] == 10 and summary["round_robin"]["matches"] == 10
+    assert summary["swiss"]["judge_calls"] == 2 * N_Q * 10
     assert summary["round_robin"]["judge_calls"] == 2 * N_Q * 10
     assert summary["round_robin"]["judge_calls_computed"] == 2 * N_Q * 10
     assert summary["judge_calls_executed"] == 2 * N_Q * 10  # Swiss pairs reused by round-robin
-    assert summary["swiss"]["judge_calls_executed"] == 2 * N_Q * 8
-    assert summary["round_robin"]["judge_calls_executed"] == 2 * N_Q * 2  # only the new pairs
+    assert summary["swiss"]["judge_calls_executed"] == 2 * N_Q * 10
+    assert summary["round_robin"]["judge_calls_executed"] == 0  # no pair left to judge
     assert summary["margin_threshold"] == load_params("params.yaml").tournament.margin
     assert summary["swiss"]["failed_matches"] == 0 and board["failed_matches"].sum() == 0
     assert summary["kendall_swiss_vs_rr"]["tau_b"] > 0.5
