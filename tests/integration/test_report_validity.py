@@ -64,7 +64,13 @@ def test_report_opens_with_the_discrimination_check(tmp_path: Path) -> None:
     html, md, sections = build(PARAMS, tmp_path)
     assert [s.key for s in sections[:2]] == ["headline", "validity"]
     head = md.split("\n## ")[1]
-    assert "**Discrimination check: NOT SEPARATED (tournament: 1 of 2 known pairs" in head
+    # the control pair is separated; the real system not above shuffled answers is a finding
+    assert (
+        "**Discrimination check: separated - the judges rank every known-better control above "
+        "the worse one (tournament: control pairs 1 of 1 separated, systems above shuffled "
+        "answers 0 of 1 separated (1 not separated); DAFE: control pairs 1 of 1 separated; "
+        "not above shuffled answers (tournament): dense-k5)" in head
+    )
     first = md.split("\n## ")[2]
     assert first.startswith("Validity: do the judges separate known-better systems?")
     assert "1 of 2 known pairs separated, 0 reversed, 1 not separated" in first
