@@ -81,7 +81,8 @@ def test_report_opens_with_the_discrimination_check(tmp_path: Path) -> None:
     assert r"41.500 \[12.250, 60.000\] | separated |" in first
     assert r"3.000 \[-20.500, 25.000\] | not separated: the judges cannot tell" in first
     assert r"| 83.3% | 0.0% | 0.833 \[0.500, 1.000\] | separated |" in first
-    assert "1 known pair(s) not separated or reversed" in first
+    assert "pair(s) of two controls not separated" not in first  # the control pair is
+    assert "not separated from shuffled answers: dense-k5 (these systems answer" in first
     assert "<h2>Validity: do the judges separate known-better systems?</h2>" in html
 
 
@@ -99,3 +100,15 @@ def test_report_says_no_controls_when_none_were_configured(tmp_path: Path) -> No
     assert "tournament (Swiss Elo)" in first and "no controls: validity not checked" in first
     # the demo's judge summary (no controls) says so too, rather than omitting the check
     assert "**DAFE accuracy**: no controls: validity not checked" in first
+
+
+def test_a_control_pair_not_separated_is_a_warning_on_the_whole_ranking(tmp_path: Path) -> None:
+    write_artifacts(tmp_path)
+    check = _tournament_check()
+    pairs = check["pairs"]
+    assert isinstance(pairs, list)
+    pairs[0] = {**pairs[0], "elo_gap_lo": -5.0, "verdict": NOT_SEPARATED}
+    _add(tmp_path, "data/tournament/summary.json", {**check, "pairs": pairs})
+    _, md, _ = build(PARAMS, tmp_path)
+    assert "**Discrimination check: NOT SEPARATED (tournament: control pairs 0 of 1" in md
+    assert "1 pair(s) of two controls not separated or reversed: treat the ranking" in md

@@ -3,6 +3,7 @@ report). Reads the ``discrimination`` checks of the tournament and judge summari
 
 from __future__ import annotations
 
+from ragcourt.core.control_kinds import is_control_pair
 from ragcourt.judging.discrimination import DafeDiscrimination, DafePair
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, Table, fmt, pct
@@ -11,8 +12,9 @@ from ragcourt.tournament.discrimination import EloPair, TournamentDiscrimination
 
 VALIDITY_INTRO = (
     "Control systems of known quality check whether the judges can rank at all: the oracle "
-    "(the chunks holding the answer's span) must beat random passages and closed book, and "
-    "every system must beat shuffled answers (another question's answer). A pair is separated "
+    "(the chunks holding the answer's span) must beat random passages, closed book and shuffled "
+    "answers (another question's answer), and every real system should beat shuffled answers "
+    "(one that does not answers no better than chance). A pair is separated "
     "when the 95% bootstrap interval of its Elo gap (tournament) or accuracy difference (DAFE) "
     "excludes 0 in the expected direction. If the controls are not separated, the ranking of "
     "real systems is not evidence of a difference."
@@ -105,9 +107,14 @@ def validity(art: Artifacts) -> Section:
         *(d_check.pairs if d_check is not None else []),
     ]
     bad = [p for p in pairs if p.verdict != "separated"]
-    if bad:
+    if control_bad := [p for p in bad if is_control_pair(p.better_control, p.worse_control)]:
         sec.notes.append(
-            f"{len(bad)} known pair(s) not separated or reversed: treat the ranking of real "
-            "systems with gaps below these as noise."
+            f"{len(control_bad)} pair(s) of two controls not separated or reversed: treat the "
+            "ranking of real systems with gaps below these as noise."
+        )
+    if weak := sorted({p.better for p in bad if p.better_control is None}):
+        sec.notes.append(
+            f"not separated from shuffled answers: {', '.join(weak)} (these systems answer "
+            "no better than another question's answer, by this judge)"
         )
     return sec
