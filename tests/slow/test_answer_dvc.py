@@ -9,11 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 import yaml
 from integration.test_answer_stage import _write_chunks, _write_qa  # tests/ is on the path
 
 from ragcourt.core.io import read_table, write_parquet
+from ragcourt.core.schemas import TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,11 +51,16 @@ def test_dvc_repro_answer_block_adds_one_system(
     shutil.copy(ROOT / "configs/models.yaml", ws / "configs/models.yaml")
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["llm"]["cache_dir"] = str(tmp_path / "llm-cache")
+    params["controls"]["kinds"] = []  # the systems file's own systems only
     (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    block = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["answer"]
-    (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"answer": block}}))
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    # answer depends on the routes file of the llm_routes stage
+    blocks = {name: stages[name] for name in ("llm_routes", "answer")}
+    (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": blocks}))
     _write_chunks()
     write_parquet(_write_qa().head(2), "data/qa/qa.parquet", "qa")
+    # a dep of the stage (control systems read it); no control in this test
+    write_parquet(pl.DataFrame(schema=TABLES["documents"]), "data/documents.parquet", "documents")
     for folder in ("data/embeddings", "data/index"):  # deps of dense systems; none here
         Path(folder).mkdir(parents=True)
         (Path(folder) / "README").write_text("no dense index in this test\n")
