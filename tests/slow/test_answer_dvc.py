@@ -9,13 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import polars as pl
 import pytest
 import yaml
+from _report_data import frame
 from integration.test_answer_stage import _write_chunks, _write_qa  # tests/ is on the path
 
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.schemas import TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,7 +59,7 @@ def test_dvc_repro_answer_block_adds_one_system(
     _write_chunks()
     write_parquet(_write_qa().head(2), "data/qa/qa.parquet", "qa")
     # a dep of the stage (control systems read it); no control in this test
-    write_parquet(pl.DataFrame(schema=TABLES["documents"]), "data/documents.parquet", "documents")
+    write_parquet(frame("documents", []), "data/documents.parquet", "documents")
     for folder in ("data/embeddings", "data/index"):  # deps of dense systems; none here
         Path(folder).mkdir(parents=True)
         (Path(folder) / "README").write_text("no dense index in this test\n")
