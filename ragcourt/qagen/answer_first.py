@@ -40,10 +40,8 @@ from ragcourt.qagen.answer_spans import choose_spans, extract_spans, resolve_ext
 from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.generator import (
     NOT_STANDALONE,
-    QUESTION_ERROR,
     Candidate,
     Generator,
-    clean_question,
 )
 from ragcourt.qagen.roundtrip import clean_phrase, contains_answer, longest_shared_run, token_f1
 
@@ -156,12 +154,7 @@ class AnswerFirstGenerator(Generator):
         for i, c in enumerate(batch):
             for res in results[i * n : (i + 1) * n]:
                 c.failed_filter = c.reason = c.raw_output = c.question = None
-                if not res.ok:
-                    c.fail(QUESTION_ERROR, f"model call failed: {res.error}", res.text or None)
-                elif (q := clean_question(res.text)) is None:
-                    c.fail(QUESTION_ERROR, "reply holds no usable question", res.text)
-                else:
-                    c.question = q
+                if self.take_question(c, res):
                     self.check_question(c)
                 if c.alive:
                     break

@@ -31,7 +31,7 @@ import polars as pl
 from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
 from ragcourt.corpus.language import UNDETERMINED, detect_language, language_name
-from ragcourt.llm.types import ChatRequest
+from ragcourt.llm.types import ChatRequest, ChatResult
 from ragcourt.qagen.duplicates import DuplicateIndex
 from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeOutcome, JudgeSettings, QAFilter, QAItem
 from ragcourt.qagen.filters import JUDGES, not_standalone_reason
@@ -253,14 +253,21 @@ class Generator:
             for c in batch
         ]
         for c, res in zip(batch, self.gw.chat(reqs, desc="qagen questions"), strict=True):
-            if not res.ok:
-                c.fail(QUESTION_ERROR, f"model call failed: {res.error}", res.text or None)
-            elif (q := clean_question(res.text)) is None:
-                c.fail(QUESTION_ERROR, "reply holds no usable question", res.text)
-            else:
-                c.question = q
-                if (why := not_standalone_reason(q)) is not None:
-                    c.fail(NOT_STANDALONE, why)
+            if self.take_question(c, res) and (why := not_standalone_reason(c.question or "")):
+                c.fail(NOT_STANDALONE, why)
+
+    @staticmethod
+    def take_question(c: Candidate, res: ChatResult) -> bool:
+        """Sets ``c.question`` from a writer's reply (True), or fails ``c`` with
+        ``question_generation_error``: a failed call or a reply holding no question (False)."""
+        if not res.ok:
+            c.fail(QUESTION_ERROR, f"model call failed: {res.error}", res.text or None)
+        elif (q := clean_question(res.text)) is None:
+            c.fail(QUESTION_ERROR, "reply holds no usable question", res.text)
+        else:
+            c.question = q
+            return True
+        return False
 
     def write_answers(self, batch: Sequence[Candidate]) -> None:
         live = [c for c in batch if c.alive]
