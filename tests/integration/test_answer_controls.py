@@ -5,7 +5,6 @@ question. Real chunks / QA parquet, the real gateway with a scripted generator."
 from __future__ import annotations
 
 import logging
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ import polars as pl
 import pytest
 import yaml
 from _llm_testing import scripted_model
-from integration.test_answer_stage import QUESTIONS, _write_chunks, _write_qa, generator
+from integration.test_answer_stage import QUESTIONS, answer_project, generator
 
 from ragcourt.answering import stage as answer
 from ragcourt.answering.control_retrieval import random_hits
@@ -25,7 +24,7 @@ from ragcourt.answering.systems import load_systems
 from ragcourt.core.control_kinds import controls_of, known_pairs
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params, load_params
+from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
 from ragcourt.retrieval.span_relevance import overlap
 
@@ -35,18 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "configs/prompts").mkdir(parents=True)
-    shutil.copy(ROOT / "configs/prompts/answer.yaml", tmp_path / "configs/prompts/answer.yaml")
-    shutil.copy(ROOT / "configs/models.yaml", tmp_path / "configs/models.yaml")
-    params = load_params(ROOT / "params.yaml").model_copy(deep=True)
-    # the systems file's own systems, without control systems (a test adds them explicitly)
-    params.controls.kinds = []
-    params.llm.cache_dir = str(tmp_path / ".cache")
-    params.llm.max_retries = 0
-    params.systems_file = "systems.yaml"
-    _write_chunks()
-    _write_qa()
-    return params
+    return answer_project(tmp_path)  # no control systems: a test adds them explicitly
 
 
 def _systems(*specs: dict[str, Any]) -> None:

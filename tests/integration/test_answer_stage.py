@@ -115,20 +115,27 @@ def _systems(*specs: dict[str, Any]) -> None:
     )
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "configs/prompts").mkdir(parents=True)
-    shutil.copy(ROOT / "configs/prompts/answer.yaml", tmp_path / "configs/prompts/answer.yaml")
-    shutil.copy(ROOT / "configs/models.yaml", tmp_path / "configs/models.yaml")
+def answer_project(root: Path) -> Params:
+    """An answer-stage workspace in ``root`` (the current directory): the answer prompts and
+    model registry, chunks and QA of :data:`QUESTIONS`, the shipped params with their own
+    reply cache, no retries, ``systems.yaml`` and no control systems (a test adds them)."""
+    (root / "configs/prompts").mkdir(parents=True)
+    shutil.copy(ROOT / "configs/prompts/answer.yaml", root / "configs/prompts/answer.yaml")
+    shutil.copy(ROOT / "configs/models.yaml", root / "configs/models.yaml")
     params = load_params(ROOT / "params.yaml").model_copy(deep=True)
-    params.controls.kinds = []  # the systems file's own systems, without control systems
-    params.llm.cache_dir = str(tmp_path / ".cache")
+    params.controls.kinds = []
+    params.llm.cache_dir = str(root / ".cache")
     params.llm.max_retries = 0
     params.systems_file = "systems.yaml"
     _write_chunks()
     _write_qa()
     return params
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
+    monkeypatch.chdir(tmp_path)
+    return answer_project(tmp_path)
 
 
 class Spy:

@@ -7,14 +7,13 @@ with a scripted generator; the judge and tournament policies on their tables."""
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
 from _llm_testing import scripted_model
-from integration.test_answer_stage import _write_chunks, _write_qa, generator
+from integration.test_answer_stage import answer_project, generator
 from litellm import exceptions as litellm_errors
 
 from ragcourt.answering import stage as answer
@@ -22,7 +21,7 @@ from ragcourt.answering.shuffled import ONE_QUESTION
 from ragcourt.core.errors import StageFailed
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import FailureParams, JudgeSpec, Params, load_params
+from ragcourt.core.params import FailureParams, JudgeSpec, Params
 from ragcourt.judging import answers_stage, retrieval_stage
 from ragcourt.tournament import stage as tournament_stage
 
@@ -35,18 +34,10 @@ CONTROLS = {"control-oracle": "oracle", "control-random": "random"}
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
     """Three questions on real chunks; controls oracle, random and shuffled on ``bm25-k3``."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "configs/prompts").mkdir(parents=True)
-    shutil.copy(ROOT / "configs/prompts/answer.yaml", tmp_path / "configs/prompts/answer.yaml")
-    shutil.copy(ROOT / "configs/models.yaml", tmp_path / "configs/models.yaml")
-    params = load_params(ROOT / "params.yaml").model_copy(deep=True)
-    params.llm.cache_dir = str(tmp_path / ".cache")
-    params.llm.max_retries = 0
-    params.systems_file = "systems.yaml"
+    params = answer_project(tmp_path)
     params.controls.kinds = ["oracle", "random", "shuffled"]
     params.controls.base = None  # the first built-in real system: bm25-k3
     params.failure = FailureParams()  # max_error_rate 0.5, fail_on_system
-    _write_chunks()
-    _write_qa()
     return params
 
 
