@@ -212,6 +212,103 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def bench_fit_roundtrip(args: argparse.Namespace) -> dict[str, Any]:
+    """The round-trip threshold fitted on SQuAD v1.1 train: the pipeline's reader (prompts of
+    ``qagen.prompt_version``, ``reader_max_tokens``) answers human questions from their
+    paragraph; F1(reader, the question's gold answer) is a positive, F1(reader, another gold
+    answer of the same paragraph that shares no token with it) a negative. The threshold
+    maximises Cohen's kappa of "F1 >= t" against that label (ties: the highest such t, the
+    strictest on the plateau)."""
+    from ragcourt.core.fencing import neutralise_tags, tag
+    from ragcourt.core.params import load_params, parse_params
+    from ragcourt.core.prompts import prompt
+    from ragcourt.llm import Gateway
+    from ragcourt.llm.types import ChatRequest
+    from ragcourt.qagen.roundtrip import clean_phrase
+
+    raw = load_params(ROOT / "params.yaml").model_dump()
+    work = Path(tempfile.mkdtemp(prefix="bench_roundtrip_fit_"))
+    raw["llm"]["cache_dir"] = str(work / "cache")
+    raw["llm"]["metrics_dir"] = str(work)
+    params = parse_params(raw)
+    q = params.qagen
+    model = args.model or params.llm.resolve(q.answer_model)
+    system = prompt("qagen", "answer_first_reader_system", q.prompt_version)
+    user = prompt("qagen", "answer_first_reader_user", q.prompt_version)
+    rng = random.Random(args.seed)
+    items: list[tuple[str, str, str, str]] = []  # context, question, gold, other
+    for p in _squad_paragraphs(args.paragraphs, args.seed):
+        golds = [qa for qa in p.qas if len(qa.answers[0][0].split()) <= 5]
+        if len(golds) < 2:
+            continue
+        qa = rng.choice(golds)
+        gold = qa.answers[0][0]
+        others = [
+            o.answers[0][0]
+            for o in golds
+            if not set(normalize_answer(o.answers[0][0]).split())
+            & set(normalize_answer(gold).split())
+        ]
+        if others:
+            items.append((p.context, qa.question, gold, rng.choice(others)))
+    reqs = [
+        ChatRequest.of(
+            model,
+            system,
+            user.format(context=tag(ctx, "text"), question=neutralise_tags(question)),
+            max_tokens=q.answer_first.reader_max_tokens,
+            temperature=params.llm.temperature,
+            seed=params.llm.seed,
+            tag="bench.roundtrip_fit",
+        )
+        for ctx, question, _, _ in items
+    ]
+    t0 = time.perf_counter()
+    results = Gateway(params.llm, stage="qagen").chat(reqs, desc="round-trip fit")
+    secs = time.perf_counter() - t0
+    pos: list[float] = []
+    neg: list[float] = []
+    for (_, _, gold, other), res in zip(items, results, strict=True):
+        phrase = (clean_phrase(res.text) if res.ok else None) or ""
+        pos.append(token_f1(phrase, gold))
+        neg.append(token_f1(phrase, other))
+    labels = [1] * len(pos) + [0] * len(neg)
+    scores = pos + neg
+
+    def kappa(t: float) -> float:
+        pred = [int(x >= t) for x in scores]
+        n = len(labels)
+        po = sum(p == y for p, y in zip(pred, labels, strict=True)) / n
+        p1, y1 = sum(pred) / n, sum(labels) / n
+        pe = p1 * y1 + (1 - p1) * (1 - y1)
+        return (po - pe) / (1 - pe) if pe < 1 else 0.0
+
+    grid = [round(0.05 * i, 2) for i in range(1, 21)]
+    kappas = {t: round(kappa(t), 3) for t in grid}
+    best = max(grid, key=lambda t: (kappas[t], t))
+    return {
+        "model": model,
+        "prompt_version": q.prompt_version,
+        "pairs": len(items),
+        "seconds": round(secs, 1),
+        "positive_f1_mean": round(statistics.mean(pos), 3) if pos else None,
+        "negative_f1_mean": round(statistics.mean(neg), 3) if neg else None,
+        "share_positive_at_or_above": {
+            t: round(sum(x >= t for x in pos) / len(pos), 3) for t in (0.4, 0.5, 0.6)
+        }
+        if pos
+        else {},
+        "share_negative_at_or_above": {
+            t: round(sum(x >= t for x in neg) / len(neg), 3) for t in (0.4, 0.5, 0.6)
+        }
+        if neg
+        else {},
+        "kappa_by_threshold": kappas,
+        "fitted_threshold": best,
+        "fitted_kappa": kappas[best],
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -237,8 +334,13 @@ def main() -> None:
         help="qagen.answer_first.writer_tries (default: params)",
     )
     gp.add_argument("--prompt-version", default=None, help="qagen.prompt_version (default: params)")
+    fp = sub.add_parser("fit-roundtrip", help="fit roundtrip_f1 on SQuAD v1.1 train")
+    fp.add_argument("--paragraphs", type=int, default=60)
+    fp.add_argument("--model", default=None, help="reader model (default: qagen.answer_model)")
+    fp.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    out = bench_spans(args) if args.what == "spans" else bench_generate(args)
+    runs = {"spans": bench_spans, "generate": bench_generate, "fit-roundtrip": bench_fit_roundtrip}
+    out = runs[args.what](args)
     print(json.dumps(out, indent=2, ensure_ascii=False))
 
 
