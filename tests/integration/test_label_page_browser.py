@@ -26,22 +26,13 @@ from typing import Any
 import httpx
 import polars as pl
 import pytest
+from _browser import chromium  # skips this module without Selenium / Chromium
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from ragcourt.core import catalog
 from ragcourt.core.io import write_parquet
 from ragcourt.core.schemas import frame_schema
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-if CHROMIUM is None or CHROMEDRIVER is None:
-    pytest.skip(
-        "no chromium/chromedriver on PATH (apt-get install chromium chromium-driver)",
-        allow_module_level=True,
-    )
-
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 QUESTIONS = [
     ("q1", "What did the President propose for infrastructure?", "A $1 trillion plan."),
@@ -156,30 +147,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 @pytest.fixture()
 def browser(tmp_path: Path) -> Iterator[Any]:
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    opts = Options()
-    opts.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--window-size=1200,950",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-    ):
-        opts.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=opts)
-    try:
+    with chromium(tmp_path / "chromium-profile", 1200, 950, "--disable-quic") as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _wait_progress(driver: Any, done: int, total: int) -> None:

@@ -18,51 +18,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _browser import chromium  # skips this module without Selenium / Chromium
 from _report_data import write_artifacts
+from selenium.webdriver.common.by import By
 
 from ragcourt.core.params import Params
 from ragcourt.reporting.stage import build
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-if CHROMIUM is None or CHROMEDRIVER is None:
-    pytest.skip(
-        "no chromium/chromedriver on PATH (apt-get install chromium chromium-driver)",
-        allow_module_level=True,
-    )
-
-from selenium.webdriver.common.by import By  # noqa: E402
 
 WIDTH, HEIGHT = 1280, 1000
 
 
 @pytest.fixture()
 def browser(tmp_path: Path) -> Iterator[Any]:
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    opts = Options()
-    opts.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--hide-scrollbars",
-        f"--window-size={WIDTH},{HEIGHT}",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-    ):
-        opts.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=opts)
-    try:
+    with chromium(tmp_path / "chromium-profile", WIDTH, HEIGHT, "--hide-scrollbars") as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _report(root: Path) -> Path:
