@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -119,13 +120,11 @@ def index_bytes(cv: Any) -> int:
     return int(faiss.serialize_index(build_index(cv.vectors, cv.owners)).size)
 
 
-def run(args: argparse.Namespace) -> None:
-    from ragcourt.core.params import load_params
+def corpus_chunks(args: argparse.Namespace, params: Any) -> Iterator[tuple[str, str, Any, Any]]:
+    """(corpus, chunking, chunks, qa) for each ``--corpora`` x ``--chunkings``, chunked as the
+    pipeline does."""
     from ragcourt.corpus.chunking import chunk_table
-    from ragcourt.retrieval.long_chunks import embed_chunks, pool_windows
 
-    params = load_params(ROOT / "params.yaml")
-    out = Path(args.out)
     for corpus in args.corpora:
         docs, qa = (
             squad_corpus(args.articles, args.paragraphs, args.questions)
@@ -136,68 +135,68 @@ def run(args: argparse.Namespace) -> None:
             chunks, _ = chunk_table(
                 docs, chunking, params.chunkings[chunking], params.chunk_tokenizer
             )
-            for model in args.embedders:
-                texts = chunks["text"].to_list()
-                for strategy in args.strategies:
-                    if strategy == "pool":
-                        continue  # derived from the windows run below
-                    t0 = time.perf_counter()
-                    cv = embed_chunks(model, texts, strategy, args.overlap, args.batch_size)
-                    secs = time.perf_counter() - t0
-                    runs = [(strategy, cv)]
-                    if strategy == "windows" and "pool" in args.strategies:
-                        runs.append(("pool", pool_windows(cv)))
-                    for name, vecs in runs:
-                        row = {
-                            "corpus": corpus,
-                            "chunking": chunking,
-                            "embedder": model,
-                            "strategy": name,
-                            "window": vecs.window,
-                            "n_chunks": len(texts),
-                            "n_over_window": vecs.n_over_window,
-                            "n_vectors": len(vecs.owners),
-                            "embed_s": round(secs, 2),
-                            "index_bytes": index_bytes(vecs),
-                            **evaluate(vecs, chunks, qa, model, params),
-                        }
-                        with out.open("a", encoding="utf-8") as f:
-                            f.write(json.dumps(row) + "\n")
-                        print(json.dumps(row), flush=True)
+            yield corpus, chunking, chunks, qa
+
+
+def run(args: argparse.Namespace) -> None:
+    from ragcourt.core.params import load_params
+    from ragcourt.retrieval.long_chunks import embed_chunks, pool_windows
+
+    params = load_params(ROOT / "params.yaml")
+    out = Path(args.out)
+    for corpus, chunking, chunks, qa in corpus_chunks(args, params):
+        texts = chunks["text"].to_list()
+        for model in args.embedders:
+            for strategy in args.strategies:
+                if strategy == "pool":
+                    continue  # derived from the windows run below
+                t0 = time.perf_counter()
+                cv = embed_chunks(model, texts, strategy, args.overlap, args.batch_size)
+                secs = time.perf_counter() - t0
+                runs = [(strategy, cv)]
+                if strategy == "windows" and "pool" in args.strategies:
+                    runs.append(("pool", pool_windows(cv)))
+                for name, vecs in runs:
+                    row = {
+                        "corpus": corpus,
+                        "chunking": chunking,
+                        "embedder": model,
+                        "strategy": name,
+                        "window": vecs.window,
+                        "n_chunks": len(texts),
+                        "n_over_window": vecs.n_over_window,
+                        "n_vectors": len(vecs.owners),
+                        "embed_s": round(secs, 2),
+                        "index_bytes": index_bytes(vecs),
+                        **evaluate(vecs, chunks, qa, model, params),
+                    }
+                    with out.open("a", encoding="utf-8") as f:
+                        f.write(json.dumps(row) + "\n")
+                    print(json.dumps(row), flush=True)
 
 
 def pieces(args: argparse.Namespace) -> None:
     """Word pieces each strategy feeds the model (tokenization only: a load-independent cost),
     one JSON line per corpus x chunking x embedder x strategy."""
     from ragcourt.core.params import load_params
-    from ragcourt.corpus.chunking import chunk_table
     from ragcourt.retrieval.embedders import load_encoder
 
     params = load_params(ROOT / "params.yaml")
-    for corpus in args.corpora:
-        docs, _ = (
-            squad_corpus(args.articles, args.paragraphs, args.questions)
-            if corpus == "squad"
-            else demo_corpus()
-        )
-        for chunking in args.chunkings:
-            chunks, _ = chunk_table(
-                docs, chunking, params.chunkings[chunking], params.chunk_tokenizer
-            )
-            texts = chunks["text"].to_list()
-            for model in args.embedders:
-                enc = load_encoder(model)
-                counts = enc.token_counts(texts, "document")
-                truncated = sum(min(n, enc.window) for n in counts)
-                windows = [
-                    w
-                    for t, n in zip(texts, counts, strict=True)
-                    for w in (enc.windows(t, args.overlap, "document") if n > enc.window else [t])
-                ]
-                whole = sum(enc.token_counts(windows, "document"))
-                for strategy, n in (("truncate", truncated), ("windows", whole), ("pool", whole)):
-                    row = {"corpus": corpus, "chunking": chunking, "embedder": model}
-                    print(json.dumps({**row, "strategy": strategy, "pieces": n}), flush=True)
+    for corpus, chunking, chunks, _ in corpus_chunks(args, params):
+        texts = chunks["text"].to_list()
+        for model in args.embedders:
+            enc = load_encoder(model)
+            counts = enc.token_counts(texts, "document")
+            truncated = sum(min(n, enc.window) for n in counts)
+            windows = [
+                w
+                for t, n in zip(texts, counts, strict=True)
+                for w in (enc.windows(t, args.overlap, "document") if n > enc.window else [t])
+            ]
+            whole = sum(enc.token_counts(windows, "document"))
+            for strategy, n in (("truncate", truncated), ("windows", whole), ("pool", whole)):
+                row = {"corpus": corpus, "chunking": chunking, "embedder": model}
+                print(json.dumps({**row, "strategy": strategy, "pieces": n}), flush=True)
 
 
 def table(paths: list[Path]) -> str:
