@@ -118,7 +118,7 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
     from ragcourt.core.params import load_params, parse_params
     from ragcourt.llm import Gateway
     from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
-    from ragcourt.qagen.contexts import sample_contexts
+    from ragcourt.qagen.contexts import qagen_contexts
     from ragcourt.qagen.stage import generate_qa
 
     raw = load_params(ROOT / "params.yaml").model_dump()
@@ -142,14 +142,7 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
     else:
         chunks = read_table(ROOT / f"data/chunks/{q.reference_chunking}.parquet", "chunks")
         documents = read_table(ROOT / "data/documents.parquet", "documents")
-        contexts = sample_contexts(
-            chunks,
-            documents,
-            n=args.attempts,
-            seed=q.seed,
-            stratify=q.stratify_by_document,
-            min_tokens=q.min_context_tokens,
-        )
+        contexts = qagen_contexts(chunks, documents, q)  # max_attempts = --attempts
     spans = span_contexts(contexts, q)
     gen = AnswerFirstGenerator(Gateway(params.llm, stage="qagen"), params)
 

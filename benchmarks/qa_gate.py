@@ -35,17 +35,14 @@ def generate(out: Path, round_size: int) -> None:
     from ragcourt.core.io import read_table
     from ragcourt.core.params import load_params
     from ragcourt.llm import Gateway
-    from ragcourt.qagen.contexts import sample_contexts
+    from ragcourt.qagen.contexts import qagen_contexts
     from ragcourt.qagen.generator import Candidate, Generator
 
     params = load_params("params.yaml")
     q = params.qagen
     docs = read_table(catalog.path("documents"), "documents")
     chunks = read_table(catalog.path("chunks", chunking=q.reference_chunking), "chunks")
-    contexts = sample_contexts(
-        chunks, docs, n=q.max_attempts, seed=q.seed, stratify=q.stratify_by_document,
-        min_tokens=q.min_context_tokens,
-    )  # fmt: skip
+    contexts = qagen_contexts(chunks, docs, q)
     rows = contexts.to_dicts()
     gen = Generator(Gateway(params.llm, stage="qagen"), params)
     done = set()

@@ -15,7 +15,21 @@ import numpy as np
 import polars as pl
 
 from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.params import QAGenParams
 from ragcourt.core.user_json import loads_user_json
+
+
+def qagen_contexts(chunks: pl.DataFrame, documents: pl.DataFrame, q: QAGenParams) -> pl.DataFrame:
+    """:func:`sample_contexts` with the ``qagen`` params: ``max_attempts`` contexts, ``seed``,
+    ``stratify_by_document``, ``min_context_tokens``."""
+    return sample_contexts(
+        chunks,
+        documents,
+        n=q.max_attempts,
+        seed=q.seed,
+        stratify=q.stratify_by_document,
+        min_tokens=q.min_context_tokens,
+    )
 
 
 def sample_contexts(

@@ -31,7 +31,7 @@ from ragcourt.core.params import Params, QAGenParams
 from ragcourt.core.schemas import frame_schema
 from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
 from ragcourt.qagen.byo import load_byo_qa
-from ragcourt.qagen.contexts import load_few_shot, sample_contexts
+from ragcourt.qagen.contexts import load_few_shot, qagen_contexts
 from ragcourt.qagen.filters import JUDGES
 from ragcourt.qagen.generator import Candidate, Encoder, Generation, Generator, generate_candidates
 from ragcourt.qagen.summaries import ByoQASummary, QAModels, QASummary
@@ -266,14 +266,7 @@ def run(params: Params) -> None:
         return
 
     chunks = read_table(catalog.path("chunks", chunking=q.reference_chunking), "chunks")
-    contexts = sample_contexts(
-        chunks,
-        documents,
-        n=q.max_attempts,
-        seed=q.seed,
-        stratify=q.stratify_by_document,
-        min_tokens=q.min_context_tokens,
-    )
+    contexts = qagen_contexts(chunks, documents, q)
     if contexts.is_empty():
         raise RagcourtError(
             f"{catalog.path('chunks', chunking=q.reference_chunking)}: no chunk has "
