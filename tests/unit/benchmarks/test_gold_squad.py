@@ -231,3 +231,48 @@ def test_covering_chunk_is_the_most_overlapping_chunk_of_the_document() -> None:
     assert gs.covering_chunk(chunks, "d1", 85, 95) == "first"  # tie: the first
     assert gs.covering_chunk(chunks, "d1", 95, 150) == "second"  # 5 vs 55 characters
     assert gs.covering_chunk(chunks, "d1", 300, 310) is None
+
+
+def test_question_f1_is_per_question_in_qa_order_and_errors_score_zero() -> None:
+    qa = pl.DataFrame(
+        {"question_id": ["q1", "q2"], "reference_answers": [["Paris"], ["the red fox"]]}
+    )
+    answers = pl.DataFrame(
+        {
+            "system": ["a", "a", "b", "b"],
+            "question_id": ["q2", "q1", "q1", "q2"],
+            "answer": ["red fox", "Paris", None, "a blue fox"],
+        }
+    )
+    got = gs.question_f1(answers, qa)
+    assert got["a"] == [1.0, 1.0]  # "the" is dropped by SQuAD normalisation
+    assert got["b"] == [0.0, pytest.approx(0.5)]  # error row; "fox" of ("blue", "fox")
+
+
+def test_truth_pairs_paired_bootstrap_marks_only_clear_gaps_significant() -> None:
+    n = 40
+    per_q = {
+        "good": [1.0] * n,  # always right
+        "bad": [0.0] * n,  # always wrong
+        "coin": [float(i % 2) for i in range(n)],  # right on half the questions
+        "coin2": [float((i + 1) % 2) for i in range(n)],  # the other half
+    }
+    pairs = {(t.better, t.worse): t for t in gs.truth_pairs(per_q, 500, 0)}
+    assert len(pairs) == 6
+    assert pairs["good", "bad"].significant and pairs["good", "bad"].lo == 1.0
+    assert pairs["good", "coin"].significant and pairs["coin", "bad"].significant
+    tie = pairs.get(("coin", "coin2")) or pairs["coin2", "coin"]
+    assert tie.f1_gap == 0.0 and not tie.significant and tie.lo < 0 < tie.hi
+    # the same seed gives the same intervals
+    assert gs.truth_pairs(per_q, 500, 0) == gs.truth_pairs(per_q, 500, 0)
+
+
+def test_tau_b_over_pairs_counts_concordant_discordant_and_predicted_ties() -> None:
+    pred = {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}
+    # (a,b) concordant, (d,a) discordant, (b,c) tied in pred: (1 - 1) / sqrt(3 * 2)
+    assert gs.tau_b_over_pairs(pred, [("a", "b"), ("d", "a"), ("b", "c")]) == 0.0
+    # (a,d), (b,d) concordant, (c,b) tied: 2 / sqrt(3 * 2)
+    got = gs.tau_b_over_pairs(pred, [("a", "d"), ("b", "d"), ("c", "b")])
+    assert got == pytest.approx(2 / 6**0.5)
+    assert gs.tau_b_over_pairs(pred, []) is None
+    assert gs.tau_b_over_pairs(pred, [("b", "c")]) is None  # every pair tied
