@@ -125,7 +125,8 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
     if args.model:
         raw["llm"]["model"] = args.model
     work = Path(tempfile.mkdtemp(prefix="bench_answer_first_"))
-    raw["llm"]["cache_dir"] = str(work / "cache")  # empty: every call reaches the model
+    # empty unless --cache-dir: every call reaches the model
+    raw["llm"]["cache_dir"] = str(args.cache_dir or work / "cache")
     raw["llm"]["metrics_dir"] = str(work)
     raw["qagen"].update(
         method="answer_first", max_attempts=args.attempts, n_items=args.attempts, qa_file=None
@@ -135,6 +136,8 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
         raw["qagen"]["answer_first"]["writer_tries"] = args.writer_tries
     if args.prompt_version:
         raw["qagen"]["prompt_version"] = args.prompt_version
+    if args.first_try_only:
+        raw["qagen"]["answer_first"]["read_back_every_try"] = False
     params = parse_params(raw)
     q = params.qagen
     if args.source == "squad":
@@ -164,6 +167,8 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "source": args.source,
         "prompt_version": q.prompt_version,
+        "writer_tries": q.answer_first.writer_tries,
+        "read_back_every_try": q.answer_first.read_back_every_try,
         "model": params.llm.resolve(q.question_model),
         "extractor": resolve_extractor(args.extractor),
         "attempts": s.attempts,
@@ -179,6 +184,7 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
                 "answer": r["reference_answers"][0],
                 "reader": r["reader_answer"],
                 "f1": r["roundtrip_f1"],
+                "context": r["context"],
             }
             for r in res.qa.iter_rows(named=True)
         ],
@@ -327,6 +333,18 @@ def main() -> None:
         help="qagen.answer_first.writer_tries (default: params)",
     )
     gp.add_argument("--prompt-version", default=None, help="qagen.prompt_version (default: params)")
+    gp.add_argument(
+        "--first-try-only",
+        action="store_true",
+        help="read back only the first passing try (qagen.answer_first.read_back_every_try false)",
+    )
+    gp.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="reply cache (default: a new empty one); a second run on the same cache makes only "
+        "the calls the first did not",
+    )
     fp = sub.add_parser("fit-roundtrip", help="fit roundtrip_f1 on SQuAD v1.1 train")
     fp.add_argument("--paragraphs", type=int, default=60)
     fp.add_argument("--model", default=None, help="reader model (default: qagen.answer_model)")

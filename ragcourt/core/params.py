@@ -266,10 +266,13 @@ class AnswerFirstParams(Strict):
     judges: StrictBool = False  # the qagen.filter_kinds filters (answerability, ...) after it
     reader_max_tokens: StrictInt = Field(default=24, gt=0)
     # questions written per span (try 0 greedy, the others sampled at resample_temperature, seed
-    # llm.seed + try); the first passing the lexical checks (standalone, answer not in it, no
-    # long copy of the chunk) is kept
+    # llm.seed + try); the tries passing the lexical checks (standalone, answer not in it, no
+    # long copy of the chunk) go on
     writer_tries: StrictInt = Field(default=3, ge=1, le=10)
     resample_temperature: float = Field(default=0.7, ge=0, le=2)
+    # true: every distinct passing try is read back (one batch) and the first that round-trips
+    # is kept; false: only the first passing try is read back
+    read_back_every_try: StrictBool = True
 
 
 class QAGenParams(Strict):

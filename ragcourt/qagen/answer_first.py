@@ -12,7 +12,8 @@ written for it, and the pair is kept only if the question, read back, gives the 
    run of more than ``max_copied_words`` words with the chunk (``question_copies_context``).
 3. Round trip: the reader (``qagen.answer_model``) answers from the chunk alone with a phrase
    copied from it; the pair is kept when SQuAD token F1(reader's phrase, span) >=
-   ``roundtrip_f1`` (else ``roundtrip_mismatch``; a failed call ``reader_error``).
+   ``roundtrip_f1`` (else ``roundtrip_mismatch``; a failed call ``reader_error``). Every
+   distinct writer try that passed step 2 is read back; the first that matches is kept.
 4. Optional (``closed_book_check``): the reader without the chunk; F1 >= ``roundtrip_f1``
    rejects the pair (``answerable_closed_book``: no retrieval needed).
 5. Optional: the rule filters of the QA quality gate (``gate``) and the ``qagen.filter_kinds``
@@ -35,7 +36,7 @@ import polars as pl
 
 from ragcourt.core.fencing import neutralise_tags, tag
 from ragcourt.core.params import QAGenParams
-from ragcourt.llm.types import ChatRequest
+from ragcourt.llm.types import ChatRequest, ChatResult
 from ragcourt.qagen.answer_spans import choose_spans, extract_spans, resolve_extractor
 from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.generator import (
@@ -125,8 +126,9 @@ class AnswerFirstGenerator(Generator):
         """``writer_tries`` questions per candidate's span, asked in one batch (try 0 at
         ``llm.temperature``/``llm.seed``, try t sampled at ``resample_temperature`` with seed
         ``llm.seed + t``: the tries of one span share their whole prompt, so the local model
-        reads it once); the first that passes the lexical checks is kept, else the last
-        failure stays (no model call in the checks)."""
+        reads it once). The distinct tries that pass the lexical checks go to the round trip
+        (only the first unless ``read_back_every_try``); when none passes, the last failure
+        stays (no model call in the checks)."""
         af = self.q.answer_first
         system = self._prompt("answer_first_question_system")
         user = self._prompt("answer_first_question_user")
@@ -152,13 +154,18 @@ class AnswerFirstGenerator(Generator):
         results = self.gw.chat(reqs, desc="qagen answer-first questions")
         n = af.writer_tries
         for i, c in enumerate(batch):
+            passing: list[str] = []
             for res in results[i * n : (i + 1) * n]:
                 c.failed_filter = c.reason = c.raw_output = c.question = None
                 if self.take_question(c, res):
                     self.check_question(c)
-                if c.alive:
-                    break
-            if not c.alive and n > 1:
+                if c.alive and c.question not in passing:
+                    passing.append(c.question or "")
+            if passing:
+                c.failed_filter = c.reason = c.raw_output = None
+                c.question = passing[0]
+                c.passing_questions = passing if af.read_back_every_try else passing[:1]
+            elif n > 1:
                 c.reason = f"{c.reason} (all {n} tries)"
 
     def check_question(self, c: Candidate) -> None:
@@ -177,38 +184,61 @@ class AnswerFirstGenerator(Generator):
             )
 
     def read_back(self, batch: Sequence[Candidate]) -> None:
-        """The round trip: the reader answers each live question from its chunk alone."""
+        """The round trip: the reader answers each live candidate's passing questions from its
+        chunk alone (one batch); the first question whose answer matches the span (token F1 >=
+        ``roundtrip_f1``) is kept, else the candidate fails with its best reading."""
         live = [c for c in batch if c.alive]
+        asked = [(c, q) for c in live for q in (c.passing_questions or [c.question or ""])]
         system = self._prompt("answer_first_reader_system")
         user = self._prompt("answer_first_reader_user")
         reqs = [
             self._chat(
                 self.roles.answer,
                 system,
-                user.format(
-                    context=tag(c.context, "text"), question=neutralise_tags(c.question or "")
-                ),
+                user.format(context=tag(c.context, "text"), question=neutralise_tags(q)),
                 self.q.answer_first.reader_max_tokens,
                 "qagen.answer_first.reader",
             )
-            for c in live
+            for c, q in asked
         ]
         results = self.gw.chat(reqs, desc="qagen answer-first round trip") if reqs else []
+        readings: dict[int, list[tuple[str, ChatResult]]] = {}
+        for (c, q), res in zip(asked, results, strict=True):
+            readings.setdefault(id(c), []).append((q, res))
+        for c in live:
+            self._keep_first_round_trip(c, readings[id(c)])
+
+    def _keep_first_round_trip(self, c: Candidate, readings: list[tuple[str, ChatResult]]) -> None:
+        """Keeps the first (question, reading) whose phrase matches the span; else fails ``c``
+        with the best-matching reading (``roundtrip_mismatch``) or, when no reading came back,
+        the first error (``reader_error``)."""
         threshold = self.q.answer_first.roundtrip_f1
-        for c, res in zip(live, results, strict=True):
+        best: tuple[float, str, str] | None = None  # (F1, question, phrase)
+        error: tuple[str, str | None] | None = None
+        for q, res in readings:
             phrase = clean_phrase(res.text) if res.ok else None
             if phrase is None:
                 why = f"model call failed: {res.error}" if not res.ok else "empty reply"
-                c.fail(READER_ERROR, why, res.text or None)
+                error = error or (why, res.text or None)
                 continue
-            c.reader_answer = phrase
-            c.roundtrip_f1 = f1 = token_f1(phrase, c.answer or "")
-            if f1 < threshold:
-                c.fail(
-                    ROUNDTRIP,
-                    f"the reader answered '{phrase}', not '{c.answer}' "
-                    f"(token F1 {f1:.2f} < {threshold:g})",
-                )
+            f1 = token_f1(phrase, c.answer or "")
+            if f1 >= threshold:
+                c.question, c.reader_answer, c.roundtrip_f1 = q, phrase, f1
+                return
+            if best is None or f1 > best[0]:
+                best = (f1, q, phrase)
+        if best is None:
+            why, raw = error or ("no question read back", None)
+            c.fail(READER_ERROR, why, raw)
+            return
+        f1, c.question, c.reader_answer = best
+        c.roundtrip_f1 = f1
+        of = f" (best of {len(readings)} questions)" if len(readings) > 1 else ""
+        c.fail(
+            ROUNDTRIP,
+            f"the reader answered '{c.reader_answer}', not '{c.answer}' "
+            f"(token F1 {f1:.2f} < {threshold:g}){of}",
+        )
 
     def closed_book(self, batch: Sequence[Candidate]) -> None:
         """Rejects live questions the reader answers with the span without the chunk."""

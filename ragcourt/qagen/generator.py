@@ -116,6 +116,9 @@ class Candidate:
     reader_answer: str | None = None
     roundtrip_f1: float | None = None
     closed_book_answer: str | None = None
+    # the writer's questions that passed the lexical checks, in try order (the first is
+    # ``question``); the round trip may keep a later one
+    passing_questions: list[str] = field(default_factory=list)
 
     @property
     def candidate_id(self) -> str:

@@ -317,3 +317,65 @@ def test_spacy_spans_drop_dates_and_ordinals_that_name_no_fact() -> None:
     text = "The annual fair opened on 3 May 1999. For centuries it was the second largest."
     got = {s.text for s in extract_spans(text, "spacy") if s.answer_type in ("date", "number")}
     assert got == {"3 May 1999"}
+
+
+def test_every_passing_try_is_read_back_and_the_first_round_trip_kept_scripted_model(
+    tmp_path: Path,
+) -> None:
+    """Try 0 passes the lexical checks but the reader answers it with another phrase; try 1
+    round-trips. Reading back every try keeps try 1; reading back only the first rejects."""
+    vague = {span: f"What is mentioned about the harbour office ({i})?" for i, span in
+             enumerate(QUESTIONS)}  # fmt: skip
+    tries: dict[str, int] = {}
+
+    def writer(span: str) -> str:
+        tries[span] = tries.get(span, 0) + 1
+        return vague[span] if tries[span] % 2 == 1 else QUESTIONS[span]
+
+    def reader(msgs: Messages) -> str:
+        q = _question_in(msgs)
+        if q in vague.values():
+            return "Answer: a green ledger."
+        return _good_reader(msgs)
+
+    with scripted_model("af-first-only", script(writer=writer, reader=reader)) as m:
+        first = _generate(
+            _params(tmp_path / "first", m.model, writer_tries=2, read_back_every_try=False)
+        )
+        first_reads = sum(msgs[0]["content"] == READER for msgs in m.calls)
+    assert first.qa.height == 0 and first_reads == 3
+    assert set(first.rejected["failed_filter"]) == {"roundtrip_mismatch"}
+    assert all("a green ledger" in r and "best of" not in r for r in first.rejected["reason"])
+
+    tries.clear()
+    with scripted_model("af-every", script(writer=writer, reader=reader)) as m:
+        every = _generate(_params(tmp_path / "every", m.model, writer_tries=2))
+        every_reads = sum(msgs[0]["content"] == READER for msgs in m.calls)
+    assert every_reads == 6  # two passing tries per span, both read back in one batch
+    assert every.rejected.height == 0
+    assert sorted(every.qa["question"]) == sorted(QUESTIONS.values())
+    assert set(every.qa["roundtrip_f1"]) == {1.0}
+
+
+def test_a_span_no_try_round_trips_fails_with_its_best_reading_scripted_model(
+    tmp_path: Path,
+) -> None:
+    near = "the office of Valparaiso in 1832 opened"  # F1 2/7 with "Valparaiso" and "1832"
+
+    def reader(msgs: Messages) -> str:
+        return f"Answer: {near}" if "(1)" in _question_in(msgs) else "Answer: green ledger"
+
+    seen: dict[str, int] = {}
+
+    def writer(span: str) -> str:
+        seen[span] = seen.get(span, 0) + 1
+        return f"Which detail of the shipping records matters ({seen[span] - 1})?"
+
+    with scripted_model("af-best", script(writer=writer, reader=reader)) as m:
+        res = _generate(_params(tmp_path, m.model, writer_tries=2))
+    assert res.qa.height == 0
+    assert set(res.rejected["failed_filter"]) == {"roundtrip_mismatch"}
+    assert all(r.endswith("(best of 2 questions)") for r in res.rejected["reason"])
+    row = res.rejected.filter(pl.col("answer") == "Valparaiso").row(0, named=True)
+    assert row["question"] == "Which detail of the shipping records matters (1)?"
+    assert f"answered '{near}'" in row["reason"] and "token F1 0.29 < 0.5" in row["reason"]
