@@ -129,11 +129,15 @@ CURVE_PAIRS: tuple[Pair, ...] = ((ORACLE, RANDOM), (DENSE, RANDOM))
 CONFIGS: dict[str, tuple[str, str | None]] = {
     "margin-trained": ("correctness_margin", "trained"),  # the shipped default (params.yaml)
     "margin-similarity": ("correctness_margin", "similarity"),
+    # the same judges with the span's sentence (qa.long_reference) as the reference answer
+    "margin-trained-sentence": ("correctness_margin", "trained"),
+    "margin-similarity-sentence": ("correctness_margin", "similarity"),
     "margin-rubric": ("correctness_margin", "rubric"),
     "margin-expected": ("correctness_margin", "expected"),
     "llm": ("llm", None),  # the params' tournament prompts (default: v2, two-stage)
     "llm-direct": ("llm", None),  # tournament prompts --direct-version, no analysis stage
 }
+SENTENCE_REFERENCE = frozenset({"margin-trained-sentence", "margin-similarity-sentence"})
 DIRECT_VERSION = "v3"  # tournament.yaml version of llm-direct (override: --direct-version)
 
 
@@ -380,6 +384,19 @@ def gap_curve(
     return points, elos
 
 
+def sentence_references(qa: pl.DataFrame) -> pl.DataFrame:
+    """``qa`` with each reference answer replaced by the span's sentence (``long_reference``),
+    where the QA item has one."""
+    if "long_reference" not in qa.columns:
+        return qa
+    return qa.with_columns(
+        pl.when(pl.col("long_reference").is_not_null())
+        .then(pl.concat_list(pl.col("long_reference")))
+        .otherwise(pl.col("reference_answers"))
+        .alias("reference_answers")
+    )
+
+
 def evaluate(
     params: Params,
     name: str,
@@ -409,9 +426,12 @@ def evaluate(
     qa_path = catalog.path("qa")
     full_qa = read_table(qa_path, "qa")
     qa = full_qa.head(max_questions) if max_questions else full_qa
+    rewrite = bool(max_questions) or name in SENTENCE_REFERENCE
+    if name in SENTENCE_REFERENCE:
+        qa = sentence_references(qa)
     t0 = time.perf_counter()
     try:
-        if max_questions:  # the stages read the QA table: a smaller run reads a head of it
+        if rewrite:  # the stages read the QA table: the configuration's form of it
             write_parquet(qa, qa_path, "qa")
         if mode is not None:
             answers_stage.run(p)
@@ -432,7 +452,7 @@ def evaluate(
             p, ctx, kind, sorted(set(usable)), n_boot, seed, gap_pairs(elo)
         )
     finally:
-        if max_questions:
+        if rewrite:
             write_parquet(full_qa, qa_path, "qa")
     return ConfigResult(
         name=name, tournament_judge=kind, correctness_mode=mode, judge_model=judge_model,
