@@ -14,6 +14,13 @@ Two measurements:
   rejections by check, and question shape (median words, answer words, question words)
   next to SQuAD's.
 
+* ``label-sheet`` / ``labels``: hand labels of accepted questions. ``label-sheet`` writes one
+  JSONL row per accepted item of a ``qa.parquet`` (question, reference span, long reference,
+  the chunk) with the three labels left null; a person fills ``standalone`` (the question
+  makes sense without the chunk), ``answerable`` (the chunk answers it) and
+  ``reference_correct`` (the span answers it); ``labels`` counts them (good = all three),
+  with a Wilson 95% interval, per ``source`` and overall.
+
     python benchmarks/bench_answer_first.py spans --paragraphs 200
     python benchmarks/bench_answer_first.py generate --attempts 6
     python benchmarks/bench_answer_first.py generate --model local/qwen2.5-coder-1.5b --attempts 10
@@ -308,6 +315,64 @@ def bench_fit_roundtrip(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+LABELS = ("standalone", "answerable", "reference_correct")
+
+
+def label_sheet(args: argparse.Namespace) -> dict[str, Any]:
+    """One row to label per accepted QA item of ``--qa`` (labels null), appended to ``--out``."""
+    import polars as pl
+
+    qa = pl.read_parquet(args.qa)
+    rows = [
+        {
+            "source": args.source,
+            "question_id": r["question_id"],
+            "question": r["question"],
+            "reference": r["reference_answers"][0],
+            "long_reference": r.get("long_reference"),
+            "chunk_id": r["source_chunk_id"],
+            "context": r["context"],
+            **dict.fromkeys(LABELS),
+            "note": "",
+        }
+        for r in qa.iter_rows(named=True)
+    ]
+    with args.out.open("a", encoding="utf-8") as f:
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    return {"appended": len(rows), "out": str(args.out)}
+
+
+def count_labels(args: argparse.Namespace) -> dict[str, Any]:
+    """Per source and overall: labelled items, the share meeting each label, the share good
+    (all three) and its Wilson 95% interval; an unlabelled row is a one-line error."""
+    from scipy.stats import binomtest
+
+    rows = []
+    for n, line in enumerate(args.file.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        missing = [k for k in LABELS if not isinstance(row.get(k), bool)]
+        if missing:
+            raise SystemExit(f"{args.file}:{n}: labels {missing} are not true/false")
+        rows.append(row)
+    groups: dict[str, list[dict[str, Any]]] = {"all": rows}
+    for row in rows:
+        groups.setdefault(row["source"], []).append(row)
+    out: dict[str, Any] = {}
+    for name, items in groups.items():
+        good = sum(all(r[k] for k in LABELS) for r in items)
+        ci = binomtest(good, len(items)).proportion_ci(method="wilson")
+        out[name] = {
+            "items": len(items),
+            **{k: round(sum(r[k] for r in items) / len(items), 3) for k in LABELS},
+            "good": good,
+            "share_good": round(good / len(items), 3),
+            "wilson_95": [round(ci.low, 3), round(ci.high, 3)],
+        }
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -349,8 +414,20 @@ def main() -> None:
     fp.add_argument("--paragraphs", type=int, default=60)
     fp.add_argument("--model", default=None, help="reader model (default: qagen.answer_model)")
     fp.add_argument("--seed", type=int, default=0)
+    ls = sub.add_parser("label-sheet", help="rows to hand-label from a qa.parquet")
+    ls.add_argument("--qa", type=Path, required=True)
+    ls.add_argument("--source", required=True, help="what the QA set was generated from")
+    ls.add_argument("--out", type=Path, required=True, help="JSONL, appended to")
+    lp = sub.add_parser("labels", help="count hand labels")
+    lp.add_argument("file", type=Path)
     args = ap.parse_args()
-    runs = {"spans": bench_spans, "generate": bench_generate, "fit-roundtrip": bench_fit_roundtrip}
+    runs = {
+        "spans": bench_spans,
+        "generate": bench_generate,
+        "fit-roundtrip": bench_fit_roundtrip,
+        "label-sheet": label_sheet,
+        "labels": count_labels,
+    }
     out = runs[args.what](args)
     print(json.dumps(out, indent=2, ensure_ascii=False))
 
