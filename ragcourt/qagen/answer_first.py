@@ -12,7 +12,8 @@ written for it, and the pair is kept only if the question, read back, gives the 
    run of more than ``max_copied_words`` words with the chunk (``question_copies_context``).
 3. Round trip: the reader (``qagen.answer_model``) answers from the chunk alone with a phrase
    copied from it; the pair is kept when SQuAD token F1(reader's phrase, span) >=
-   ``roundtrip_f1`` (else ``roundtrip_mismatch``; a failed call ``reader_error``). Every
+   ``roundtrip_f1`` and the phrase holds the span's numbers, no other (else
+   ``roundtrip_mismatch``; a failed call ``reader_error``). Every
    distinct writer try that passed step 2 is read back; the first that matches is kept.
 4. Optional (``closed_book_check``): the reader without the chunk; F1 >= ``roundtrip_f1``
    rejects the pair (``answerable_closed_book``: no retrieval needed).
@@ -44,7 +45,13 @@ from ragcourt.qagen.generator import (
     Candidate,
     Generator,
 )
-from ragcourt.qagen.roundtrip import clean_phrase, contains_answer, longest_shared_run, token_f1
+from ragcourt.qagen.roundtrip import (
+    clean_phrase,
+    contains_answer,
+    longest_shared_run,
+    numbers_agree,
+    token_f1,
+)
 
 log = logging.getLogger("ragcourt.qagen")
 
@@ -222,7 +229,7 @@ class AnswerFirstGenerator(Generator):
                 error = error or (why, res.text or None)
                 continue
             f1 = token_f1(phrase, c.answer or "")
-            if f1 >= threshold:
+            if f1 >= threshold and numbers_agree(phrase, c.answer or ""):
                 c.question, c.reader_answer, c.roundtrip_f1 = q, phrase, f1
                 return
             if best is None or f1 > best[0]:
@@ -234,11 +241,8 @@ class AnswerFirstGenerator(Generator):
         f1, c.question, c.reader_answer = best
         c.roundtrip_f1 = f1
         of = f" (best of {len(readings)} questions)" if len(readings) > 1 else ""
-        c.fail(
-            ROUNDTRIP,
-            f"the reader answered '{c.reader_answer}', not '{c.answer}' "
-            f"(token F1 {f1:.2f} < {threshold:g}){of}",
-        )
+        why = f"token F1 {f1:.2f} < {threshold:g}" if f1 < threshold else "its numbers differ"
+        c.fail(ROUNDTRIP, f"the reader answered '{c.reader_answer}', not '{c.answer}' ({why}){of}")
 
     def closed_book(self, batch: Sequence[Candidate]) -> None:
         """Rejects live questions the reader answers with the span without the chunk."""

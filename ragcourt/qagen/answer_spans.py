@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -56,6 +56,30 @@ _DROP_LEADING = frozenset(
     {"a", "an", "the", "this", "that", "these", "those", "his", "her", "its", "their", "our",
      "my", "your", "some", "any", "all", "every", "each", "such", "no"}
 )  # fmt: skip
+# SQuAD v1.1 train: share of spaCy entities of each (label, more than one word) that a human
+# question of their paragraph asks for (token F1 >= 0.5 with a human answer); 5,442 entities of
+# 400 seeded paragraphs: ``python benchmarks/bench_answer_first.py span-priors``
+ASKED_RATE: dict[tuple[str, bool], float] = {
+    ("CARDINAL", False): 0.206, ("CARDINAL", True): 0.468,
+    ("DATE", False): 0.282, ("DATE", True): 0.370,
+    ("EVENT", False): 0.000, ("EVENT", True): 0.262,
+    ("FAC", False): 0.308, ("FAC", True): 0.296,
+    ("GPE", False): 0.172, ("GPE", True): 0.261,
+    ("LANGUAGE", False): 0.045,
+    ("LAW", False): 0.000, ("LAW", True): 0.231,
+    ("LOC", False): 0.039, ("LOC", True): 0.233,
+    ("MONEY", False): 0.375, ("MONEY", True): 0.682,
+    ("NORP", False): 0.145, ("NORP", True): 0.100,
+    ("ORDINAL", False): 0.095,
+    ("ORG", False): 0.219, ("ORG", True): 0.376,
+    ("PERCENT", False): 0.218, ("PERCENT", True): 0.607,
+    ("PERSON", False): 0.198, ("PERSON", True): 0.360,
+    ("PRODUCT", False): 0.194, ("PRODUCT", True): 0.333,
+    ("QUANTITY", False): 0.333, ("QUANTITY", True): 0.392,
+    ("TIME", True): 0.308,
+    ("WORK_OF_ART", False): 0.400, ("WORK_OF_ART", True): 0.327,
+}  # fmt: skip
+ASKED_BASE_RATE = 0.255  # all entities of that sample
 _CUT = re.compile(r"[:;\n]")
 _EDGE_PUNCT = " \t\r\n,.!?\"'()[]{}“”‘’-—–"
 
@@ -105,6 +129,7 @@ class AnswerSpan:
     answer_type: str
     sentence_start: int
     sentence_end: int
+    tier: int = 0  # choose_spans draws tier 0 first: see span_tier
 
 
 # --- loading ------------------------------------------------------------------------------
@@ -203,6 +228,25 @@ def _concrete(label: str, text: str) -> bool:
     return True
 
 
+def span_tier(label: str, words: int) -> int:
+    """0 for an entity of a (label, multi-word) kind that SQuAD annotators ask for at least as
+    often as the average entity (:data:`ASKED_RATE` >= :data:`ASKED_BASE_RATE`), else 1 (lone
+    demonyms, lone place and organisation names, languages ...); noun phrases are tier 2."""
+    rate = ASKED_RATE.get((label, words > 1))
+    return 0 if rate is not None and rate >= ASKED_BASE_RATE else 1
+
+
+def concrete_entities(text: str) -> list[tuple[str, str]]:
+    """(spaCy label, text) of the entities of ``text`` that :func:`extract_spans` can use
+    (a mapped label, a date with a digit, month or weekday, a numeric ordinal)."""
+    doc = _pipeline("spacy")(text)
+    return [
+        (e.label_, e.text)
+        for e in doc.ents
+        if e.label_ in _NER_TYPES and _concrete(e.label_, e.text)
+    ]
+
+
 def _spacy_spans(doc: Doc, max_words: int) -> Iterable[AnswerSpan]:
     text, sents = doc.text, _sentences(doc)
     covered: list[tuple[int, int]] = []
@@ -214,7 +258,7 @@ def _spacy_spans(doc: Doc, max_words: int) -> Iterable[AnswerSpan]:
                    max_words)  # fmt: skip
         if sp is not None:
             covered.append((ent.start_char, ent.end_char))
-            yield sp
+            yield replace(sp, tier=span_tier(ent.label_, len(ent.text.split())))
     for chunk in doc.noun_chunks:
         if chunk.root.pos_ not in ("NOUN", "PROPN") or any(t.pos_ == "PRON" for t in chunk):
             continue
@@ -223,7 +267,7 @@ def _spacy_spans(doc: Doc, max_words: int) -> Iterable[AnswerSpan]:
         sp = _make(text, chunk.start_char, chunk.end_char, "noun_phrase",
                    _sentence_of(sents, chunk.start_char), max_words)  # fmt: skip
         if sp is not None and len(sp.text.split()) >= MIN_NOUN_PHRASE_WORDS:
-            yield sp
+            yield replace(sp, tier=2)
 
 
 def _capitalised(doc: Doc) -> Iterable[tuple[int, int]]:
@@ -265,8 +309,8 @@ def _rule_spans(doc: Doc, max_words: int) -> Iterable[AnswerSpan]:
             found.append((s0, e0, "name"))
     for s0, e0, kind in sorted(found):
         sp = _make(text, s0, e0, kind, _sentence_of(sents, s0), max_words)
-        if sp is not None:
-            yield sp
+        if sp is not None:  # a lone capitalised word is a name asked for less (span_tier)
+            yield replace(sp, tier=int(kind == "name" and len(sp.text.split()) == 1))
 
 
 def extract_spans(text: str, extractor: Extractor, max_words: int = 5) -> list[AnswerSpan]:
@@ -284,19 +328,16 @@ def extract_spans(text: str, extractor: Extractor, max_words: int = 5) -> list[A
     return out
 
 
-FALLBACK_TYPES = frozenset({"noun_phrase"})  # drawn only when too few named/number spans
-
-
 def choose_spans(spans: Sequence[AnswerSpan], k: int, seed: Sequence[int]) -> list[AnswerSpan]:
-    """Up to ``k`` non-overlapping spans, diversified: the types are taken in a seeded order,
-    one span of each (a seeded pick) per pass; returned in text order. Entity, date and number
-    spans come first; :data:`FALLBACK_TYPES` (noun phrases, whose questions round-trip least)
-    only fill the places those leave."""
+    """Up to ``k`` non-overlapping spans, tier by tier (:func:`span_tier`: the entity kinds
+    people ask for most, then the other entities, then noun phrases, whose questions
+    round-trip least), diversified within a tier: its types in a seeded order, one span of
+    each (a seeded pick) per pass; returned in text order."""
     rng = np.random.default_rng(list(seed))
     chosen: list[AnswerSpan] = []
-    for fallback in (False, True):
-        tier = [sp for sp in spans if (sp.answer_type in FALLBACK_TYPES) == fallback]
-        chosen.extend(_diversified(tier, k - len(chosen), chosen, rng))
+    for tier in sorted({sp.tier for sp in spans}):
+        pool = [sp for sp in spans if sp.tier == tier]
+        chosen.extend(_diversified(pool, k - len(chosen), chosen, rng))
     return sorted(chosen, key=lambda s: s.start)
 
 

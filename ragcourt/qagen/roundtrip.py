@@ -10,7 +10,14 @@ import re
 
 from ragcourt.corpus.answer_match import contains_reference, normalize_answer, token_f1
 
-__all__ = ["clean_phrase", "contains_answer", "longest_shared_run", "normalize_answer", "token_f1"]
+__all__ = [
+    "clean_phrase",
+    "contains_answer",
+    "longest_shared_run",
+    "normalize_answer",
+    "numbers_agree",
+    "token_f1",
+]
 
 _WORD = re.compile(r"\w+")
 _LABEL = re.compile(r"^\s*(?:\*\*)?(?:answer|a|phrase)\s*[:.)-]\s*(?:\*\*)?\s*", re.I)
@@ -47,3 +54,13 @@ def longest_shared_run(question: str, context: str) -> int:
                 k += 1
             best = max(best, k)
     return best
+
+
+def numbers_agree(phrase: str, span: str) -> bool:
+    """True when the normalised tokens holding a digit are the same set in both: a reader's
+    "next 5 years" does not give back "next 10 years", though their token F1 is 0.67."""
+
+    def numbers(text: str) -> set[str]:
+        return {t for t in normalize_answer(text).split() if any(c.isdigit() for c in t)}
+
+    return numbers(phrase) == numbers(span)
