@@ -258,6 +258,10 @@ class AnswerFirstParams(Strict):
 
     extractor: AnswerTypeExtractor = "auto"
     spans_per_chunk: StrictInt = Field(default=3, gt=0, le=50)  # candidates per sampled chunk
+    # false: a chunk's spans come from its best span tier only (answer_spans.span_tier), so a
+    # chunk of lone names gives fewer candidates and more chunks are read; true: lower tiers
+    # fill up to spans_per_chunk
+    fill_lower_tiers: StrictBool = False
     max_answer_words: StrictInt = Field(default=5, gt=0, le=30)
     roundtrip_f1: float = Field(default=0.5, ge=0, le=1)  # reader answer vs span: keep at >=
     max_copied_words: StrictInt = Field(default=7, gt=0)  # longest word run shared with chunk

@@ -105,7 +105,10 @@ def span_contexts(contexts: pl.DataFrame, q: QAGenParams) -> SpanContexts:
         used += 1
         text: str = ctx["context"]
         found = extract_spans(text, kind, af.max_answer_words)
-        chosen = choose_spans(found, af.spans_per_chunk, chunk_seed(q.seed, ctx["source_chunk_id"]))
+        chosen = choose_spans(
+            found, af.spans_per_chunk, chunk_seed(q.seed, ctx["source_chunk_id"]),
+            af.fill_lower_tiers,
+        )  # fmt: skip
         empty += not chosen
         for sp in chosen[: q.max_attempts - len(rows)]:
             rows.append(

@@ -328,14 +328,19 @@ def extract_spans(text: str, extractor: Extractor, max_words: int = 5) -> list[A
     return out
 
 
-def choose_spans(spans: Sequence[AnswerSpan], k: int, seed: Sequence[int]) -> list[AnswerSpan]:
-    """Up to ``k`` non-overlapping spans, tier by tier (:func:`span_tier`: the entity kinds
-    people ask for most, then the other entities, then noun phrases, whose questions
-    round-trip least), diversified within a tier: its types in a seeded order, one span of
-    each (a seeded pick) per pass; returned in text order."""
+def choose_spans(
+    spans: Sequence[AnswerSpan], k: int, seed: Sequence[int], fill_lower_tiers: bool = False
+) -> list[AnswerSpan]:
+    """Up to ``k`` non-overlapping spans of the chunk's best tier (:func:`span_tier`: the
+    entity kinds people ask for most, then the other entities, then noun phrases, whose
+    questions round-trip least); with ``fill_lower_tiers`` the next tiers fill the places the
+    best one leaves. Diversified within a tier: its types in a seeded order, one span of each
+    (a seeded pick) per pass; returned in text order."""
     rng = np.random.default_rng(list(seed))
     chosen: list[AnswerSpan] = []
     for tier in sorted({sp.tier for sp in spans}):
+        if chosen and not fill_lower_tiers:
+            break
         pool = [sp for sp in spans if sp.tier == tier]
         chosen.extend(_diversified(pool, k - len(chosen), chosen, rng))
     return sorted(chosen, key=lambda s: s.start)

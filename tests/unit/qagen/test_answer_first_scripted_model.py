@@ -90,7 +90,9 @@ def _params(tmp: Path, model: str, **af: object) -> Params:
                 "metrics_dir": str(tmp / "metrics")},
         "qagen": {"reference_chunking": "c256", "method": "answer_first", "n_items": 10,
                   "max_attempts": 10,
-                  "answer_first": {"extractor": "rules", "spans_per_chunk": 3, **af}},
+                  # the fixture's three spans, "Valparaiso" (a lone name) included
+                  "answer_first": {"extractor": "rules", "spans_per_chunk": 3,
+                                   "fill_lower_tiers": True, **af}},
     }  # fmt: skip
     return parse_params(data)
 
@@ -142,7 +144,8 @@ def test_choose_spans_diversifies_types_and_is_seeded() -> None:
     two = choose_spans(spans, 2, [13, 1])
     assert {s.answer_type for s in two} == {"name", "date"}  # one per type before a second
     assert choose_spans(spans, 2, [13, 1]) == two
-    assert len(choose_spans(spans, 10, [0])) == 3
+    assert len(choose_spans(spans, 10, [0], fill_lower_tiers=True)) == 3
+    assert len(choose_spans(spans, 10, [0])) == 2  # "Valparaiso", a lone name, is tier 1
 
 
 def test_squad_f1_matches_the_judging_normalisation() -> None:
@@ -305,10 +308,15 @@ def test_spans_are_drawn_tier_by_tier() -> None:
         AnswerSpan("1832", 26, 30, "date", 0, 40, tier=0),
     ]
     for seed in range(5):
-        assert [s.text for s in choose_spans(spans, 1, [seed])] == ["1832"]
-        assert [s.text for s in choose_spans(spans, 2, [seed])] == ["1832", "Chilean"]
-        three = {s.text for s in choose_spans(spans, 3, [seed])}
+        # the chunk's best tier only, however many places are left
+        assert [s.text for s in choose_spans(spans, 3, [seed])] == ["1832"]
+        # lower tiers fill the places, tier by tier
+        fill = [s.text for s in choose_spans(spans, 2, [seed], fill_lower_tiers=True)]
+        assert fill == ["1832", "Chilean"]
+        three = {s.text for s in choose_spans(spans, 3, [seed], fill_lower_tiers=True)}
         assert {"1832", "Chilean"} < three
+    lone_names = [sp for sp in spans if sp.tier > 0]
+    assert [s.text for s in choose_spans(lone_names, 1, [0])] == ["Chilean"]
 
 
 def test_span_tiers_follow_what_squad_annotators_ask_for() -> None:
