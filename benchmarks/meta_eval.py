@@ -407,6 +407,7 @@ def evaluate(
     max_questions: int | None = None,
     direct_version: str = DIRECT_VERSION,
     gap_pairs: Callable[[dict[str, float]], Sequence[Pair]] = lambda _elo: CURVE_PAIRS,
+    swiss_only: bool = False,
 ) -> ConfigResult:
     """One judge configuration on the prepared answers: judge + tournament stages, measures;
     ``gap_pairs(elo)`` names the pairs whose Elo-gap interval the curve reports."""
@@ -420,6 +421,8 @@ def evaluate(
         p.tournament.analysis = False
         p.tournament.prompt_version = direct_version
     p.tournament.model = judge_model
+    if swiss_only:  # the Swiss rounds only: ceil(log2 N) + 1 rounds, no round-robin pass
+        p.tournament.round_robin = False
     p.judge.correctness_model = judge_model
     if mode is not None:
         p.judge.correctness_mode = mode
@@ -749,7 +752,7 @@ def run_gold(args: argparse.Namespace) -> GoldMetaEval:
             results.append(
                 _run_step(f"config:{name}", wall, lambda name=name, cap=cap: evaluate(
                     params, name, args.judge_model, ns, args.bootstrap, args.seed, cap,
-                    gap_pairs=best_real_vs_closed_book))
+                    gap_pairs=best_real_vs_closed_book, swiss_only=args.swiss_only))
             )  # fmt: skip
     else:
         print(f"[meta-eval gold] qagen accepted {gen_qa.height} items: nothing to rank",
@@ -907,6 +910,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--direct-version", default=DIRECT_VERSION, help="tournament prompts of llm-direct"
     )
     ap.add_argument("--questions", default="5,10,20,40", help="question curve sizes")
+    ap.add_argument(
+        "--swiss-only",
+        action="store_true",
+        help="--gold: Swiss rounds only (tournament.round_robin false; fewer judge calls)",
+    )
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, required=True)
