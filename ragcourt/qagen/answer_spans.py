@@ -81,6 +81,7 @@ ASKED_RATE: dict[tuple[str, bool], float] = {
 }  # fmt: skip
 ASKED_BASE_RATE = 0.255  # all entities of that sample
 _CUT = re.compile(r"[:;\n]")
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s$")
 _EDGE_PUNCT = " \t\r\n,.!?\"'()[]{}“”‘’-—–"
 
 _MONTHS = (
@@ -178,10 +179,12 @@ def _pipeline(kind: Extractor) -> Language:
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    """``[start:end]`` cut at the first colon/semicolon/line break, edge punctuation and
-    leading determiners dropped."""
+    """``[start:end]`` cut at the first colon/semicolon/line break, a final possessive 's,
+    edge punctuation and leading determiners dropped."""
     piece = text[start:end]
     if m := _CUT.search(piece):
+        end = start + m.start()
+    if m := _POSSESSIVE.search(text[start:end]):
         end = start + m.start()
     while start < end and text[start] in _EDGE_PUNCT:
         start += 1
