@@ -433,6 +433,6 @@ def test_spans_drop_a_final_possessive() -> None:
 
         if extractor == "spacy" and spacy_model_dir() is None:
             continue
-        got = {s.text for s in extract_spans(text, extractor)}  # type: ignore[arg-type]
+        got = {s.text for s in extract_spans(text, extractor)}
         assert "Rosalind Picard" in got, (extractor, got)
         assert not any(t.endswith(("'s", "’s")) for t in got), (extractor, got)
