@@ -349,7 +349,7 @@ def test_every_passing_try_is_read_back_and_the_first_round_trip_kept_scripted_m
 ) -> None:
     """Try 0 passes the lexical checks but the reader answers it with another phrase; try 1
     round-trips. Reading back every try keeps try 1; reading back only the first rejects."""
-    vague = {span: f"What is mentioned about the harbour office ({i})?" for i, span in
+    vague = {span: f"What did the harbour office keep ({i})?" for i, span in
              enumerate(QUESTIONS)}  # fmt: skip
     tries: dict[str, int] = {}
 

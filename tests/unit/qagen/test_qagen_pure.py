@@ -166,7 +166,27 @@ def test_few_shot_file_formats_and_errors(tmp_path: Path) -> None:
         ("What did Lincoln say about the question of slavery in 1862?", True),
         ("Which textile mills did the President mention in 1934?", True),
         ("Who signed the Articles of Confederation?", True),
+        # the document's own voice
+        ("What period does the speaker want to discuss in their final address?", False),
+        ("Which assembly is issuing the statement?", False),
+        ("How long did we make progress?", False),
+        ("We built what in 1850?", False),
+        ("Which programme raises our minimum wage?", False),
+        ("What religion is being discussed?", False),
+        # titles and the country are not the first person
+        ("In what year was the Grotto of Our Lady of Lourdes built?", True),
+        ("Which award did My Beautiful Dark Twisted Fantasy miss?", True),
+        ("Which US state joined the Union in 1850?", True),
     ],
 )
 def test_not_standalone_reason(question: str, standalone: bool) -> None:
     assert (not_standalone_reason(question) is None) == standalone
+
+
+def test_not_standalone_reason_names_what_it_found() -> None:
+    assert not_standalone_reason("How long did we make progress?") == (
+        "speaks in the document's voice ('we'), not a reader's"
+    )
+    assert not_standalone_reason("What religion is being discussed?") == (
+        "asks what is talked about ('being discussed'), not for a fact"
+    )
