@@ -36,25 +36,30 @@ is checked, see :mod:`benchmarks.gold_squad`), or ``--squad FILE --squad-sha256 
 - corpus: ``--articles`` articles drawn with ``--seed``, ``--paragraphs`` paragraphs each,
   **one document per article** (so retrieval has to find the paragraph: chunk size and top-k
   matter; one document per paragraph would make a c512 chunk a whole paragraph);
-- systems (:func:`gold_systems`): six real ones around ``dense-k3`` (c256 top-3): ``dense-k1``,
-  ``bm25-k3``, ``dense-c512-k1``, ``dense-k3-fusion4`` (RAG-Fusion) and ``dense-k1-strong``
-  (generator ``--strong-model``, default the 1.5B), all others on ``--model``; plus the
-  controls ``oracle-k3``, ``random-k3``, ``none`` and ``shuffled-dense-k3``;
+- systems (:func:`gold_systems`): eight that differ for real around ``dense-k3`` (c256 top-3):
+  ``dense-k1``, ``bm25-k3``, ``dense-c512-k1``, ``dense-c64-k1`` (a deliberately weak
+  retriever), ``dense-k3-weak-generator`` (``--weak-model``), ``dense-k3-strong-generator``
+  (``--strong-model``) and ``none`` (closed book), all others on ``--model``; plus the
+  known-quality controls ``oracle-k3``, ``random-k3`` and ``shuffled-dense-k3``;
 - the truth: every system answers ``--human-questions`` human SQuAD questions per article (the
   bring-your-own QA route, span = the human answer's offsets in the built document), scored by
   SQuAD's exact match and token F1 (max over the human answers);
 - ragcourt: qagen writes questions on the same corpus (``--qagen-model`` for the writer,
   expert answerer and filters; ``--n-items`` / ``--max-attempts``), every system answers them,
   and each ``--configs`` judge configuration ranks the systems (Swiss Elo) without labels;
-- reported per configuration: Kendall τ-b and pairwise agreement of Elo vs true F1 (and EM),
-  with and without the four controls (controls make the ranking easy); how the generated
-  questions differ from the human ones (length, question word, answer length, overlap with the
-  source passage).
+- the truth's own noise: a paired bootstrap over the human questions marks which pairs the
+  human F1 orders significantly (:func:`benchmarks.gold_squad.truth_pairs`);
+- reported per configuration and per generated-question count: Kendall τ-b and pairwise
+  agreement of Elo vs true F1 (and EM), with and without the known-quality controls, and
+  τ-b over the significant pairs; the bootstrap interval of the Elo gaps oracle − random and
+  label-free best real system − closed book; how the generated questions differ from the
+  human ones (length, question word, answer length, overlap with the source passage).
 
-    PYTHONPATH=. python benchmarks/meta_eval.py --gold --articles 4 --paragraphs 8 \
-        --human-questions 3 --n-items 10 --max-attempts 12 --configs margin-similarity \
-        --questions 4,8,10 --out /tmp/gold/rows.json --workdir /tmp/gold/work \
-        --cache-dir /tmp/gold/cache
+    PYTHONPATH=. python benchmarks/meta_eval.py --gold --articles 8 --paragraphs 8 \
+        --human-questions 5 --model local/qwen2.5-coder-0.5b \
+        --judge-model local/qwen2.5-coder-1.5b --n-items 40 --max-attempts 100 \
+        --configs margin-trained,margin-similarity --questions 10,20,30,40 \
+        --out /tmp/gold/gold.json --workdir /tmp/gold/work --cache-dir /tmp/gold/cache
 """
 
 from __future__ import annotations
@@ -808,7 +813,7 @@ def gold_markdown(res: GoldMetaEval) -> str:
         f"articles ({', '.join(res.articles)}), {res.paragraphs} paragraphs, one document per "
         f"article; {res.human_questions} human questions; generated: {g.accepted} accepted of "
         f"{g.attempts} attempts ({g.stop_reason}) by {g.model}; answers by "
-        f"{res.generation_model} (dense-k1-strong: {res.strong_model})",
+        f"{res.generation_model} (strong generator: {res.strong_model})",
         "",
         "| system | kind | EM | F1 | contains | abstained | errors | "
         + " | ".join(f"Elo {c.name}" for c in res.configs)
