@@ -196,7 +196,8 @@ class AnswerFirstGenerator(Generator):
     def read_back(self, batch: Sequence[Candidate]) -> None:
         """The round trip: the reader answers each live candidate's passing questions from its
         chunk alone (one batch); the first question whose answer matches the span (token F1 >=
-        ``roundtrip_f1``) is kept, else the candidate fails with its best reading."""
+        ``roundtrip_f1``, the same numbers) is kept, else the candidate fails with its best
+        reading."""
         live = [c for c in batch if c.alive]
         asked = [(c, q) for c in live for q in (c.passing_questions or [c.question or ""])]
         system = self._prompt("answer_first_reader_system")
