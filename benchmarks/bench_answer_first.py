@@ -224,8 +224,11 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
 def bench_fit_roundtrip(args: argparse.Namespace) -> dict[str, Any]:
     """The round-trip threshold fitted on SQuAD v1.1 train: the pipeline's reader (prompts of
     ``qagen.prompt_version``, ``reader_max_tokens``) answers human questions from their
-    paragraph; F1(reader, the question's gold answer) is a positive, F1(reader, another gold
-    answer of the same paragraph that shares no token with it) a negative. The threshold
+    paragraph; F1(reader, the question's gold answer) is a positive. A negative is F1(reader,
+    another span the round trip could have been checking): with ``--negatives disjoint``
+    another gold answer of the paragraph sharing no token with the gold one (easy); with
+    ``--negatives overlapping`` a spaCy entity of the paragraph that shares a token with the
+    gold answer but is not it ("Virgil Earp" for "Wyatt Earp": the near misses). The threshold
     maximises Cohen's kappa of "F1 >= t" against that label (ties: the highest such t, the
     strictest on the plateau)."""
     from ragcourt.core.fencing import neutralise_tags, tag
@@ -248,16 +251,27 @@ def bench_fit_roundtrip(args: argparse.Namespace) -> dict[str, Any]:
     items: list[tuple[str, str, str, str]] = []  # context, question, gold, other
     for p in _squad_paragraphs(args.paragraphs, args.seed):
         golds = [qa for qa in p.qas if len(qa.answers[0][0].split()) <= 5]
-        if len(golds) < 2:
+        if len(golds) < (2 if args.negatives == "disjoint" else 1):
             continue
         qa = rng.choice(golds)
         gold = qa.answers[0][0]
-        others = [
-            o.answers[0][0]
-            for o in golds
-            if not set(normalize_answer(o.answers[0][0]).split())
-            & set(normalize_answer(gold).split())
-        ]
+        gold_tokens = set(normalize_answer(gold).split())
+        if args.negatives == "disjoint":
+            others = [
+                o.answers[0][0]
+                for o in golds
+                if not set(normalize_answer(o.answers[0][0]).split()) & gold_tokens
+            ]
+        else:
+            others = sorted(
+                {
+                    sp.text
+                    for sp in extract_spans(p.context, resolve_extractor("auto"))
+                    if set(normalize_answer(sp.text).split()) & gold_tokens
+                    and normalize_answer(sp.text) != normalize_answer(gold)
+                    and token_f1(sp.text, gold) < 1
+                }
+            )
         if others:
             items.append((p.context, qa.question, gold, rng.choice(others)))
     reqs = [
@@ -298,6 +312,7 @@ def bench_fit_roundtrip(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "model": model,
         "prompt_version": q.prompt_version,
+        "negatives": args.negatives,
         "pairs": len(items),
         "seconds": round(secs, 1),
         "positive_f1_mean": round(statistics.mean(pos), 3) if pos else None,
@@ -436,6 +451,12 @@ def main() -> None:
     fp.add_argument("--paragraphs", type=int, default=60)
     fp.add_argument("--model", default=None, help="reader model (default: qagen.answer_model)")
     fp.add_argument("--seed", type=int, default=0)
+    fp.add_argument(
+        "--negatives",
+        choices=["disjoint", "overlapping"],
+        default="disjoint",
+        help="disjoint: another gold answer sharing no token; overlapping: an entity sharing one",
+    )
     pp = sub.add_parser("span-priors", help="how often SQuAD asks for each entity kind")
     pp.add_argument("--paragraphs", type=int, default=400)
     pp.add_argument("--seed", type=int, default=1)
