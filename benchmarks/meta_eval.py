@@ -520,7 +520,6 @@ def markdown(res: MetaEval) -> str:
 # ------------------------------------------------------------------------------ gold (SQuAD)
 
 QWEN_15B = "local/qwen2.5-coder-1.5b"
-QWEN_05B = "local/qwen2.5-coder-0.5b"
 SMOLLM_135M = "local/smollm2-135m"
 GOLD_QAGEN_ANSWERABILITY = 0.4517  # the 1.5B's P(yes) threshold (configs/profiles/offline-quality)
 
@@ -896,7 +895,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--max-docs", type=int, default=None)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/ragcourt-meta-eval"))
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/ragcourt-meta-eval-cache"))
-    ap.add_argument("--model", default="local/smollm2-135m", help="generation + answers")
+    ap.add_argument("--model", default=SMOLLM_135M, help="generation + answers")
     ap.add_argument("--judge-model", default="local/smollm2-135m")
     ap.add_argument("--gold-quotes", type=Path, default=None, help="hand-written QA (jsonl)")
     ap.add_argument(

@@ -243,22 +243,23 @@ def concrete_entities(text: str) -> list[tuple[str, str]]:
     """(spaCy label, text) of the entities of ``text`` that :func:`extract_spans` can use
     (a mapped label, a date with a digit, month or weekday, a numeric ordinal)."""
     doc = _pipeline("spacy")(text)
-    return [
-        (e.label_, e.text)
-        for e in doc.ents
-        if e.label_ in _NER_TYPES and _concrete(e.label_, e.text)
-    ]
+    return [(e.label_, e.text) for e in doc.ents if _usable_entity(e.label_, e.text)]
+
+
+def _usable_entity(label: str, text: str) -> bool:
+    """A spaCy entity with an answer type (:data:`_NER_TYPES`) that names a fact
+    (:func:`_concrete`)."""
+    return label in _NER_TYPES and _concrete(label, text)
 
 
 def _spacy_spans(doc: Doc, max_words: int) -> Iterable[AnswerSpan]:
     text, sents = doc.text, _sentences(doc)
     covered: list[tuple[int, int]] = []
     for ent in doc.ents:
-        kind = _NER_TYPES.get(ent.label_)
-        if kind is None or not _concrete(ent.label_, ent.text):
+        if not _usable_entity(ent.label_, ent.text):
             continue
-        sp = _make(text, ent.start_char, ent.end_char, kind, _sentence_of(sents, ent.start_char),
-                   max_words)  # fmt: skip
+        sent = _sentence_of(sents, ent.start_char)
+        sp = _make(text, ent.start_char, ent.end_char, _NER_TYPES[ent.label_], sent, max_words)
         if sp is not None:
             covered.append((ent.start_char, ent.end_char))
             yield replace(sp, tier=span_tier(ent.label_, len(ent.text.split())))
