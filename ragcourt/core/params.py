@@ -262,6 +262,12 @@ class AnswerFirstParams(Strict):
     # chunk of lone names gives fewer candidates and more chunks are read; true: lower tiers
     # fill up to spans_per_chunk
     fill_lower_tiers: StrictBool = False
+    # a span named in >= this share of its document's chunks is the document's topic: it
+    # joins the noun phrases' tier (answer_spans.demote_frequent); 1 turns it off
+    frequent_span_share: float = Field(default=0.25, gt=0, le=1)
+    # the writer sees the document's title (file stem, ``_``/``-`` as spaces) to name the
+    # subject (the speaker, the year, the place) that the chunk leaves implicit
+    document_titles: StrictBool = True
     max_answer_words: StrictInt = Field(default=5, gt=0, le=30)
     roundtrip_f1: float = Field(default=0.5, ge=0, le=1)  # reader answer vs span: keep at >=
     max_copied_words: StrictInt = Field(default=7, gt=0)  # longest word run shared with chunk

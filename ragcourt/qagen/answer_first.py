@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -38,7 +39,12 @@ import polars as pl
 from ragcourt.core.fencing import neutralise_tags, tag
 from ragcourt.core.params import QAGenParams
 from ragcourt.llm.types import ChatRequest, ChatResult
-from ragcourt.qagen.answer_spans import choose_spans, extract_spans, resolve_extractor
+from ragcourt.qagen.answer_spans import (
+    choose_spans,
+    demote_frequent,
+    extract_spans,
+    resolve_extractor,
+)
 from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.generator import (
     NOT_STANDALONE,
@@ -75,7 +81,39 @@ SPAN_CONTEXT_SCHEMA: dict[str, pl.DataType] = {
     "answer_end": pl.Int64(),
     "answer_type": pl.String(),
     "long_reference": pl.String(),
+    "doc_title": pl.String(),
 }
+MAX_TITLE_CHARS = 120
+
+
+def display_title(title: str | None) -> str | None:
+    """A document title as the writer sees it: underscores and dashes as spaces, a file
+    extension dropped, at most :data:`MAX_TITLE_CHARS` characters; None when nothing is left."""
+    if not title:
+        return None
+    text = re.sub(r"\.(?:txt|md|markdown|html?|pdf|docx?|rst)$", "", title.strip(), flags=re.I)
+    text = " ".join(re.sub(r"[_\-]+", " ", text).split())[:MAX_TITLE_CHARS].strip()
+    return text or None
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """What span choice and the writer know of the sampled chunks' documents: every chunk text
+    of each (span frequency, :func:`~ragcourt.qagen.answer_spans.demote_frequent`) and titles."""
+
+    chunk_texts: Mapping[str, Sequence[str]]
+    titles: Mapping[str, str]
+
+    @classmethod
+    def of(cls, chunks: pl.DataFrame, documents: pl.DataFrame) -> DocumentInfo:
+        """From the reference chunking's chunks (``doc_id``, ``text``) and the documents table
+        (``doc_id``, ``title``)."""
+        texts: dict[str, list[str]] = {}
+        for doc_id, text in chunks.select("doc_id", "text").iter_rows():
+            texts.setdefault(doc_id, []).append(text)
+        shown = {d: display_title(t) for d, t in documents.select("doc_id", "title").iter_rows()}
+        titles = {d: t for d, t in shown.items() if t is not None}
+        return cls(texts, titles)
 
 
 @dataclass(frozen=True)
@@ -92,9 +130,13 @@ def chunk_seed(seed: int, chunk_id: str) -> list[int]:
     return [seed, int(hashlib.sha1(chunk_id.encode("utf-8")).hexdigest()[:8], 16)]
 
 
-def span_contexts(contexts: pl.DataFrame, q: QAGenParams) -> SpanContexts:
+def span_contexts(
+    contexts: pl.DataFrame, q: QAGenParams, docs: DocumentInfo | None = None
+) -> SpanContexts:
     """Answer candidates of ``contexts`` (in order): per chunk the spans of
-    :func:`~ragcourt.qagen.answer_spans.choose_spans`, until ``q.max_attempts`` rows."""
+    :func:`~ragcourt.qagen.answer_spans.choose_spans`, until ``q.max_attempts`` rows. With
+    ``docs``, spans frequent in their document are demoted (``frequent_span_share``) and each
+    row carries its document's title (``document_titles``)."""
     af = q.answer_first
     kind = resolve_extractor(af.extractor)
     rows: list[dict[str, object]] = []
@@ -105,6 +147,11 @@ def span_contexts(contexts: pl.DataFrame, q: QAGenParams) -> SpanContexts:
         used += 1
         text: str = ctx["context"]
         found = extract_spans(text, kind, af.max_answer_words)
+        if docs is not None:
+            found = demote_frequent(
+                found, docs.chunk_texts.get(ctx["doc_id"], ()), af.frequent_span_share
+            )
+        title = docs.titles.get(ctx["doc_id"]) if docs is not None and af.document_titles else None
         chosen = choose_spans(
             found, af.spans_per_chunk, chunk_seed(q.seed, ctx["source_chunk_id"]),
             af.fill_lower_tiers,
@@ -120,6 +167,7 @@ def span_contexts(contexts: pl.DataFrame, q: QAGenParams) -> SpanContexts:
                     "answer_end": ctx["char_start"] + sp.end,
                     "answer_type": sp.answer_type,
                     "long_reference": text[sp.sentence_start : sp.sentence_end].strip() or None,
+                    "doc_title": title,
                 }
             )
     log.info(
@@ -151,6 +199,7 @@ class AnswerFirstGenerator(Generator):
                     context=tag(c.context, "text"),
                     answer=neutralise_tags(c.answer or ""),
                     sentence=neutralise_tags(c.long_reference or ""),
+                    title=neutralise_tags(c.doc_title or "(untitled)"),
                     language=self.language_of(c),
                 ),
                 max_tokens=self.q.question_max_tokens,

@@ -113,6 +113,7 @@ class Candidate:
     answer_end: int | None = None
     answer_type: str | None = None
     long_reference: str | None = None  # the span's sentence
+    doc_title: str | None = None  # the document's title as the writer sees it
     reader_answer: str | None = None
     roundtrip_f1: float | None = None
     closed_book_answer: str | None = None

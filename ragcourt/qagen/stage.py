@@ -29,7 +29,7 @@ from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_parquet
 from ragcourt.core.params import Params, QAGenParams
 from ragcourt.core.schemas import frame_schema
-from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
+from ragcourt.qagen.answer_first import AnswerFirstGenerator, DocumentInfo, span_contexts
 from ragcourt.qagen.byo import load_byo_qa
 from ragcourt.qagen.contexts import load_few_shot, qagen_contexts
 from ragcourt.qagen.filters import JUDGES
@@ -276,7 +276,7 @@ def run(params: Params) -> None:
     encode = near_duplicate_encoder(params)
     generator = Generator(gw, params, examples)
     if q.method == "answer_first":
-        spans = span_contexts(contexts, q)
+        spans = span_contexts(contexts, q, DocumentInfo.of(chunks, documents))
         if spans.frame.is_empty():
             raise RagcourtError(
                 f"qagen answer_first: none of {spans.chunks_used} sampled chunks holds an "

@@ -19,7 +19,12 @@ from ragcourt.core.schemas import check
 from ragcourt.judging.lexical import normalize_answer as judging_normalize
 from ragcourt.judging.lexical import token_f1 as judging_f1
 from ragcourt.llm import Gateway
-from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
+from ragcourt.qagen.answer_first import (
+    AnswerFirstGenerator,
+    DocumentInfo,
+    display_title,
+    span_contexts,
+)
 from ragcourt.qagen.answer_spans import choose_spans, extract_spans
 from ragcourt.qagen.roundtrip import (
     clean_phrase,
@@ -298,6 +303,70 @@ def test_few_shot_writer_sees_the_span_sentence(tmp_path: Path) -> None:
     assert any(f"Sentence: {sentence}" in u and "Answer: Manuel Ortega" in u for u in seen)
 
 
+def test_titled_writer_sees_the_document_title_scripted_writer(tmp_path: Path) -> None:
+    writer = prompt("qagen", "answer_first_question_system", "v4-titled", PROMPTS)
+    seen: list[str] = []
+
+    def reply(msgs: Messages) -> str:
+        if msgs[0]["content"] == writer:
+            seen.append(msgs[-1]["content"])
+            return QUESTIONS[_answer_in(msgs)]
+        return _good_reader(msgs)
+
+    # a title with tag-like text and underscores, as a file stem gives it
+    docs = DocumentInfo(
+        {"doc0": [DOC]}, {"doc0": display_title("1832_port_records_</text>.txt") or ""}
+    )
+    with scripted_model("af-titled", reply) as m:
+        params = _params(tmp_path, m.model)
+        params.qagen.prompt_version = "v4-titled"
+        spans = span_contexts(_contexts(), params.qagen, docs)
+        gen = AnswerFirstGenerator(Gateway(params.llm, stage="qagen"), params, prompts_dir=PROMPTS)
+        res = generate_qa(spans.frame, gen, _one_hot)
+    assert res.qa.height == 3 and len(seen) == 9  # 3 spans x 3 tries
+    titles = {re.search(r"^Title: (.*)$", u, re.M).group(1) for u in seen}  # type: ignore[union-attr]
+    assert len(titles) == 1
+    (title,) = titles
+    assert title.startswith("1832 port records") and "</text>" not in title
+    assert all(u.count("</text>") == 1 for u in seen)  # only the chunk's own closing tag
+
+
+def test_display_title_reads_a_file_stem() -> None:
+    assert display_title("1790_george-washington.txt") == "1790 george washington"
+    assert display_title("Imperial_College_London") == "Imperial College London"
+    assert display_title(" _ ") is None and display_title(None) is None
+    assert len(display_title("x" * 500) or "") == 120
+
+
+def test_spans_frequent_in_their_document_join_the_noun_phrase_tier() -> None:
+    from ragcourt.qagen.answer_spans import NOUN_PHRASE_TIER, chunk_share, demote_frequent
+
+    spans = extract_spans(CHUNK, "rules")
+    others = [
+        "Valparaiso traded copper.",
+        "In Valparaiso the rains came late.",
+        "A ledger of 1833.",
+        "Ortega left the port.",  # 'Ortega' alone is not 'Manuel Ortega'
+        "Valparaisoan ships",  # not the whole word
+    ]
+    doc_chunks = [CHUNK, *others]
+    assert chunk_share("Valparaiso", doc_chunks) == pytest.approx(3 / 6)
+    assert chunk_share("1832", doc_chunks) == pytest.approx(1 / 6)
+    tiers = {s.text: s.tier for s in demote_frequent(spans, doc_chunks, 0.25)}
+    assert tiers == {"Valparaiso": NOUN_PHRASE_TIER, "1832": 0, "Manuel Ortega": 0}
+    # off at share 1, and for documents of too few chunks to say
+    assert demote_frequent(spans, doc_chunks, 1.0) == spans
+    assert demote_frequent(spans, doc_chunks[:3], 0.25) == spans
+
+
+def test_stage_documents_give_titles_and_chunk_texts() -> None:
+    chunks = pl.DataFrame({"doc_id": ["d1", "d1", "d2"], "text": ["a", "b", "c"]})
+    documents = pl.DataFrame({"doc_id": ["d1", "d2"], "title": ["sotu_1790", None]})
+    info = DocumentInfo.of(chunks, documents)
+    assert info.chunk_texts == {"d1": ["a", "b"], "d2": ["c"]}
+    assert info.titles == {"d1": "sotu 1790"}
+
+
 def test_spans_are_drawn_tier_by_tier() -> None:
     from ragcourt.qagen.answer_spans import AnswerSpan
 
@@ -332,6 +401,22 @@ def test_span_tiers_follow_what_squad_annotators_ask_for() -> None:
     found = {s.text: s for s in extract_spans(CHUNK, "spacy")}
     assert found["Manuel Ortega"].tier == 0 and found["1832"].tier == 0
     assert all(s.tier == 2 for s in found.values() if s.answer_type == "noun_phrase")
+
+
+def test_spacy_list_members_drop_one_tier() -> None:
+    from ragcourt.qagen.answer_spans import NOUN_PHRASE_TIER, spacy_model_dir
+
+    if spacy_model_dir() is None:
+        pytest.skip("the spacy-en extra is not installed")
+    text = (
+        "Manuel Ortega sailed to Lima in 1832. America is working with Russia and China and "
+        "India on trade."
+    )
+    found = {s.text: s for s in extract_spans(text, "spacy")}
+    assert not found["Manuel Ortega"].in_list and found["Manuel Ortega"].tier == 0
+    for name in ("Russia", "China", "India"):
+        assert found[name].in_list and found[name].tier == NOUN_PHRASE_TIER, found[name]
+    assert not found["America"].in_list
 
 
 def test_spacy_spans_drop_dates_and_ordinals_that_name_no_fact() -> None:
