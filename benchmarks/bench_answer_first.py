@@ -35,6 +35,7 @@ import argparse
 import hashlib
 import json
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -454,6 +455,14 @@ def count_labels(args: argparse.Namespace) -> dict[str, Any]:
     groups: dict[str, list[dict[str, Any]]] = {"all": rows}
     for row in rows:
         groups.setdefault(row["source"], []).append(row)
+    by_item = {(r["question"], r["context"]): r for r in rows}
+    for run in args.run or ():
+        # a generate run's accepted items, each labelled wherever it was first labelled
+        accepted = json.loads(run.read_text(encoding="utf-8"))["accepted_items"]
+        missing = [a["question"] for a in accepted if (a["question"], a["context"]) not in by_item]
+        if missing:
+            raise SystemExit(f"{run}: {len(missing)} accepted items unlabelled: {missing[0]!r}")
+        groups[f"run {run.name}"] = [by_item[(a["question"], a["context"])] for a in accepted]
     out: dict[str, Any] = {}
     for name, items in groups.items():
         good = sum(all(r[k] for k in LABELS) for r in items)
@@ -465,6 +474,91 @@ def count_labels(args: argparse.Namespace) -> dict[str, Any]:
             "share_good": round(good / len(items), 3),
             "wilson_95": [round(ci.low, 3), round(ci.high, 3)],
         }
+    return out
+
+
+def _reads_back(phrase: str, span: str) -> bool:
+    from ragcourt.qagen.roundtrip import numbers_agree
+
+    return token_f1(phrase, span) >= 0.5 and numbers_agree(phrase, span)
+
+
+def verify_readers(args: argparse.Namespace) -> dict[str, Any]:
+    """Second readers as filters of hand-labelled accepted pairs: each reader answers every
+    labelled question (``plain``: from the chunk; ``masked``: the span cut out of the chunk);
+    per filter, the pairs it keeps and rejects and the share good in each."""
+    from ragcourt.core.fencing import neutralise_tags, tag
+    from ragcourt.core.params import load_params, parse_params
+    from ragcourt.core.prompts import prompt
+    from ragcourt.llm import Gateway
+    from ragcourt.llm.types import ChatRequest
+    from ragcourt.qagen.roundtrip import clean_phrase
+
+    raw = load_params(ROOT / "params.yaml").model_dump()
+    work = Path(tempfile.mkdtemp(prefix="bench_verify_"))
+    raw["llm"]["cache_dir"] = str(args.cache_dir or work / "cache")
+    raw["llm"]["metrics_dir"] = str(work)
+    params = parse_params(raw)
+    gw = Gateway(params.llm, stage="qagen")
+    rows = [json.loads(ln) for ln in args.file.read_text(encoding="utf-8").splitlines() if ln]
+    rows = rows[: args.limit] if args.limit else rows
+    version = params.qagen.prompt_version
+    system = prompt("qagen", "answer_first_reader_system", version)
+    user = prompt("qagen", "answer_first_reader_user", version)
+    mask = "[...]"
+    good = [all(r[k] for k in LABELS) for r in rows]
+    llm = [v for v in args.variants.split(",") if v != "trained"]
+    out: dict[str, Any] = {"model": args.model if llm else None, "items": len(rows)}
+    out["good"] = sum(good)
+
+    def record(name: str, keep: list[bool]) -> None:
+        kept = [g for g, k in zip(good, keep, strict=True) if k]
+        cut = [g for g, k in zip(good, keep, strict=True) if not k]
+        out[name] = {
+            "kept": len(kept),
+            "kept_good": round(sum(kept) / len(kept), 3) if kept else None,
+            "rejected": len(cut),
+            "rejected_good": round(sum(cut) / len(cut), 3) if cut else None,
+        }
+
+    variants = args.variants.split(",")
+    if "trained" in variants:  # the trained answerability judge at its fitted threshold
+        from ragcourt.retrieval.trained_judges.judges import WEIGHTS_DIR, shipped_judges
+        from ragcourt.retrieval.trained_judges.pair_model import PairModel
+
+        fitted = PairModel.model_validate_json(
+            (WEIGHTS_DIR / "answerability.json").read_text(encoding="utf-8")
+        ).threshold
+        judges = shipped_judges(str(WEIGHTS_DIR))
+        scores = judges.answerability([r["question"] for r in rows], [r["context"] for r in rows])
+        for t in sorted({fitted, 0.5, 0.7}):
+            record(f"trained_answerability/{t:g}", [x >= t for x in scores])
+        variants.remove("trained")
+    for variant in variants:
+        reqs = []
+        for r in rows:
+            ctx = r["context"]
+            if variant == "masked":
+                ctx = re.sub(re.escape(r["reference"]), mask, ctx, flags=re.IGNORECASE)
+            text = user.format(context=tag(ctx, "text"), question=neutralise_tags(r["question"]))
+            reqs.append(ChatRequest.of(args.model, system, text, max_tokens=24, temperature=0.0,
+                                       seed=params.llm.seed, tag="bench.verify"))  # fmt: skip
+        phrases = [clean_phrase(x.text) if x.ok else None for x in gw.chat(reqs, desc=variant)]
+        keeps = {
+            "gives_span_back": [
+                p is not None and _reads_back(p, r["reference"])
+                for p, r in zip(phrases, rows, strict=True)
+            ],
+            "finds_no_other_phrase": [
+                p is None
+                or token_f1(p, r["reference"]) >= 0.5
+                or mask in p
+                or p.lower() not in r["context"].lower()
+                for p, r in zip(phrases, rows, strict=True)
+            ],
+        }
+        for name, keep in keeps.items():
+            record(f"{variant}/{name}", keep)
     return out
 
 
@@ -543,6 +637,22 @@ def main() -> None:
     ls.add_argument("--out", type=Path, required=True, help="JSONL, appended to")
     lp = sub.add_parser("labels", help="count hand labels")
     lp.add_argument("file", type=Path)
+    lp.add_argument(
+        "--run",
+        type=Path,
+        action="append",
+        help="a generate run's JSON: count its accepted items (matched by question and chunk)",
+    )
+    vp = sub.add_parser("verify-readers", help="second readers as filters of labelled pairs")
+    vp.add_argument("file", type=Path, help="hand labels (JSONL)")
+    vp.add_argument("--model", default="local/qwen2.5-coder-0.5b")
+    vp.add_argument("--limit", type=int, default=None, help="the first N labelled rows")
+    vp.add_argument("--cache-dir", type=Path, default=None)
+    vp.add_argument(
+        "--variants",
+        default="plain,masked,trained",
+        help="plain, masked (model readers), trained (the trained answerability judge)",
+    )
     args = ap.parse_args()
     runs = {
         "spans": bench_spans,
@@ -551,6 +661,7 @@ def main() -> None:
         "span-priors": span_priors,
         "label-sheet": label_sheet,
         "labels": count_labels,
+        "verify-readers": verify_readers,
     }
     out = runs[args.what](args)
     print(json.dumps(out, indent=2, ensure_ascii=False))

@@ -269,7 +269,7 @@ class AnswerFirstParams(Strict):
     # subject (the speaker, the year, the place) that the chunk leaves implicit
     document_titles: StrictBool = True
     max_answer_words: StrictInt = Field(default=5, gt=0, le=30)
-    roundtrip_f1: float = Field(default=0.5, ge=0, le=1)  # reader answer vs span: keep at >=
+    roundtrip_f1: float = Field(default=0.6, ge=0, le=1)  # reader answer vs span: keep at >=
     max_copied_words: StrictInt = Field(default=7, gt=0)  # longest word run shared with chunk
     closed_book_check: StrictBool = False  # reject when the reader without the chunk finds it
     gate: StrictBool = True  # the rule filters of the QA quality gate (no model call)

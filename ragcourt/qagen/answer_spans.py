@@ -95,8 +95,12 @@ _MONTHS = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|"
     r"December|Jan\.|Feb\.|Mar\.|Apr\.|Aug\.|Sept?\.|Oct\.|Nov\.|Dec\.)"
 )
+# an era marker after a year: spaCy tags "207 BC" as CARDINAL "207" and ORG "BC"
+_ERA = r"(?:BCE|BC|CE|AD|B\.C\.E?|A\.D\.|C\.E\.)"
+_ERA_AFTER = re.compile(rf"\s?{_ERA}(?![\w])")
 _DATE = re.compile(
-    rf"\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
+    rf"\b\d{{1,4}}\s?{_ERA}(?![\w])|\b(?:AD|A\.D\.)\s?\d{{1,4}}\b"
+    rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
     rf"|\b\d{{1,2}}\s+{_MONTHS}\s+\d{{4}}\b"
     rf"|\b{_MONTHS}\s+\d{{4}}\b"
     r"|\b(?:1[0-9]|20)\d0s\b"
@@ -277,14 +281,17 @@ def _spacy_spans(doc: Doc, max_words: int) -> Iterable[AnswerSpan]:
     text, sents = doc.text, _sentences(doc)
     covered: list[tuple[int, int]] = []
     for ent in doc.ents:
-        if not _usable_entity(ent.label_, ent.text):
+        if not _usable_entity(ent.label_, ent.text) or re.fullmatch(_ERA, ent.text):
             continue
         sent = _sentence_of(sents, ent.start_char)
-        sp = _make(text, ent.start_char, ent.end_char, _NER_TYPES[ent.label_], sent, max_words)
+        end, label, words = ent.end_char, ent.label_, len(ent.text.split())
+        if label in ("CARDINAL", "DATE") and (era := _ERA_AFTER.match(text, end)):
+            end, label, words = era.end(), "DATE", words + 1  # "207" + " BC"
+        sp = _make(text, ent.start_char, end, _NER_TYPES[label], sent, max_words)
         if sp is not None:
-            covered.append((ent.start_char, ent.end_char))
+            covered.append((ent.start_char, end))
             listed = is_list_member(ent)
-            tier = min(span_tier(ent.label_, len(ent.text.split())) + listed, NOUN_PHRASE_TIER)
+            tier = min(span_tier(label, words) + listed, NOUN_PHRASE_TIER)
             yield replace(sp, tier=tier, in_list=listed)
     for chunk in doc.noun_chunks:
         if chunk.root.pos_ not in ("NOUN", "PROPN") or any(t.pos_ == "PRON" for t in chunk):
