@@ -455,8 +455,8 @@ def count_labels(args: argparse.Namespace) -> dict[str, Any]:
     groups: dict[str, list[dict[str, Any]]] = {"all": rows}
     for row in rows:
         groups.setdefault(row["source"], []).append(row)
-    by_item = {(r["question"], r["context"]): r for r in rows}
-    for run in args.run or ():
+    by_item = {(r["question"], r.get("context")): r for r in rows}
+    for run in getattr(args, "run", None) or ():
         # a generate run's accepted items, each labelled wherever it was first labelled
         accepted = json.loads(run.read_text(encoding="utf-8"))["accepted_items"]
         missing = [a["question"] for a in accepted if (a["question"], a["context"]) not in by_item]

@@ -49,3 +49,24 @@ def test_count_labels_good_is_all_three_per_source_and_overall(tmp_path: Path) -
     assert out["squad"]["good"] == 1 and out["demo"]["share_good"] == 0.5
     lo, hi = out["all"]["wilson_95"]
     assert lo < 0.5 < hi
+
+
+def test_count_labels_of_a_run_match_its_accepted_items_by_question_and_chunk(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        {**_label("q1", "first run", True, True, True), "context": "c1"},
+        {**_label("q2", "first run", True, False, True), "context": "c2"},
+        {**_label("q1", "first run", False, True, True), "context": "other chunk"},
+    ]
+    f = tmp_path / "labels.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = tmp_path / "run.json"
+    accepted = [{"question": "q1", "context": "c1"}, {"question": "q2", "context": "c2"}]
+    run.write_text(json.dumps({"accepted_items": accepted}))
+    out = bench.count_labels(argparse.Namespace(file=f, run=[run]))
+    assert out["run run.json"]["items"] == 2 and out["run run.json"]["good"] == 1
+    # an accepted item nobody labelled is a one-line error naming the run
+    run.write_text(json.dumps({"accepted_items": [{"question": "q9", "context": "c9"}]}))
+    with pytest.raises(SystemExit, match=r"run\.json: 1 accepted items unlabelled: 'q9'"):
+        bench.count_labels(argparse.Namespace(file=f, run=[run]))
