@@ -125,12 +125,12 @@ def parse_systems(
         merged = {**doc.defaults, **raw} if SYSTEM_KINDS.get(kind, "kind").takes_defaults else raw
         raws.append((label, kind, dict(merged)))
     for i, grid in enumerate(doc.grids):
-        where = f"{source}: grids[{i}]" + (f" ('{grid.prefix}')" if grid.prefix else "")
+        where = f"{source}: grids[{i}]" + (f" ({grid.prefix!r})" if grid.prefix else "")
         kind = _kind(grid.base, where)
         if not SYSTEM_KINDS.get(kind, "kind").takes_defaults:
             raise ConfigError(f"{where}: key 'base.kind': grids expand built-in systems only")
         for raw in expand_grid(grid, doc.defaults, where):
-            raws.append((f"grids[{i}] system '{raw['name']}'", kind, raw))
+            raws.append((f"grids[{i}] system {raw['name']!r}", kind, raw))
     if not raws:
         raise ConfigError(f"{source}: no systems declared (add 'systems' or 'grids')")
 
