@@ -284,9 +284,10 @@ def test_the_last_failure_of_every_try_is_kept_scripted_writer(tmp_path: Path) -
     assert all(r.endswith("(all 3 tries)") for r in res.rejected["reason"])
 
 
-def test_few_shot_writer_sees_the_span_sentence(tmp_path: Path) -> None:
-    writer = prompt("qagen", "answer_first_question_system", "v3-fewshot", PROMPTS)
-    seen: list[str] = []
+def _recording_writer(version: str, seen: list[str]) -> Callable[[Messages], str]:
+    """A good writer of prompt ``version`` that appends each user message to ``seen``; every
+    other call is the good reader."""
+    writer = prompt("qagen", "answer_first_question_system", version, PROMPTS)
 
     def reply(msgs: Messages) -> str:
         if msgs[0]["content"] == writer:
@@ -294,6 +295,12 @@ def test_few_shot_writer_sees_the_span_sentence(tmp_path: Path) -> None:
             return QUESTIONS[_answer_in(msgs)]
         return _good_reader(msgs)
 
+    return reply
+
+
+def test_few_shot_writer_sees_the_span_sentence(tmp_path: Path) -> None:
+    seen: list[str] = []
+    reply = _recording_writer("v3-fewshot", seen)
     with scripted_model("af-fewshot", reply) as m:
         params = _params(tmp_path, m.model)
         params.qagen.prompt_version = "v3-fewshot"
@@ -304,15 +311,8 @@ def test_few_shot_writer_sees_the_span_sentence(tmp_path: Path) -> None:
 
 
 def test_titled_writer_sees_the_document_title_scripted_writer(tmp_path: Path) -> None:
-    writer = prompt("qagen", "answer_first_question_system", "v4-titled", PROMPTS)
     seen: list[str] = []
-
-    def reply(msgs: Messages) -> str:
-        if msgs[0]["content"] == writer:
-            seen.append(msgs[-1]["content"])
-            return QUESTIONS[_answer_in(msgs)]
-        return _good_reader(msgs)
-
+    reply = _recording_writer("v4-titled", seen)
     # a title with tag-like text and underscores, as a file stem gives it
     docs = DocumentInfo(
         {"doc0": [DOC]}, {"doc0": display_title("1832_port_records_</text>.txt") or ""}
