@@ -366,8 +366,8 @@ def chunk_share(span: str, chunks: Sequence[str]) -> float:
     """Share of ``chunks`` (texts) that name ``span`` as a whole word run, case-insensitive."""
     if not chunks:
         return 0.0
-    rx = re.compile(rf"(?<!\w){re.escape(span.lower())}(?!\w)")
-    return sum(rx.search(c.lower()) is not None for c in chunks) / len(chunks)
+    rx = re.compile(rf"(?<!\w){re.escape(span)}(?!\w)", re.IGNORECASE)
+    return sum(rx.search(c) is not None for c in chunks) / len(chunks)
 
 
 def demote_frequent(
@@ -378,10 +378,9 @@ def demote_frequent(
     keep every tier)."""
     if len(document_chunks) < MIN_CHUNKS_FOR_FREQUENCY or share >= 1:
         return list(spans)
-    lowered = [c.lower() for c in document_chunks]
     return [
-        replace(sp, tier=max(sp.tier, NOUN_PHRASE_TIER))
-        if sp.tier < NOUN_PHRASE_TIER and chunk_share(sp.text, lowered) >= share
+        replace(sp, tier=NOUN_PHRASE_TIER)
+        if sp.tier < NOUN_PHRASE_TIER and chunk_share(sp.text, document_chunks) >= share
         else sp
         for sp in spans
     ]
