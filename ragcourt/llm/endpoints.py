@@ -9,17 +9,21 @@ read from the environment at call time and are never part of a route's record.
 
 :func:`fatal_reason` classifies a call error as fatal for every request of the route
 (authentication, unknown model, connection refused, unknown host): the gateway then fails
-the remaining requests at once, with one line naming the model, the host and what to set.
+the remaining requests at once, with one line naming the model, the host and what to set. A
+redirect to another origin is fatal too: the guarded transport (:mod:`ragcourt.llm.http_guard`)
+never follows it, so the key never leaves the API base's host.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ragcourt.core.bounded_http import RedirectRefused, UnsafeReply
 from ragcourt.core.params import LLMParams, SamplingValue
 from ragcourt.core.redact import host_of, redact_url
 from ragcourt.llm import providers
@@ -135,13 +139,22 @@ def _connect_fails(url: str, timeout_s: float = 2.0) -> tuple[bool, bool]:
         return False, False
 
 
-def fatal_reason(exc: BaseException, r: Route) -> str | None:
-    """One line when ``exc`` means no request of this route can succeed, else None."""
+def fatal_reason(exc: BaseException, r: Route, refused: Sequence[UnsafeReply] = ()) -> str | None:
+    """One line when ``exc`` (with ``refused``: what the guarded transport refused during the
+    call) means no request of this route can succeed, else None."""
     providers.configure_litellm()
     from litellm import exceptions as err
 
     text = " ".join(str(e) for e in _chain(exc)).lower()
     where = f"{r.model} at {r.host}"
+    seen = [*refused, *_chain(exc)]
+    redirect = next((e for e in seen if isinstance(e, RedirectRefused)), None)
+    if redirect is not None:  # every call would be redirected the same way
+        return (
+            f"{where}: the server redirected to another origin ({redirect.target}); not "
+            f"followed, so the key stays with {r.host}: point the API base ({r.base_from}) at "
+            "the server that answers"
+        )
     if isinstance(exc, err.AuthenticationError | err.PermissionDeniedError):
         env = f"check {r.key_env}" if r.key_env else "check the API key"
         return f"{where}: the key was refused ({type(exc).__name__}); {env}"
@@ -152,15 +165,15 @@ def fatal_reason(exc: BaseException, r: Route) -> str | None:
         )
     # litellm wraps a refused connection as InternalServerError("Connection error."): the
     # cause chain (openai -> httpx -> ConnectionRefusedError) says what happened
-    refused = any(isinstance(e, ConnectionRefusedError) for e in _chain(exc)) or (
+    conn_refused = any(isinstance(e, ConnectionRefusedError) for e in _chain(exc)) or (
         "connection refused" in text or "connect call failed" in text
     )
     unknown_host = "name or service not known" in text or "nodename nor servname" in text
-    if not (refused or unknown_host) and "connection error" in text and r.api_base:
+    if not (conn_refused or unknown_host) and "connection error" in text and r.api_base:
         # litellm may drop the cause of its "Connection error.": ask the host directly
-        refused, unknown_host = _connect_fails(r.api_base)
-    if refused or unknown_host:
-        what = "connection refused" if refused else "unknown host"
+        conn_refused, unknown_host = _connect_fails(r.api_base)
+    if conn_refused or unknown_host:
+        what = "connection refused" if conn_refused else "unknown host"
         var = f"${r.provider.upper()}_API_BASE" if r.provider else "the API base"
         return f"{where}: {what}; start the server or set the API base ({var} or llm.endpoints)"
     return None

@@ -6,7 +6,10 @@ that cannot answer (a missing or refused key, an unknown model, no server:
 :func:`ragcourt.llm.endpoints.fatal_reason`) is remembered in :class:`HostedRoutes`, so the
 rest of the batch fails at once with the same one-line reason instead of calling and retrying.
 In-process models (``scripted/...``, and ``local/...`` when the gateway sends it through
-litellm) have no timeout here and are never retried.
+litellm) have no timeout here and are never retried. Each hosted call runs in a
+:func:`~ragcourt.core.bounded_http.guarded_call`: a redirect to another origin is fatal for the
+route (:func:`~ragcourt.llm.endpoints.fatal_reason`), and a reply the guarded transport refused
+(over the size bound, an encoding it cannot bound) is one line, not retried.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import logging
 import time
 from typing import Any
 
+from ragcourt.core.bounded_http import DEFAULT_BOUND, guarded_call
 from ragcourt.core.params import LLMParams
 from ragcourt.llm import endpoints, providers
 from ragcourt.llm.call_errors import describe, retryable
@@ -82,30 +86,33 @@ async def call_litellm(
         return Reply(ChatResult(ok=False, model=req.model, error=fatal, attempts=0))
     while True:
         attempts += 1
-        try:
-            resp = await asyncio.wait_for(litellm.acompletion(**kw), timeout=timeout)
-            break
-        except Exception as exc:
-            reason = endpoints.fatal_reason(exc, routes.route(req.model)) if hosted else None
+        with guarded_call(DEFAULT_BOUND) as guard:
+            try:
+                resp = await asyncio.wait_for(litellm.acompletion(**kw), timeout=timeout)
+                break
+            except Exception as err:
+                exc = err
+        s = "s" if attempts > 1 else ""
+        where = f"{req.model} at {routes.route(req.model).host}: " if hosted else ""
+        if hosted:
+            reason = endpoints.fatal_reason(exc, routes.route(req.model), guard.refused)
             if reason is not None:
                 routes.fatal.setdefault(req.model, reason)
                 return _failed(req, reason, attempts, time.perf_counter() - t0)
-            if attempts <= params.max_retries and retryable(exc, req.model):
-                delay = min(
-                    params.retry_backoff_s * 2 ** (attempts - 1), params.retry_backoff_max_s
-                )
-                log.warning(
-                    "%s attempt %d failed (%s); retrying in %.2fs",
-                    req.model,
-                    attempts,
-                    describe(exc),
-                    delay,
-                )
-                await asyncio.sleep(delay)
-                continue
-            latency = time.perf_counter() - t0
-            where = f"{req.model} at {routes.route(req.model).host}: " if hosted else ""
-            s = "s" if attempts > 1 else ""
-            error = f"{where}{describe(exc)} (after {attempts} attempt{s})"
-            return _failed(req, error, attempts, latency)
+        if guard.refused:  # a reply over the size bound, or in an encoding it cannot bound
+            error = f"{where}{guard.refused[-1]} (after {attempts} attempt{s})"
+            return _failed(req, error, attempts, time.perf_counter() - t0)
+        if attempts <= params.max_retries and retryable(exc, req.model):
+            delay = min(params.retry_backoff_s * 2 ** (attempts - 1), params.retry_backoff_max_s)
+            log.warning(
+                "%s attempt %d failed (%s); retrying in %.2fs",
+                req.model,
+                attempts,
+                describe(exc),
+                delay,
+            )
+            await asyncio.sleep(delay)
+            continue
+        error = f"{where}{describe(exc)} (after {attempts} attempt{s})"
+        return _failed(req, error, attempts, time.perf_counter() - t0)
     return from_response(resp, req.model, time.perf_counter() - t0, attempts)

@@ -14,6 +14,8 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ragcourt.llm import http_guard
+
 if TYPE_CHECKING:
     from litellm.llms.custom_llm import CustomLLM
     from litellm.types.utils import ModelResponse
@@ -23,11 +25,13 @@ _LOCK = threading.Lock()
 
 
 def configure_litellm() -> None:
-    """Import litellm and configure it (quiet: no per-call INFO lines, no debug banner)."""
+    """Import litellm and configure it (quiet: no per-call INFO lines, no debug banner; its
+    HTTP clients guarded: :mod:`ragcourt.llm.http_guard`)."""
     import litellm
 
     logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # per-call INFO lines
     litellm.suppress_debug_info = True
+    http_guard.install()
 
 
 def provider_of(model: str) -> str:
