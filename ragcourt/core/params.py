@@ -67,12 +67,20 @@ class Strict(BaseModel):
 
 class CorpusParams(Strict):
     """``extensions`` are normalised: lower-cased, a missing leading dot added (``txt`` ->
-    ``.txt``)."""
+    ``.txt``). The ``max_*``, ``html_max_depth``, ``file_timeout_s`` and ``parse_memory_mb``
+    keys are each file's budget: a file past one is a rejected row naming the key (docs:
+    troubleshooting, Limits)."""
 
     dir: NonEmptyStr = DEFAULT_CORPUS_DIR
     extensions: list[str] = Field(
         default_factory=lambda: [".txt", ".md", ".rst", ".html", ".htm", ".pdf"], min_length=1
     )
+    max_file_bytes: StrictInt = Field(default=50_000_000, ge=1_000, le=10_000_000_000)
+    max_file_chars: StrictInt = Field(default=10_000_000, ge=1_000, le=1_000_000_000)
+    max_pdf_pages: StrictInt = Field(default=5_000, ge=1, le=1_000_000)
+    html_max_depth: StrictInt = Field(default=512, ge=16, le=10_000)
+    file_timeout_s: TimeoutS = 120.0
+    parse_memory_mb: StrictInt = Field(default=2_048, ge=64, le=1_000_000)
 
     @field_validator("extensions")
     @classmethod
@@ -198,6 +206,8 @@ class LLMParams(Strict):
         default_factory=lambda: {"local/": 1}
     )
     timeout_s: TimeoutS = 120.0
+    # a hosted reply body past this many decoded bytes is refused while it streams (one line)
+    reply_max_bytes: StrictInt = Field(default=10_000_000, ge=10_000, le=1_000_000_000)
     max_retries: StrictInt = Field(default=3, ge=0, le=100)
     parse_retries: StrictInt = Field(default=2, ge=0, le=100)
     retry_backoff_s: DelayS = 1.0  # delay before retry n: base * 2**(n-1)
@@ -283,6 +293,12 @@ class AnswerFirstParams(Strict):
     # true: every distinct passing try is read back (one batch) and the first that round-trips
     # is kept; false: only the first passing try is read back
     read_back_every_try: StrictBool = True
+    # who reads each question back: ``reader`` (the trained reading model: answerable at its
+    # threshold and its span matches; no LLM call), ``llm`` (qagen.answer_model answers with a
+    # phrase) or ``both`` (the reader, then the LLM for the pairs the reader accepts)
+    round_trip: Literal["reader", "llm", "both"] = "reader"
+    # the reader's pass mark for P(answerable); null: its fitted threshold (ragcourt judges show)
+    reader_threshold: float | None = Field(default=None, ge=0, le=1)
 
 
 class QAGenParams(Strict):

@@ -19,7 +19,7 @@ import logging
 import time
 from typing import Any
 
-from ragcourt.core.bounded_http import DEFAULT_BOUND, guarded_call
+from ragcourt.core.bounded_http import ReplyBound, guarded_call
 from ragcourt.core.params import LLMParams
 from ragcourt.llm import endpoints, providers
 from ragcourt.llm.call_errors import describe, retryable
@@ -86,7 +86,7 @@ async def call_litellm(
         return Reply(ChatResult(ok=False, model=req.model, error=fatal, attempts=0))
     while True:
         attempts += 1
-        with guarded_call(DEFAULT_BOUND) as guard:
+        with guarded_call(ReplyBound(params.reply_max_bytes, "llm.reply_max_bytes")) as guard:
             try:
                 resp = await asyncio.wait_for(litellm.acompletion(**kw), timeout=timeout)
                 break
