@@ -27,7 +27,21 @@ Rules a reviewer should know:
   ("symlink to a directory") or to anything but a regular file ("symlink to a non-regular
   file") is a rejected row. A link to a regular file inside the corpus folder is read like that
   file (if the target is in the corpus too, the later path is an exact duplicate, not chunked).
-* Every rejected file is logged as a warning; zero usable documents is a RagcourtError.
+* Only regular files are read: each is opened beneath the corpus folder one path component at
+  a time with ``O_NOFOLLOW`` (the file ``O_NONBLOCK``) and checked with ``fstat`` on the
+  descriptor, so a FIFO, socket or device, listed or swapped in after listing, is a rejected
+  row ("not a regular file (a FIFO)") and never blocks the stage. A file name that is not
+  UTF-8 is a rejected row ("undecodable file name"), shown with ``\\xNN`` escapes; a folder
+  that cannot be listed is one too.
+* Budgets (``corpus`` params; a file past one is a rejected row naming the key): the file's
+  bytes (``max_file_bytes``, also the decoded page contents of a PDF), its text
+  (``max_file_chars``), a PDF's pages (``max_pdf_pages``), HTML nesting (``html_max_depth``,
+  checked by a linear scan before parsing), and the time and memory of parsing:
+  every file is parsed in a worker process (:mod:`ragcourt.corpus.parse_worker`) that is
+  killed past ``file_timeout_s`` or ``parse_memory_mb``. Format details:
+  :mod:`ragcourt.corpus.formats`.
+* Every rejected file is logged as a warning (control characters in names escaped, one line
+  per file); zero usable documents is a RagcourtError.
 * Language: every document gets ``language`` (ISO 639-1, ``und`` without letters) and
   ``language_confidence`` from :func:`ragcourt.corpus.language.detect_language` (seeded, so a
   re-run writes the same table); the stage logs the language mix.
@@ -35,24 +49,50 @@ Rules a reviewer should know:
 
 from __future__ import annotations
 
+import errno
 import hashlib
-import io
 import logging
 import os
-import re
-import unicodedata
-from dataclasses import dataclass
+import stat
 from pathlib import Path
 
 import polars as pl
-from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ragcourt.core import catalog
-from ragcourt.core.errors import RagcourtError
+from ragcourt.core.errors import RagcourtError, one_line
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import CorpusParams, Params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.corpus.formats import (
+    MAX_TITLE_CHARS,
+    Budget,
+    Parsed,
+    Rejected,
+    decode_text,
+    exception_line,
+    markdown_title,
+    normalise,
+    parse_html,
+    parse_pdf,
+    rst_title,
+)
 from ragcourt.corpus.language import detect_language
+from ragcourt.corpus.parse_worker import ParseWorker
+
+__all__ = [
+    "Parsed",
+    "Rejected",
+    "decode_text",
+    "doc_hash",
+    "ingest",
+    "list_files",
+    "markdown_title",
+    "normalise",
+    "parse_html",
+    "parse_pdf",
+    "rst_title",
+    "run",
+]
 
 log = logging.getLogger("ragcourt.ingest")
 
@@ -69,149 +109,11 @@ FORMATS = {
     ".htm": "html",
     ".pdf": "pdf",
 }
-MAX_TITLE_CHARS = 120
-
-
-class Rejected(Exception):
-    """A file that cannot become a document; the message is the table's ``reason``."""
-
-
-@dataclass(frozen=True)
-class Parsed:
-    text: str
-    title: str | None
+_READ_CHUNK = 1 << 20
 
 
 # ---------------------------------------------------------------------------------------------
-# Format readers
-
-
-def normalise(text: str) -> str:
-    """NFC, LF line endings, surrounding whitespace stripped: the text offsets refer to."""
-    text = unicodedata.normalize("NFC", text)
-    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
-
-
-def decode_text(data: bytes) -> str:
-    """UTF-8 (BOM dropped); Rejected for binary or invalid bytes."""
-    if b"\x00" in data[:8192]:
-        raise Rejected("binary: NUL byte in the first 8 KiB")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise Rejected(
-            f"undecodable: not valid UTF-8 (byte 0x{data[err.start]:02x} at offset {err.start})"
-        ) from None
-
-
-HTML_SKIP = frozenset({"script", "style", "template", "noscript", "head"})
-HTML_BLOCK = frozenset(
-    {"p", "div", "br", "li", "ul", "ol", "dl", "dd", "dt", "tr", "table", "caption", "section",
-     "article", "main", "nav", "aside", "header", "footer", "address", "blockquote", "pre",
-     "figure", "figcaption", "details", "summary", "form", "fieldset", "h1", "h2", "h3", "h4",
-     "h5", "h6"}
-)  # fmt: skip
-HTML_BREAK = frozenset({"br", "hr"})
-HTML_CELL = frozenset({"td", "th"})  # table cells: separated by a space within their row
-
-
-def _html_text(root: LexborNode) -> str:
-    """Text under ``root`` in document order: HTML_SKIP subtrees dropped, a line break around
-    each HTML_BLOCK element, one for <br>/<hr>, a space after each cell (iterative: deep
-    nesting is fine)."""
-    parts: list[str] = []
-    stack: list[LexborNode | str] = [root]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            parts.append(item)
-            continue
-        tag = item.tag or ""
-        if tag == "-text":
-            parts.append(item.text_content or "")
-            continue
-        if tag in HTML_SKIP or tag.startswith(("-", "_", "!")):  # comments, doctype
-            continue
-        if tag in HTML_BREAK:  # void elements: one line break, no content
-            parts.append("\n")
-            continue
-        after = "\n" if tag in HTML_BLOCK else " " if tag in HTML_CELL else ""
-        if after:
-            stack.append(after)
-        stack.extend(reversed(list(item.iter(include_text=True))))
-        if tag in HTML_BLOCK:
-            parts.append("\n")
-    return "".join(parts)
-
-
-def parse_html(raw: str) -> Parsed:
-    """Visible text and title of an HTML page, parsed as HTML5 (Lexbor, via selectolax): the
-    HTML5 tree builder closes an unclosed <head> and opens <body> as browsers do, decodes
-    entities, and keeps only <body> text (HTML_SKIP subtrees dropped, blocks end lines)."""
-    tree = LexborHTMLParser(raw)
-    body = tree.body
-    text = _html_text(body) if body is not None else ""
-    lines = (re.sub(r"[ \t\f\v]+", " ", ln).strip() for ln in text.split("\n"))
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
-    title_node, h1_node = tree.css_first("title"), tree.css_first("body h1")
-    title = " ".join(title_node.text().split()) if title_node is not None else ""
-    h1 = " ".join(h1_node.text().split()) if h1_node is not None else ""
-    return Parsed(text, title or h1 or None)
-
-
-def markdown_title(text: str) -> str | None:
-    m = re.search(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", text, flags=re.MULTILINE)
-    return m.group(1).strip() if m else None
-
-
-def rst_title(text: str) -> str | None:
-    lines = text.split("\n")
-    for i in range(len(lines) - 1):
-        line, under = lines[i].strip(), lines[i + 1].strip()
-        if line and len(under) >= len(line) and re.fullmatch(r"([=\-~^\"'`#*+:.])\1*", under):
-            return line
-    return None
-
-
-def one_line(err: BaseException) -> str:
-    """``"<ExceptionType>: <message>"`` on one line (whitespace runs collapsed, 300 chars max)."""
-    msg = " ".join(str(err).split())
-    return f"{type(err).__name__}: {msg}"[:300] if msg else type(err).__name__
-
-
-def parse_pdf(data: bytes) -> Parsed:
-    from pypdf import PdfReader
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise Rejected("unparsable pdf: encrypted")
-        pages = [page.extract_text() or "" for page in reader.pages]
-        meta_title = reader.metadata.title if reader.metadata else None
-    except Rejected:
-        raise
-    except Exception as err:  # any parser failure on one file is a rejected row
-        # pypdf raises PyPdfError/ValueError/KeyError on ordinary damage, but malformed files also
-        # surface as IndexError, AttributeError, zlib.error, RecursionError, AssertionError, ...
-        raise Rejected(f"unparsable pdf: {one_line(err)}") from None
-    return Parsed("\n\n".join(pages), (meta_title or "").strip() or None)
-
-
-def parse_file(path: Path, fmt: str) -> Parsed:
-    """Raw text and format-specific title of one file (not yet normalised)."""
-    data = path.read_bytes()
-    if not data.strip():
-        raise Rejected("empty: file has no content")
-    if fmt == "pdf":
-        return parse_pdf(data)
-    raw = decode_text(data)
-    if fmt == "html":
-        return parse_html(raw)
-    if fmt == "markdown":
-        return Parsed(raw, markdown_title(normalise(raw)))
-    if fmt == "rst":
-        return Parsed(raw, rst_title(normalise(raw)))
-    return Parsed(raw, None)
+# Titles and ids
 
 
 def pick_title(parsed_title: str | None, text: str, stem: str) -> str:
@@ -231,19 +133,61 @@ def doc_hash(text: str) -> str:
 # The stage
 
 
-def list_files(root: Path) -> list[Path]:
-    """Regular files and symlinks (to anything) under ``root`` in sorted relative-path order;
-    hidden files/folders skipped; directory symlinks are listed, never descended into."""
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in [*filenames, *dirnames]:
-            p = here / name
-            if name.startswith(".") or not (p.is_symlink() or p.is_file()):
+def list_files(root: Path, unlisted: list[tuple[Path, str]] | None = None) -> list[Path]:
+    """Every entry under ``root`` but folders (regular files, symlinks to anything, FIFOs,
+    sockets, devices) in sorted relative-path order; hidden files/folders skipped; directory
+    symlinks are listed, never descended into. A folder that cannot be listed is appended to
+    ``unlisted`` as ``(path, reason)``."""
+    out: list[Path] = []
+    pending = [root]
+    while pending:
+        here = pending.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = list(it)
+        except OSError as err:
+            if unlisted is not None:
+                unlisted.append((here, f"unreadable folder: {err.strerror or err}"))
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
                 continue
-            out.append(p)
+            p = here / entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            (pending if is_dir else out).append(p)
     return sorted(out, key=lambda q: q.relative_to(root).as_posix())
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as text for tables: bytes that are not UTF-8 shown as ``\\xNN`` escapes."""
+    return os.fsencode(path.as_posix()).decode("utf-8", "backslashreplace")
+
+
+def has_undecodable_name(path: Path) -> bool:
+    """True when the file system name holds bytes that are not UTF-8 (Python keeps them as
+    lone surrogates, which no table, log or JSON file can hold)."""
+    try:
+        path.as_posix().encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a folder",
+    stat.S_IFLNK: "a symlink",
+}
+
+
+def not_regular(mode: int) -> Rejected:
+    return Rejected(f"not a regular file ({_KINDS.get(stat.S_IFMT(mode), 'a special file')})")
 
 
 def symlink_problem(path: Path, root: Path) -> str | None:
@@ -264,67 +208,145 @@ def symlink_problem(path: Path, root: Path) -> str | None:
     return None
 
 
+def open_beneath(root: Path, rel: Path) -> int:
+    """A read-only descriptor of ``root/rel`` opened one component at a time without following
+    any symlink (``O_NOFOLLOW``), the file itself ``O_NONBLOCK`` (a FIFO does not block the
+    open); what it is must then be checked on the descriptor (:func:`read_regular`)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        *folders, name = rel.parts
+        for part in folders:
+            nxt = os.open(
+                part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd
+            )
+            os.close(fd)
+            fd = nxt
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+        return os.open(name, flags, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def read_regular(root: Path, rel: Path, max_bytes: int) -> bytes:
+    """The bytes of the regular file ``root/rel`` (:func:`open_beneath`, then ``fstat`` on the
+    descriptor: a file swapped for a FIFO, device or symlink after listing is Rejected, never
+    read); more than ``max_bytes`` is Rejected without reading the rest."""
+    too_large = f"over corpus.max_file_bytes ({max_bytes:,} bytes)"
+    try:
+        fd = open_beneath(root, rel)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise Rejected("changed while reading: a path component is now a symlink") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular(st.st_mode)
+        if st.st_size > max_bytes:
+            raise Rejected(f"too large: {st.st_size:,} bytes, {too_large}")
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(_READ_CHUNK, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                raise Rejected(f"too large: grew while reading, {too_large}")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def file_budget(corpus: CorpusParams) -> Budget:
+    return Budget(
+        max_bytes=corpus.max_file_bytes,
+        max_chars=corpus.max_file_chars,
+        max_pages=corpus.max_pdf_pages,
+        html_max_depth=corpus.html_max_depth,
+    )
+
+
+def _reject(rejected: list[dict[str, str]], shown: str, reason: str) -> None:
+    log.warning("ingest: rejected %s: %s", one_line(shown), one_line(reason))
+    rejected.append({"path": shown, "reason": reason})
+
+
 def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(documents, rejected) tables for the folder ``corpus.dir``."""
+    """(documents, rejected) tables for the folder ``corpus.dir``: every file read and parsed
+    within its budget (:class:`~ragcourt.corpus.formats.Budget`, ``corpus.file_timeout_s``)."""
     root = Path(corpus.dir)
     if not root.is_dir():
         raise RagcourtError(f"corpus.dir '{root}': folder not found")
     allowed = {e.lower() for e in corpus.extensions}
     real_root = root.resolve()
+    budget = file_budget(corpus)
     docs: list[dict[str, object]] = []
     rejected: list[dict[str, str]] = []
     first_by_hash: dict[str, str] = {}
     dup_count: dict[str, int] = {}
-    for path in list_files(root):
-        ext = path.suffix.lower()
-        shown = path.as_posix()
-        try:
-            link_problem = symlink_problem(path, real_root)
-            if link_problem is not None:
-                raise Rejected(link_problem)
-            if ext not in allowed or ext not in FORMATS:
-                raise Rejected(f"unsupported extension '{ext or '(none)'}'")
-            fmt = FORMATS[ext]
-            parsed = parse_file(path, fmt)
-            text = normalise(parsed.text)
-            if not text:
-                raise Rejected("empty: no text after extraction")
-        except Rejected as why:
-            log.warning("ingest: rejected %s: %s", shown, why)
-            rejected.append({"path": shown, "reason": str(why)})
-            continue
-        except OSError as err:
-            log.warning("ingest: rejected %s: unreadable: %s", shown, err)
-            rejected.append({"path": shown, "reason": f"unreadable: {err.strerror or err}"})
-            continue
-        except Exception as err:  # one bad file never aborts the ingest
-            reason = f"unparsable: {one_line(err)}"
-            log.warning("ingest: rejected %s: %s", shown, reason)
-            rejected.append({"path": shown, "reason": reason})
-            continue
-        h = doc_hash(text)
-        duplicate_of = first_by_hash.get(h)
-        doc_id = h
-        if duplicate_of is None:
-            first_by_hash[h] = h
-        else:
-            dup_count[h] = dup_count.get(h, 1) + 1
-            doc_id = f"{h}-dup{dup_count[h]}"
-            log.warning("ingest: %s is an exact duplicate of doc %s (not chunked)", shown, h)
-        guess = detect_language(text)
-        docs.append(
-            {
-                "doc_id": doc_id,
-                "path": shown,
-                "title": pick_title(parsed.title, text, path.stem),
-                "format": fmt,
-                "text": text,
-                "n_chars": len(text),
-                "duplicate_of": duplicate_of,
-                "language": guess.language,
-                "language_confidence": guess.confidence,
-            }
-        )
+    unlisted: list[tuple[Path, str]] = []
+    paths = list_files(root, unlisted)
+    for folder, reason in unlisted:
+        _reject(rejected, shown_path(folder), reason)
+    with ParseWorker(corpus.file_timeout_s, corpus.parse_memory_mb) as worker:
+        for path in paths:
+            ext = path.suffix.lower()
+            shown = shown_path(path)
+            try:
+                if has_undecodable_name(path):
+                    raise Rejected("undecodable file name: not valid UTF-8")
+                mode = path.lstat().st_mode
+                if stat.S_ISLNK(mode):
+                    link_problem = symlink_problem(path, real_root)
+                    if link_problem is not None:
+                        raise Rejected(link_problem)
+                    rel = path.resolve(strict=True).relative_to(real_root)
+                elif stat.S_ISREG(mode):
+                    rel = path.relative_to(root)
+                else:
+                    raise not_regular(mode)
+                if ext not in allowed or ext not in FORMATS:
+                    raise Rejected(f"unsupported extension '{ext or '(none)'}'")
+                fmt = FORMATS[ext]
+                parsed = worker.parse(read_regular(real_root, rel, budget.max_bytes), fmt, budget)
+                text = parsed.text
+                if not text:
+                    raise Rejected("empty: no text after extraction")
+            except Rejected as why:
+                _reject(rejected, shown, str(why))
+                continue
+            except OSError as err:
+                _reject(rejected, shown, f"unreadable: {err.strerror or err}")
+                continue
+            except Exception as err:  # one bad file never aborts the ingest
+                _reject(rejected, shown, f"unparsable: {exception_line(err)}")
+                continue
+            h = doc_hash(text)
+            duplicate_of = first_by_hash.get(h)
+            doc_id = h
+            if duplicate_of is None:
+                first_by_hash[h] = h
+            else:
+                dup_count[h] = dup_count.get(h, 1) + 1
+                doc_id = f"{h}-dup{dup_count[h]}"
+                log.warning(
+                    "ingest: %s is an exact duplicate of doc %s (not chunked)", one_line(shown), h
+                )
+            guess = detect_language(text)
+            docs.append(
+                {
+                    "doc_id": doc_id,
+                    "path": shown,
+                    "title": pick_title(parsed.title, text, path.stem),
+                    "format": fmt,
+                    "text": text,
+                    "n_chars": len(text),
+                    "duplicate_of": duplicate_of,
+                    "language": guess.language,
+                    "language_confidence": guess.confidence,
+                }
+            )
     documents = pl.DataFrame(docs, schema=frame_schema("documents"))
     rejected_df = pl.DataFrame(rejected, schema=frame_schema("rejected_documents"))
     if documents.is_empty():

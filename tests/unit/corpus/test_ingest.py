@@ -146,12 +146,12 @@ def test_any_unexpected_parser_error_becomes_a_rejected_row(
     corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The stage loop turns every Exception from one file into a row (never aborts the ingest)."""
-    import ragcourt.corpus.ingest as ingest_mod
+    import ragcourt.corpus.formats as formats_mod
 
-    def boom(_raw: str) -> None:
+    def boom(_raw: str, _budget: object = None) -> None:
         raise AssertionError("parser invariant broken")
 
-    monkeypatch.setattr(ingest_mod, "parse_html", boom)
+    monkeypatch.setattr(formats_mod, "parse_html", boom)
     docs, rejected = ingest(CorpusParams(dir=str(corpus)))
     assert docs.height == 4
     assert rejected["reason"].to_list() == ["unparsable: AssertionError: parser invariant broken"]
