@@ -7,7 +7,10 @@ than the bound (an error row / a one-line error naming the file and line)."""
 from __future__ import annotations
 
 import json
+import resource
 import threading
+import time
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -38,6 +41,18 @@ LIMITS = LimitsParams(
 )
 MANY = [f"passage {i % 250}" for i in range(500)]  # 250 distinct texts, each twice
 DEEP = "[" * 5000 + "]" * 5000
+ZSTD_FRAME = b"\x28\xb5\x2f\xfd" + bytes(64)  # a zstd magic number: never decoded
+BOMB_MB = 300
+
+
+def _gzip_bomb() -> bytes:
+    comp = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    head = comp.compress(b'{"answer": "')
+    zeros = b"".join(comp.compress(b"0" * (1 << 20)) for _ in range(BOMB_MB))
+    return head + zeros + comp.compress(b'"}') + comp.flush()
+
+
+GZIP_BOMB = _gzip_bomb()
 
 
 class Service(BaseHTTPRequestHandler):
@@ -66,6 +81,18 @@ class Service(BaseHTTPRequestHandler):
             self.sent_big.append(sent)
             return
         body: bytes
+        if qid in ("zstd", "bomb"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "zstd" if qid == "zstd" else "gzip")
+            payload = ZSTD_FRAME if qid == "zstd" else GZIP_BOMB
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            try:
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
         if qid == "deep":
             body = ('{"answer": "x", "contexts": ' + DEEP + "}").encode()
         elif qid == "long":
@@ -120,6 +147,25 @@ def test_http_reply_body_answer_passages_and_nesting_are_bounded(service: str) -
     ok = rows["ok"]["retrieved"]
     assert isinstance(ok, list) and [p["text"] for p in ok] == ["same"]  # duplicates kept once
     assert rows["ok"]["answer"] == "fine"
+
+
+def test_zstd_is_refused_and_a_gzip_bomb_stops_at_the_cap(service: str) -> None:
+    """A zstd reply is refused before it is decoded; a 300 MB gzip bomb is decoded only up to
+    limits.http_reply_max_bytes (peak memory and wall time stated)."""
+    spec = HttpSpec.model_validate(
+        {"name": "svc", "kind": "http", "url": f"{service}/ask", "answer_path": "answer",
+         "body": {"id": "{question_id}", "q": "{question}"}, "max_retries": 2}
+    )  # fmt: skip
+    qa = pl.DataFrame({"question_id": ["zstd", "bomb"], "question": ["z?", "b?"]})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0 = time.perf_counter()
+    rows = _by_id(answer_over_http("svc", "external:http", spec, qa, limits=LIMITS))
+    wall = time.perf_counter() - t0
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
+    assert "Content-Encoding 'zstd'" in str(rows["zstd"]["error"])
+    assert "limits.http_reply_max_bytes" in str(rows["bomb"]["error"])
+    assert grown < 300, f"peak RSS grew {grown:.0f} MB for a {BOMB_MB} MB bomb"
+    assert wall < 10, f"{wall:.1f} s"
 
 
 USER_MODULE = f"""

@@ -45,6 +45,13 @@ from ragcourt.answering.external.replies import Reply, ReplyError, passages_from
 from ragcourt.answering.external.routes import ANSWER_ROUTES, AnswerRoute
 from ragcourt.answering.external.secrets import resolve_headers
 from ragcourt.answering.external.specs import PLACEHOLDER_RE, ContextFields, HttpSpec
+from ragcourt.core.bounded_http import (
+    ACCEPT_ENCODING,
+    BodyTooLarge,
+    ReplyBound,
+    UnsafeReply,
+    aread_bounded,
+)
 from ragcourt.core.params import LimitsParams
 from ragcourt.core.user_json import JsonTooDeep, loads_user_json
 
@@ -179,23 +186,17 @@ def _snippet(body: bytes, encoding: str | None) -> str:
 
 
 async def read_capped(resp: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
-    """(the body, False), or (its first ``max_bytes`` bytes, True) when it is longer: the
-    rest is never read. Counts decoded bytes (a compressed reply cannot hide its size)."""
-    declared = resp.headers.get("content-length", "")
-    if (
-        declared.isdigit()
-        and int(declared) > max_bytes
-        and not resp.headers.get("content-encoding")
-    ):
+    """(the decoded body, False), or (b"", True) when it passes ``max_bytes``: read through the
+    bounded reader (:func:`ragcourt.core.bounded_http.aread_bounded`), which counts decoded
+    bytes while it decodes (a gzip bomb stops at the bound) and never reads the rest; an
+    encoding it cannot bound (zstd, br, stacked) raises
+    :class:`~ragcourt.core.bounded_http.UnsupportedEncoding` before any byte is read."""
+    try:
+        return await aread_bounded(
+            resp, ReplyBound(max_bytes, "limits.http_reply_max_bytes")
+        ), False
+    except BodyTooLarge:
         return b"", True
-    chunks: list[bytes] = []
-    total = 0
-    async for chunk in resp.aiter_bytes():
-        chunks.append(chunk)
-        total += len(chunk)
-        if total > max_bytes:
-            return b"".join(chunks)[:max_bytes], True
-    return b"".join(chunks), False
 
 
 async def ask_once(
@@ -220,12 +221,17 @@ async def ask_once(
     where = f"{plan.method} {plan.url}"
     cap = bounds.http_reply_max_bytes
     try:
-        request = client.build_request(plan.method, plan.url, headers=dict(headers), **kwargs)
+        # only the encodings the bounded reader decodes are advertised, whatever the spec says
+        sent = {k: v for k, v in headers.items() if k.lower() != "accept-encoding"}
+        sent["Accept-Encoding"] = ACCEPT_ENCODING
+        request = client.build_request(plan.method, plan.url, headers=sent, **kwargs)
         resp = await client.send(request, stream=True)
         try:
             body, over = await read_capped(resp, cap)
         finally:
             await resp.aclose()
+    except UnsafeReply as err:  # an encoding that cannot be bounded: the same on a retry
+        raise CallFailed(scrub(str(err)), retryable=False) from None
     except httpx.TimeoutException as err:
         raise CallFailed(scrub(f"{where}: timed out ({type(err).__name__})")) from None
     except httpx.HTTPError as err:
