@@ -16,6 +16,7 @@ Profiles (``configs/profiles``): which one params match, and whether its models 
 from __future__ import annotations
 
 import importlib
+import json
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -144,22 +145,35 @@ def hosted_models(params: Params, systems: Sequence[AnySystem]) -> dict[str, lis
     return out
 
 
+DOCTOR_REPLY_BOUND = 2_000_000  # bytes of a /models or /health reply doctor reads
+
+
 def _listed_models(base: str, key: str | None, timeout_s: float) -> tuple[str, list[str]]:
-    """(status, model ids) of ``GET <base>/models``: status ``ok``, ``refused`` (401/403),
-    ``no-list`` (another status) or ``unreachable: <why>``."""
+    """(status, model ids) of ``GET <base>/models`` within a total deadline of ``timeout_s``
+    (connect, headers and body: a server that trickles cannot hold doctor): status ``ok``,
+    ``refused`` (401/403), ``no-list`` (another status) or ``unreachable: <why>``."""
     import httpx
+
+    from ragcourt.core.bounded_http import ReplyBound, UnsafeReply, get_bounded
 
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        resp = httpx.get(f"{base.rstrip('/')}/models", headers=headers, timeout=timeout_s)
+        resp = get_bounded(
+            f"{base.rstrip('/')}/models",
+            headers,
+            ReplyBound(DOCTOR_REPLY_BOUND, "doctor's reply bound"),
+            timeout_s,
+        )
+    except UnsafeReply as err:
+        return f"unreachable: {err}", []
     except httpx.HTTPError as err:
         return f"unreachable: {type(err).__name__}", []
-    if resp.status_code in (401, 403):
+    if resp.status in (401, 403):
         return "refused", []
-    if resp.status_code != 200:
+    if resp.status != 200:
         return "no-list", []
     try:
-        data = resp.json().get("data") or []
+        data = json.loads(resp.body).get("data") or []
         return "ok", [str(d.get("id")) for d in data if isinstance(d, dict)]
     except (ValueError, AttributeError):
         return "no-list", []
@@ -291,6 +305,8 @@ def check_prefect(timeout_s: float = 3.0) -> Check:
         import httpx
         from prefect.settings import PREFECT_API_URL
 
+        from ragcourt.core.bounded_http import ReplyBound, UnsafeReply, get_bounded
+
         url = PREFECT_API_URL.value()
         if not url:
             return Check(
@@ -301,11 +317,18 @@ def check_prefect(timeout_s: float = 3.0) -> Check:
                 "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`",
             )
         try:
-            resp = httpx.get(f"{url.rstrip('/')}/health", timeout=timeout_s)
+            resp = get_bounded(
+                f"{url.rstrip('/')}/health",
+                {},
+                ReplyBound(DOCTOR_REPLY_BOUND, "doctor's reply bound"),
+                timeout_s,
+            )
+        except UnsafeReply as err:
+            return Check("Prefect API", "fail", f"{url} unreachable ({err})")
         except httpx.HTTPError as err:
             return Check("Prefect API", "fail", f"{url} unreachable ({type(err).__name__})")
-        if resp.status_code != 200:
-            return Check("Prefect API", "fail", f"{url}/health answered {resp.status_code}")
+        if resp.status != 200:
+            return Check("Prefect API", "fail", f"{url}/health answered {resp.status}")
         return Check("Prefect API", "ok", f"{url} is healthy")
 
     return _guard("Prefect API", run)
