@@ -10,6 +10,7 @@ model string keeps the part after the last ``/``), ``top_k: 5`` -> ``k5``, ``fus
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -59,8 +60,12 @@ def _factor_levels(where: str, field: str, levels: Any) -> list[tuple[str, Any]]
     return pairs
 
 
-def expand_grid(grid: GridSpec, defaults: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
-    """The raw system dicts of a grid: base merged with one level of every factor."""
+def expand_grid(
+    grid: GridSpec, defaults: Mapping[str, Any], where: str, max_systems: int | None = None
+) -> list[dict[str, Any]]:
+    """The raw system dicts of a grid: base merged with one level of every factor. A product
+    of levels over ``max_systems`` is one line naming it and ``limits.max_systems`` (checked
+    before anything is expanded)."""
     known = set(SystemSpec.model_fields) - {"name"}
     if not grid.factors:
         raise ConfigError(f"{where}: a grid needs at least one factor")
@@ -71,6 +76,14 @@ def expand_grid(grid: GridSpec, defaults: Mapping[str, Any], where: str) -> list
         raise ConfigError(f"{where}: 'base' may not set a name (names come from the factors)")
     fields = list(grid.factors)
     level_lists = [_factor_levels(where, f, grid.factors[f]) for f in fields]
+    product = math.prod(len(levels) for levels in level_lists)
+    if max_systems is not None and product > max_systems:
+        sizes = " x ".join(f"{f} {len(lv)}" for f, lv in zip(fields, level_lists, strict=True))
+        raise ConfigError(
+            f"{where}: the grid expands to {product:,} systems ({sizes}), over "
+            f"limits.max_systems ({max_systems:,}); raise limits.max_systems in params.yaml "
+            "or use fewer levels"
+        )
     out: list[dict[str, Any]] = []
     for combo in itertools.product(*level_lists):
         labels = {f: label for f, (label, _) in zip(fields, combo, strict=True)}

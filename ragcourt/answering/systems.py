@@ -129,8 +129,13 @@ def parse_systems(
         kind = _kind(grid.base, where)
         if not SYSTEM_KINDS.get(kind, "kind").takes_defaults:
             raise ConfigError(f"{where}: key 'base.kind': grids expand built-in systems only")
-        for raw in expand_grid(grid, doc.defaults, where):
+        for raw in expand_grid(grid, doc.defaults, where, params.limits.max_systems):
             raws.append((f"grids[{i}] system {raw['name']!r}", kind, raw))
+        if len(raws) > params.limits.max_systems:  # the grids so far, added up
+            raise ConfigError(
+                f"{source}: {len(raws):,} systems, over limits.max_systems "
+                f"({params.limits.max_systems:,}); raise it in params.yaml"
+            )
     if not raws:
         raise ConfigError(f"{source}: no systems declared (add 'systems' or 'grids')")
 

@@ -500,12 +500,15 @@ class LimitsParams(Strict):
     the question becomes an error row; an answer over ``answer_max_chars`` or a passage over
     ``context_max_chars`` makes that question an error row; identical passages are kept once
     and at most ``contexts_max`` are kept per answer (the first ones, the rest dropped and
-    logged)."""
+    logged). A systems file may declare at most ``max_systems`` systems: a grid's product of
+    factor levels is checked before it is expanded."""
 
     http_reply_max_bytes: StrictInt = Field(default=1_000_000, ge=1_000, le=1_000_000_000)
     answer_max_chars: StrictInt = Field(default=50_000, ge=1, le=100_000_000)
     context_max_chars: StrictInt = Field(default=50_000, ge=1, le=100_000_000)
     contexts_max: StrictInt = Field(default=50, ge=1, le=10_000)
+    # systems one systems file may declare, grids expanded (their product is checked first)
+    max_systems: StrictInt = Field(default=1_000, ge=1, le=1_000_000)
 
 
 class Params(Strict):

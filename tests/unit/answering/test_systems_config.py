@@ -295,3 +295,34 @@ def test_unknown_local_model_is_checked_against_registry(params: Params, tmp_pat
     assert ok[0].generator_model == "local/smollm2-135m"
     with pytest.raises(ConfigError, match=r"system 's1': local model 'local/tiny' is not in"):
         parse_systems({"systems": [one(generator="local/tiny")]}, p, "s.yaml", prompts_dir=PROMPTS)
+
+
+def test_a_grid_product_over_the_cap_is_one_line_before_expansion(params: Params) -> None:
+    """A few KB of factors whose product is 10^9 systems is refused from the level counts
+    alone (no expansion, no MemoryError), naming the product and the param."""
+    import time
+
+    levels = {f"l{i}": i for i in range(1000)}
+    data = {
+        "defaults": {"chunking": "c256", "embedder": "minilm", "retriever": "dense"},
+        "grids": [{"factors": {"top_k": levels, "prompt_version": levels, "max_tokens": levels}}],
+    }
+    t0 = time.perf_counter()
+    with pytest.raises(ConfigError) as err:
+        parse(data, params)
+    assert time.perf_counter() - t0 < 5
+    msg = str(err.value)
+    assert "1,000,000,000 systems" in msg and "limits.max_systems (1,000)" in msg
+    assert "\n" not in msg
+
+
+def test_grids_adding_up_past_the_cap_are_refused(params: Params) -> None:
+    small = params.model_copy(deep=True)
+    small.limits.max_systems = 5
+    grid = {"factors": {"top_k": [1, 2, 3]}}
+    data = {
+        "defaults": {"chunking": "c256", "embedder": "minilm", "retriever": "dense"},
+        "grids": [{**grid, "prefix": "a"}, {**grid, "prefix": "b"}],
+    }
+    with pytest.raises(ConfigError, match=r"6 systems, over limits.max_systems \(5\)"):
+        parse(data, small)
