@@ -13,7 +13,10 @@ no build step) and a small JSON API:
 
 Safety: :class:`LabelServer` binds 127.0.0.1 only; the Host header must be ``127.0.0.1`` or
 ``localhost`` (no DNS rebinding); POSTs need the per-process token embedded in the page
-(``X-Ragcourt-Token``; another site cannot read it) and a JSON body; the page's Content
+(``X-Ragcourt-Token``; another site cannot read it) and a JSON body, both checked before any
+byte of the body is read (:class:`GuardPosts`), and a body is at most
+:data:`MAX_BODY_BYTES` (its Content-Length, and counted while it arrives); error replies name
+the rule and never echo the request; the page's Content
 Security Policy allows only its own script and style. No request value is used in a file
 path or a shell: items are looked up by id in the in-memory sample, and the label file is the
 store's fixed path. The page puts every text into the DOM with ``textContent`` (it is never
@@ -22,6 +25,7 @@ parsed as HTML), which is HTML escaping by construction.
 
 from __future__ import annotations
 
+import json
 import secrets
 import socket
 import threading
@@ -32,8 +36,9 @@ from typing import Any
 import polars as pl
 import uvicorn
 from fastapi import FastAPI, Header, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from ragcourt.calibration.labels import LabelStore, make_label
@@ -52,6 +57,71 @@ _SECURITY_HEADERS = {
 }
 
 
+MAX_BODY_BYTES = 16_384  # a label POST is a few dozen bytes
+
+
+async def _refuse(send: Any, status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.lower().encode(), v.encode()) for k, v in _SECURITY_HEADERS.items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class GuardPosts:
+    """ASGI middleware: a POST must carry the page token and a JSON content type, checked
+    before its body is read (403 / 415), and its body may not pass ``MAX_BODY_BYTES`` (413:
+    from its Content-Length, or counted while it arrives, the rest never read)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        given = headers.get("x-ragcourt-token")
+        if given is None or not secrets.compare_digest(given.encode(), self.token.encode()):
+            await _refuse(send, 403, "missing or wrong page token")
+            return
+        if not headers.get("content-type", "").startswith("application/json"):
+            await _refuse(send, 415, "expected a JSON body")
+            return
+        length = headers.get("content-length")
+        too_large = f"body over {MAX_BODY_BYTES:,} bytes"
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            await _refuse(send, 413, too_large)
+            return
+        # read the (small) body here, counting while it arrives, then hand it on whole
+        chunks: list[bytes] = []
+        seen = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > MAX_BODY_BYTES:
+                await _refuse(send, 413, too_large)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        handed = False
+
+        async def replay() -> Any:
+            nonlocal handed
+            if not handed:
+                handed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 def static_text(name: str) -> str:
     """A file of the packaged ``static`` folder (only the names this module uses)."""
     root = resources.files("ragcourt.calibration") / "static"
@@ -61,8 +131,8 @@ def static_text(name: str) -> str:
 class LabelIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    item_id: str
-    value: str | int
+    item_id: StrictStr
+    value: StrictStr | StrictInt  # a JSON true is not a label
 
 
 def _public(item: dict[str, Any]) -> dict[str, Any]:
@@ -87,6 +157,7 @@ def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
     page = static_text("label.html").replace(TOKEN_PLACEHOLDER, token)
 
     app = FastAPI(title="ragcourt labelling", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(GuardPosts, token=token)  # inner: runs after the Host check
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=[LOOPBACK, "localhost"])
 
     @app.middleware("http")
@@ -158,8 +229,11 @@ def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
             raise HTTPException(status_code=404, detail="unknown item")
         try:
             record = make_label(items[pos], body.value, store.labeler, "web")
-        except RagcourtError as err:
-            raise HTTPException(status_code=422, detail=str(err)) from None
+        except RagcourtError:  # the rule, not the value sent (no echo)
+            allowed = (
+                "correct, incorrect, cant_tell" if items[pos]["kind"] == "answer" else "0, 1, 2"
+            )
+            raise HTTPException(status_code=422, detail=f"not a label: one of {allowed}") from None
         store.append(record)
         return progress() | {"position": pos, "next": next_after(pos), "label": record.value}
 
@@ -172,6 +246,13 @@ def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
         item_id = store.undo_last()
         pos = None if item_id is None else by_id.get(item_id)
         return progress() | {"undone": item_id, "position": pos}
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_body(request: Request, err: RequestValidationError) -> JSONResponse:
+        """Which field is wrong and why, never the value sent (no echo)."""
+        first = err.errors()[0] if err.errors() else {}
+        where = ".".join(str(x) for x in first.get("loc", ()) if x != "body") or "body"
+        return JSONResponse({"detail": f"invalid {where}: {first.get('type', 'value')}"}, 422)
 
     @app.exception_handler(RagcourtError)
     async def ragcourt_error(request: Request, err: RagcourtError) -> JSONResponse:

@@ -100,7 +100,11 @@ def test_bad_requests_are_refused(setup: Any) -> None:
     assert plain.status_code in (415, 422)
     assert _post(client, token, "/api/label", {"item_id": "a-0", "value": 1}).status_code == 404
     bad = _post(client, token, "/api/label", {"item_id": first["item_id"], "value": "maybe"})
-    assert bad.status_code == 422 and "not one of" in bad.json()["detail"]
+    assert bad.status_code == 422 and "not a label: one of" in bad.json()["detail"]
+    assert "maybe" not in bad.text  # the value sent is never echoed
+    for value in (True, 1.0, None, [1]):  # strictly typed: a JSON true is not a label
+        typed = _post(client, token, "/api/label", {"item_id": first["item_id"], "value": value})
+        assert typed.status_code == 422, value
     assert client.get(f"/api/item/{sample.height}").status_code == 404
     assert client.get("/api/item/-1").status_code == 404
     evil = TestClient(client.app, base_url="http://evil.example")
@@ -118,3 +122,59 @@ def test_label_server_binds_loopback_on_a_free_port(setup: Any) -> None:
         server.stop()
     with pytest.raises(httpx.ConnectError):
         httpx.get(server.url + "api/state", timeout=2)
+
+
+def test_a_huge_body_is_refused_before_it_is_read_and_never_echoed(setup: Any) -> None:
+    """A real server on loopback: a 50 MB POST without the token is 403 from the headers alone,
+    with the token it is 413 from its Content-Length, and a chunked one (no Content-Length) is
+    cut off at the cap while it arrives; no reply echoes what was sent."""
+    import socket
+
+    client, _, store, token = setup
+    server = LabelServer(client.app).start()
+    try:
+        host, port = "127.0.0.1", server.port
+
+        def raw(headers: str, body_chunks: int) -> bytes:
+            with socket.create_connection((host, port), timeout=10) as sock:
+                sock.sendall(headers.encode())
+                sent = 0
+                try:
+                    for _ in range(body_chunks):
+                        sock.sendall(b"4000\r\n" + b"A" * 0x4000 + b"\r\n" if "chunked" in headers
+                                     else b"A" * 65_536)  # fmt: skip
+                        sent += 1
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                sock.settimeout(10)
+                data = b""
+                try:
+                    while chunk := sock.recv(65_536):
+                        data += chunk
+                except (TimeoutError, ConnectionResetError):
+                    pass
+                return data
+
+        big = 50_000_000
+        no_token = raw(
+            f"POST /api/label HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {big}\r\nConnection: close\r\n\r\n",
+            4,
+        )
+        assert b" 403 " in no_token.split(b"\r\n")[0] and b"AAAA" not in no_token
+        declared = raw(
+            f"POST /api/label HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"X-Ragcourt-Token: {token}\r\nContent-Length: {big}\r\nConnection: close\r\n\r\n",
+            4,
+        )
+        assert b" 413 " in declared.split(b"\r\n")[0] and b"AAAA" not in declared
+        chunked = raw(
+            f"POST /api/label HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"X-Ragcourt-Token: {token}\r\nTransfer-Encoding: chunked\r\n"
+            "Connection: close\r\n\r\n",
+            64,
+        )
+        assert b" 413 " in chunked.split(b"\r\n")[0] and b"AAAA" not in chunked, chunked
+    finally:
+        server.stop()
+    assert not store.path.exists()
