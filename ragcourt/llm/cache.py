@@ -25,6 +25,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import sqlite3
@@ -36,8 +37,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ragcourt.core.user_json import loads_user_json
 from ragcourt.llm.types import ChatRequest, PositionLogprobs
 
 log = logging.getLogger("ragcourt.llm.cache")
@@ -74,6 +76,9 @@ def cache_key(req: ChatRequest, extra: dict[str, Any] | None = None) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+LOGPROB_SLACK = 1e-4  # a stored log-probability may be this far above 0 (float noise)
+
+
 class CachedReply(BaseModel):
     """One stored reply: what the gateway writes (``_to_cache``) and reads back."""
 
@@ -86,6 +91,19 @@ class CachedReply(BaseModel):
     finish_reason: str | None = None
     logprobs: list[PositionLogprobs] | None = None
     candidate_logprobs: dict[str, tuple[str, float]] | None = None
+
+    @model_validator(mode="after")
+    def _log_probabilities(self) -> CachedReply:
+        """Every log-probability is a log of a probability: <= 0 (float noise up to
+        :data:`LOGPROB_SLACK` allowed), never NaN; -inf is a probability of 0."""
+        values = [v for _, v in (self.candidate_logprobs or {}).values()]
+        for pos in self.logprobs or []:
+            values.append(pos.logprob)
+            values += [t.logprob for t in pos.top_logprobs]
+        bad = next((v for v in values if math.isnan(v) or v > LOGPROB_SLACK), None)
+        if bad is not None:
+            raise ValueError(f"log-probability {bad!r} is not a log of a probability")
+        return self
 
 
 class VerifyReport(BaseModel):
@@ -116,7 +134,7 @@ def parse_entry(value: object) -> CachedReply | str:
     if not isinstance(value, str):
         return f"value is {type(value).__name__}, not JSON text"
     try:
-        data = json.loads(value)
+        data = loads_user_json(value)  # bounded depth: a deep value is damage, not a crash
     except ValueError as exc:
         return f"not JSON ({exc})"
     try:

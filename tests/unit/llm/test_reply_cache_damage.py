@@ -139,3 +139,28 @@ def test_unusable_cache_folder_turns_the_cache_off_without_raising(tmp_path: Pat
     cache.set(f"{1:064x}", {"text": "x"})
     assert cache.get(f"{1:064x}") is None
     assert cache.clear() == 0
+
+
+def test_out_of_range_log_probabilities_and_deep_values_are_damage(tmp_path: Path) -> None:
+    """A stored log-probability above 0 or NaN, or a value nested past the JSON depth bound,
+    is a counted miss (no crash, no RecursionError), and ``verify`` finds it first."""
+    cache = _filled(tmp_path / "c", n=2)
+    pos = {"token": "A", "logprob": -0.1, "top_logprobs": [{"token": "A", "logprob": 5.0}]}
+    bad = {
+        f"{20:064x}": json.dumps({"text": "A", "logprobs": [pos]}),
+        f"{21:064x}": '{"text": "A", "logprobs": [{"token": "A", "logprob": NaN}]}',
+        f"{22:064x}": json.dumps({"text": "A", "candidate_logprobs": {"A": ["A", 0.7]}}),
+        f"{23:064x}": '{"text": "A", "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    }
+    for key, value in bad.items():
+        _raw_put(cache.path, key, value)
+    report = ReplyCache(tmp_path / "c").verify()
+    assert report.entries_damaged == len(bad) and report.entries_ok == 2
+    fresh = ReplyCache(tmp_path / "c")
+    for key in bad:
+        assert fresh.get(key) is None
+    assert fresh.damaged_entries == len(bad)
+    ok = {"token": "A", "logprob": -float("inf"), "top_logprobs": [{"token": "A", "logprob": 0.0}]}
+    fresh.set(f"{30:064x}", {"text": "A", "logprobs": [ok]})  # -inf and 0 are probabilities
+    assert fresh.get(f"{30:064x}") is not None
+    fresh.close()
