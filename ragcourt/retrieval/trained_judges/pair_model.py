@@ -9,11 +9,12 @@ the same data writes the same bytes.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.io import write_text
@@ -58,6 +59,9 @@ class PairModel(BaseModel):
             raise ValueError(f"{len(self.coef)} coefficients for {n} features")
         if any(s <= 0 for s in self.scale):
             raise ValueError("feature scales must be positive")
+        numbers = [*self.mean, *self.scale, *self.coef, self.intercept, self.threshold]
+        if not all(math.isfinite(v) for v in numbers):
+            raise ValueError("weights hold a non-finite number (NaN or infinity)")
         return self
 
     @property
@@ -85,6 +89,13 @@ class PairModel(BaseModel):
             )
         try:
             return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        except ValidationError as err:
+            e = err.errors()[0]
+            where = ".".join(str(x) for x in e["loc"]) or "value"
+            raise ConfigError(
+                f"trained judge weights {path} are invalid ({where}: {e['msg']}); rebuild them "
+                f"with `{TRAIN_COMMAND}`"
+            ) from None
         except (ValueError, RecursionError) as err:
             first = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise ConfigError(
