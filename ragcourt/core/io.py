@@ -18,6 +18,7 @@ stage starts for its own outputs, removes them.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
 import os
@@ -120,6 +121,26 @@ def sweep_stale_temps(targets: Iterable[Path | str]) -> list[Path]:
     return removed
 
 
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def is_disk_full(err: BaseException) -> bool:
+    """``err`` (an OSError, or a library's wrapper of one, e.g. polars' "os error 28") means
+    the device or the quota is full."""
+    if isinstance(err, OSError) and err.errno in _FULL:
+        return True
+    text = str(err)
+    return "No space left on device" in text or "Disk quota exceeded" in text
+
+
+def disk_full(path: Path) -> RagcourtError:
+    """The one-line error of a write that ran out of space."""
+    return RagcourtError(
+        f"{path}: no space left on the device (disk or quota full); nothing was half-written "
+        "(the previous file, if any, is unchanged): free space and rerun"
+    )
+
+
 @contextmanager
 def atomic_path(path: Path | str, suffix: str = ".tmp", durable: bool = False) -> Iterator[Path]:
     """Yield a temp path next to ``path``; rename onto ``path`` only if the block succeeds
@@ -130,9 +151,14 @@ def atomic_path(path: Path | str, suffix: str = ".tmp", durable: bool = False) -
     ``os.replace`` keeps it.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp_path = temp_path(path, suffix)
-    os.close(os.open(tmp_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp_path = temp_path(path, suffix)
+        os.close(os.open(tmp_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    except OSError as err:
+        if err.errno in _FULL:
+            raise disk_full(path) from None
+        raise
     pending = None if durable else _PENDING.get()
     deferred = False
     try:
@@ -142,6 +168,10 @@ def atomic_path(path: Path | str, suffix: str = ".tmp", durable: bool = False) -
             deferred = True
         else:
             os.replace(tmp_path, path)
+    except Exception as err:
+        if is_disk_full(err):  # the temp file goes; the previous output stays as it was
+            raise disk_full(path) from None
+        raise
     finally:
         if not deferred and tmp_path.exists():
             tmp_path.unlink()
