@@ -213,16 +213,25 @@ def unlisted_partitions(systems: Sequence[AnySystem]) -> list[Path]:
     if not folder.is_dir():
         return []
     keep = {partition_path(s.name).name for s in systems}
-    return sorted(p for p in folder.glob("*.parquet") if p.name not in keep)
+    return sorted(
+        p
+        for p in folder.glob("*.parquet")
+        if p.name not in keep and not p.is_symlink() and p.is_file()  # a partition file only
+    )
 
 
 def prune_partitions(systems: Sequence[AnySystem]) -> list[Path]:
     """Delete the partitions of systems ``systems`` does not list (``ragcourt answers prune``;
     the answer stage never does: an external system's answers may be costly or impossible to
     get again); returns the deleted paths."""
-    removed = unlisted_partitions(systems)
-    for path in removed:
-        path.unlink(missing_ok=True)
+    removed: list[Path] = []
+    for path in unlisted_partitions(systems):
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as err:
+            log.warning("could not remove %s: %s", path, err.strerror or err)
+            continue
+        removed.append(path)
         log.info("removed the partition of a system not in the systems file: %s", path)
     return removed
 

@@ -158,8 +158,13 @@ def prune_answers(
 
     p = load_params(params)
     systems = load_systems(p)
-    paths = unlisted_partitions(systems) if dry_run else prune_partitions(systems)
-    verb = "would delete" if dry_run else "deleted"
-    for path in paths:
-        console.print(f"{verb} {path}", markup=False, highlight=False)
-    console.print(f"{verb} {len(paths)} partition(s) of systems not in {p.systems_file}")
+    listed = unlisted_partitions(systems)  # what will go is shown before anything goes
+    for path in listed:
+        console.print(f"will delete {path}", markup=False, highlight=False)
+    if dry_run:
+        console.print(
+            f"would delete {len(listed)} partition file(s) of systems not in {p.systems_file}"
+        )
+        return
+    removed = prune_partitions(systems)
+    console.print(f"deleted {len(removed)} partition file(s) of systems not in {p.systems_file}")

@@ -73,10 +73,15 @@ def test_unlisted_partitions_are_kept_left_out_and_pruned_on_request(project: Pa
     app.add_typer(answers_app, name="answers")
     res = CliRunner().invoke(app, ["answers", "prune", "--dry-run"])
     assert res.exit_code == 0, res.output
-    assert "would delete data/answers/systems/team-b.parquet" in res.output
+    assert "will delete data/answers/systems/team-b.parquet" in res.output
+    assert "would delete 1 partition file(s)" in res.output
     assert part_b.is_file()
+    odd = Path("data/answers/systems/folder.parquet")  # not a partition file: never touched
+    odd.mkdir()
     res = CliRunner().invoke(app, ["answers", "prune"])
     assert res.exit_code == 0, res.output
-    assert "deleted 1 partition(s)" in res.output
-    assert not part_b.exists()
+    lines = res.output.splitlines()
+    assert lines.index("will delete data/answers/systems/team-b.parquet") < len(lines) - 1
+    assert "deleted 1 partition file(s)" in res.output
+    assert not part_b.exists() and odd.is_dir()
     assert Path("data/answers/systems/team-a.parquet").is_file()
