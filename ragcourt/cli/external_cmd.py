@@ -82,19 +82,21 @@ def export_questions(
     fmt: Annotated[ExportFormat, typer.Option("--format", help="file format")] = (
         ExportFormat.jsonl
     ),
-    out: Annotated[Path | None, typer.Option("--out", help="file to write (default: stdout)")] = (
-        None
-    ),
+    out: Annotated[
+        Path | None, typer.Option("--out", help="file to write ('-' or none: stdout)")
+    ] = (None),
 ) -> None:
     """Write the QA set's question ids and questions (no reference answers)."""
     from ragcourt.core.io import write_text
+    from ragcourt.core.user_files import output_target
 
+    target = None if out is None else output_target(out)  # checked before any work
     source, rows = _qa()
     text = questions_text(rows, fmt)
-    if out is None:
+    if target is None:
         sys.stdout.write(text)
         return
-    write_text(text, out)
+    write_text(text, target)
     err_console.print(f"wrote {len(rows)} questions from {source} to {out}")
 
 
@@ -107,9 +109,19 @@ def import_answers(
     print_only: Annotated[
         bool, typer.Option("--print-only", help="copy the file, print the entry, edit nothing")
     ] = False,
+    encoding: Annotated[
+        str | None,
+        typer.Option(
+            "--encoding",
+            help="text encoding of a .jsonl/.csv file (default: by its byte-order mark, else "
+            "UTF-8); the project's copy is written as UTF-8",
+        ),
+    ] = None,
 ) -> None:
     """Check an answers file against the QA set and register it as a system."""
-    from ragcourt.answering.external.answers_file import read_answers_file
+    import tempfile
+
+    from ragcourt.answering.external.answers_file import read_answers_file, read_text_file
     from ragcourt.answering.external.registration import imported_path, register_answers_file
     from ragcourt.answering.stage import QA_PATH, check_questions
     from ragcourt.core.io import read_table
@@ -118,7 +130,8 @@ def import_answers(
     p = load_params(params)
     imported_path(system, file)  # name and suffix first: one-line errors before reading
     qa = check_questions(read_table(QA_PATH, "qa"), QA_PATH)
-    checked = read_answers_file(file, qa)
+    checked = read_answers_file(file, qa, encoding)
+
     with_contexts = sum(1 for r in checked.replies.values() if r.contexts)
     console.print(
         f"{file}: {len(checked.replies)} answers for {qa.height} questions "
@@ -132,7 +145,12 @@ def import_answers(
             f"{len(checked.unanswered)} questions have no answer and will be error "
             f"rows of '{system}': {shown}"
         )
-    reg = register_answers_file(file, system, p, edit_systems_file=not print_only)
+    with tempfile.TemporaryDirectory(prefix="ragcourt-import-") as tmp:
+        source = file
+        if file.suffix.lower() in (".jsonl", ".csv"):  # the project keeps its copy as UTF-8
+            source = Path(tmp) / file.name
+            source.write_text(read_text_file(file, encoding), encoding="utf-8")
+        reg = register_answers_file(source, system, p, edit_systems_file=not print_only)
     dest = imported_path(system, file)
     if reg.state == "added":
         console.print(f"copied to {dest}; added system '{system}' to {reg.systems_file}")

@@ -271,3 +271,58 @@ def test_questions_export_then_answers_import(project: Params, module: str) -> N
     out = read_table("data/answers/answers.parquet", "answers")
     team_c = out.filter(pl.col("system") == "team-c")
     assert team_c["answer"].to_list() == ["a q1", "a q2", None]
+
+
+def test_answers_files_in_other_encodings_and_with_huge_cells(project: Params, module: str) -> None:
+    """Latin-1 needs --encoding (else one line naming the file and line); UTF-16 with a BOM
+    is read as is; the project's copy is UTF-8; a CSV cell over Python's default 131,072
+    characters is read (then bounded by limits.context_max_chars as an error row)."""
+    _write_systems(module)
+    _answers_file([{"question_id": "q1", "answer": "1803"}])
+    runner = CliRunner()
+    rows = "".join(
+        json.dumps({"question_id": q, "answer": f"café {q}"}, ensure_ascii=False) + "\n"
+        for q, _ in QA
+    )
+    latin = Path("latin.jsonl")
+    latin.write_bytes(rows.encode("latin-1"))
+    res = runner.invoke(_cli(), ["answers", "import", str(latin), "--system", "team-l"])
+    assert res.exit_code == 2
+    errors = [ln for ln in res.output.splitlines() if ln.startswith("ragcourt: error:")]
+    assert len(errors) == 1 and "latin.jsonl: line 1 is not utf-8 text" in errors[0]
+    assert "--encoding" in errors[0]
+    res = runner.invoke(
+        _cli(), ["answers", "import", str(latin), "--system", "team-l", "--encoding", "latin-1"]
+    )
+    assert res.exit_code == 0, res.output
+    assert Path("data/external/team-l.jsonl").read_text(encoding="utf-8") == rows
+    wide = Path("wide.jsonl")
+    wide.write_bytes(rows.encode("utf-16"))  # with its BOM
+    res = runner.invoke(_cli(), ["answers", "import", str(wide), "--system", "team-u"])
+    assert res.exit_code == 0, res.output
+    assert Path("data/external/team-u.jsonl").read_text(encoding="utf-8") == rows
+
+    big = Path("big.csv")
+    cell = json.dumps(["p" * 200_000])
+    big.write_text(
+        "question_id,answer,contexts\n" + f'q1,an answer,"{cell.replace(chr(34), 2 * chr(34))}"\n'
+    )
+    res = runner.invoke(_cli(), ["answers", "import", str(big), "--system", "team-w"])
+    assert res.exit_code == 0, res.output
+    assert "Traceback" not in res.output
+
+
+def test_questions_export_out_refuses_special_files(project: Params, tmp_path: Path) -> None:
+    runner = CliRunner()
+    Path("adir").mkdir()
+    os.mkfifo("pipe")
+    Path("link").symlink_to("/dev/null")
+    for target, needle in (("adir", "a directory"), ("pipe", "not a regular file"),
+                           ("link", "a link")):  # fmt: skip
+        res = runner.invoke(_cli(), ["questions", "export", "--out", target])
+        assert res.exit_code == 2, (target, res.output)
+        errors = [ln for ln in res.output.splitlines() if ln.startswith("ragcourt: error:")]
+        assert len(errors) == 1 and needle in errors[0], (target, res.output)
+    assert Path("adir").is_dir() and Path("link").is_symlink()
+    res = runner.invoke(_cli(), ["questions", "export", "--out", "-"])
+    assert res.exit_code == 0 and json.loads(res.stdout.splitlines()[0])["question_id"] == "q1"

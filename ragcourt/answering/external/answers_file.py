@@ -26,6 +26,7 @@ becomes an error row of the system (never a silent drop).
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,9 +39,10 @@ from ragcourt.answering.external.replies import Reply, ReplyError, opt_number, p
 from ragcourt.answering.external.routes import ANSWER_ROUTES, AnswerRoute
 from ragcourt.answering.external.rows import answer_row, error_row, rows_frame
 from ragcourt.answering.external.specs import ANSWERS_FILE_SUFFIXES
-from ragcourt.core.errors import SchemaError
+from ragcourt.core.errors import ConfigError, SchemaError
 from ragcourt.core.params import LimitsParams
 from ragcourt.core.spreadsheet import from_cell
+from ragcourt.core.user_files import decode_user_text
 from ragcourt.core.user_json import JsonTooDeep, loads_user_json
 
 COLUMNS = ("question_id", "answer", "contexts", "latency_s", "cost_usd", "question")
@@ -57,27 +59,48 @@ class AnswersFile:
     unanswered: list[str]
 
 
-def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+# a CSV cell may hold every passage of an answer: limits.contexts_max x context_max_chars at
+# their largest, plus JSON quoting (Python's default is 131,072 characters)
+CSV_FIELD_LIMIT = 2**31 - 1
+
+
+def read_text_file(path: Path, encoding: str | None = None) -> str:
+    """The text of a JSONL/CSV answers file: ``encoding`` as declared, else by byte-order mark,
+    else UTF-8 (:func:`ragcourt.core.user_files.decode_user_text`)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise SchemaError(f"{path}: cannot be read ({err.strerror or err})") from None
+    try:
+        return decode_user_text(raw, str(path), encoding)
+    except ConfigError as err:
+        raise SchemaError(str(err)) from None
+
+
+def _records(path: Path, encoding: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """(row label, raw record) in file order; the file's shape errors name the row."""
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        with path.open(encoding="utf-8-sig") as fh:  # -sig: a byte-order mark is dropped
-            for n, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = loads_user_json(line)
-                except ValueError as err:
-                    raise SchemaError(f"{path}: line {n}: not valid JSON ({err})") from None
-                if not isinstance(obj, dict):
-                    raise SchemaError(f"{path}: line {n}: expected a JSON object")
-                yield f"line {n}", obj
+        text = read_text_file(path, encoding)
+        for n, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is data
+            if not line.strip():
+                continue
+            try:
+                obj = loads_user_json(line)
+            except ValueError as err:
+                raise SchemaError(f"{path}: line {n}: not valid JSON ({err})") from None
+            if not isinstance(obj, dict):
+                raise SchemaError(f"{path}: line {n}: expected a JSON object")
+            yield f"line {n}", obj
     elif suffix == ".csv":
-        with path.open(encoding="utf-8-sig", newline="") as fh:
-            reader = csv.DictReader(fh)
+        csv.field_size_limit(CSV_FIELD_LIMIT)
+        reader = csv.DictReader(io.StringIO(read_text_file(path, encoding), newline=""))
+        try:
             _check_columns(path, reader.fieldnames or [])
             for n, rec in enumerate(reader, start=1):
                 yield f"row {n}", _csv_record(path, f"row {n}", rec)
+        except csv.Error as err:
+            raise SchemaError(f"{path}: row {reader.line_num}: not valid CSV ({err})") from None
     elif suffix == ".parquet":
         try:
             df = pl.read_parquet(path)
@@ -138,15 +161,18 @@ def _question_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def read_answers_file(path: Path | str, qa: pl.DataFrame) -> AnswersFile:
-    """Check every row of ``path`` against the QA set (rules in the module docstring)."""
+def read_answers_file(
+    path: Path | str, qa: pl.DataFrame, encoding: str | None = None
+) -> AnswersFile:
+    """Check every row of ``path`` against the QA set (rules in the module docstring); a text
+    file is read in ``encoding`` (None: by its byte-order mark, else UTF-8)."""
     path = Path(path)
     if not path.is_file():
         raise SchemaError(f"{path}: answers file not found")
     questions = dict(zip(qa["question_id"].to_list(), qa["question"].to_list(), strict=True))
     replies: dict[str, Reply] = {}
     first_seen: dict[str, str] = {}
-    for where, rec in _records(path):
+    for where, rec in _records(path, encoding):
         if path.suffix.lower() == ".jsonl":
             _check_columns(path, list(rec), f"{where}: ")
 
