@@ -93,6 +93,16 @@ class Service(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             return
+        if qid == "offsets":
+            body = json.dumps(
+                {"answer": "a", "contexts": [{"text": "p", "char_start": 0, "char_end": 10**29}]}
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if qid == "deep":
             body = ('{"answer": "x", "contexts": ' + DEEP + "}").encode()
         elif qid == "long":
@@ -166,6 +176,18 @@ def test_zstd_is_refused_and_a_gzip_bomb_stops_at_the_cap(service: str) -> None:
     assert "limits.http_reply_max_bytes" in str(rows["bomb"]["error"])
     assert grown < 300, f"peak RSS grew {grown:.0f} MB for a {BOMB_MB} MB bomb"
     assert wall < 10, f"{wall:.1f} s"
+
+
+def test_an_out_of_range_offset_is_an_error_row_not_a_null(service: str) -> None:
+    spec = HttpSpec.model_validate(
+        {"name": "svc", "kind": "http", "url": f"{service}/ask", "answer_path": "answer",
+         "contexts_path": "contexts", "body": {"id": "{question_id}", "q": "{question}"},
+         "max_retries": 0}
+    )  # fmt: skip
+    qa = pl.DataFrame({"question_id": ["offsets"], "question": ["o?"]})
+    [row] = answer_over_http("svc", "external:http", spec, qa, limits=LIMITS).to_dicts()
+    assert row["answer"] is None and "char_end" in str(row["error"])
+    assert "out of range" in str(row["error"])
 
 
 USER_MODULE = f"""

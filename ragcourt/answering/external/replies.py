@@ -28,6 +28,7 @@ from typing import Any
 
 from ragcourt.core.provenance import external_chunk_id
 
+MAX_OFFSET = 2**63 - 1  # a character offset the answers table can hold (Int64)
 PASSAGE_KEYS = ("text", "doc_id", "score", "char_start", "char_end")
 
 
@@ -78,6 +79,8 @@ def _opt_int(value: Any, where: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ReplyError(f"{where}: expected an integer >= 0, got {value!r}")
+    if value > MAX_OFFSET:  # past what the tables store (int64): an error, never a null
+        raise ReplyError(f"{where}: {value} is out of range (at most {MAX_OFFSET})")
     return value
 
 
