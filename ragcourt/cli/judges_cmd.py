@@ -1,4 +1,5 @@
-"""``ragcourt judges``: the trained judges' weights (build, verify, show)."""
+"""``ragcourt judges``: the trained judges' weights (build, verify, show), the reading model
+(``train-reader``), and scoring your own pairs with any of them (``score``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import typer
 from rich.table import Table
 
 from ragcourt.cli.consoles import cli_console
-from ragcourt.cli.errors import print_error, user_errors
+from ragcourt.cli.errors import err_console, print_error, user_errors
 
 if TYPE_CHECKING:
     from ragcourt.retrieval.trained_judges.pair_model import PairModel, Role
@@ -94,3 +95,111 @@ def _show(models: Mapping[Role, PairModel]) -> None:
             table.add_row(role, name, f"{value:g}")
         table.add_row(role, "threshold", f"{model.threshold:g}")
     console.print(table)
+
+
+@app.command("train-reader")
+@user_errors
+def train_reader(
+    out: Annotated[
+        Path | None, typer.Option("--out", help="model folder (default: the shipped one)")
+    ] = None,
+    validation_dir: Annotated[
+        Path,
+        typer.Option("--validation-dir", help="folder with squadv2_train.json (measured on)"),
+    ] = DEFAULT_VALIDATION,
+    recipe: Annotated[
+        str,
+        typer.Option(
+            "--recipe",
+            help="cpu (the shipped, smaller recipe), gpu, or tiny (a smoke run: minutes)",
+        ),
+    ] = "cpu",
+    fit_articles: Annotated[
+        int | None, typer.Option("--fit-articles", help="override: articles to fit on (0: all)")
+    ] = None,
+    max_examples: Annotated[
+        int | None, typer.Option("--max-examples", help="override: cap on fitting examples")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="the one seed of the run")] = 0,
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option("--checkpoint", help="also save the fp16 torch weights here (not shipped)"),
+    ] = None,
+) -> None:
+    """Train, export (int8 ONNX) and measure the reading model from installed weights."""
+    import dataclasses
+    import logging
+
+    from ragcourt.core import offline
+    from ragcourt.core.errors import ConfigError
+    from ragcourt.retrieval.reader.build import build_reader
+    from ragcourt.retrieval.reader.model import WEIGHTS_DIR
+    from ragcourt.retrieval.reader.training import RECIPES
+    from ragcourt.retrieval.trained_judges.squad_data import squad_train_path
+
+    offline.apply()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    squad2 = validation_dir / "squadv2_train.json"
+    if not squad2.is_file():
+        raise ConfigError(f"--validation-dir {validation_dir}: no squadv2_train.json there")
+    if recipe not in RECIPES:
+        raise ConfigError(f"--recipe {recipe!r}: one of {', '.join(RECIPES)}")
+    chosen = dataclasses.replace(RECIPES[recipe], seed=seed)
+    if fit_articles is not None:
+        chosen = dataclasses.replace(chosen, fit_articles=fit_articles)
+    if max_examples is not None:
+        chosen = dataclasses.replace(chosen, max_examples=max_examples)
+    target = out or WEIGHTS_DIR
+    card = build_reader(target, squad_train_path(), squad2, chosen, recipe, checkpoint)
+    sq = card["record"]["metrics"]["squad2"]
+    console.print(
+        f"reader written to {target}: SQuAD2 items AUC {sq['auc']:.3f}, kappa (report half) "
+        f"{sq['kappa_report_half']:.3f}, threshold {card['threshold']:g}",
+        markup=False,
+    )
+
+
+@app.command()
+@user_errors
+def score(
+    role: Annotated[str, typer.Argument(help="reader, answerability, relevance or correctness")],
+    in_path: Annotated[Path, typer.Option("--in", help="JSON Lines of pairs ('-': stdin)")],
+    out_path: Annotated[Path, typer.Option("--out", help="JSON Lines of scores ('-': stdout)")],
+    encoding: Annotated[
+        str | None,
+        typer.Option("--encoding", help="the input's text encoding (default: by BOM, else UTF-8)"),
+    ] = None,
+) -> None:
+    """Score your own labelled pairs with a trained judge: each row gains ``score``, ``label``
+    (at the judge's shipped threshold) and, for the reader, ``span``; bad rows become error
+    rows naming their line."""
+    import sys
+
+    from ragcourt.core.errors import ConfigError
+    from ragcourt.core.io import write_text
+    from ragcourt.core.user_files import decode_user_text, output_target
+    from ragcourt.retrieval.pair_scoring import (
+        SCORED_ROLES,
+        dumps_rows,
+        parse_lines,
+        scored_rows,
+    )
+
+    if role not in SCORED_ROLES:
+        raise ConfigError(f"role {role!r}: one of {', '.join(SCORED_ROLES)}")
+    target = output_target(out_path)  # checked before any work
+    try:
+        raw = sys.stdin.buffer.read() if str(in_path) == "-" else in_path.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"--in {in_path}: cannot be read ({err.strerror or err})") from None
+    text = decode_user_text(raw, f"--in {in_path}", encoding)
+    parsed = parse_lines(role, text.split("\n"))  # type: ignore[arg-type]
+    body = dumps_rows(scored_rows(role, parsed))  # type: ignore[arg-type]
+    errors = sum(1 for p in parsed if p.row is None)
+    if target is None:
+        sys.stdout.write(body)
+    else:
+        write_text(body, target)
+    err_console.print(
+        f"{len(parsed) - errors} rows scored, {errors} error rows", markup=False, highlight=False
+    )

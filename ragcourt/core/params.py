@@ -296,7 +296,7 @@ class AnswerFirstParams(Strict):
     # who reads each question back: ``reader`` (the trained reading model: answerable at its
     # threshold and its span matches; no LLM call), ``llm`` (qagen.answer_model answers with a
     # phrase) or ``both`` (the reader, then the LLM for the pairs the reader accepts)
-    round_trip: Literal["reader", "llm", "both"] = "reader"
+    round_trip: Literal["reader", "llm", "both"] = "llm"
     # the reader's pass mark for P(answerable); null: its fitted threshold (ragcourt judges show)
     reader_threshold: float | None = Field(default=None, ge=0, le=1)
 

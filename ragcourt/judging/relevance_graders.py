@@ -7,15 +7,19 @@ and ``judge.reason`` false, the grade is read from the next-token probabilities 
 written reason and the label (:func:`ragcourt.judging.relevance.grade_passage_relevance`).
 
 ``trained``: the trained relevance judge's P(relevant) = p (no LLM,
-:mod:`ragcourt.retrieval.trained_judges`). Grade 0 when p < t (the judge's fitted threshold),
-2 when p >= (1 + t) / 2, else 1; ``relevance_expected`` = 2p. UDCG reads the same p:
-P(NO-RESPONSE) = 1 - p, so a passage's utility is +p when relevant and -p otherwise (a
-passage that looks relevant but is not distracts more).
+:mod:`ragcourt.retrieval.trained_judges`). ``reader``: the trained reading model's
+P(the question is answerable from this passage alone) = p (no LLM,
+:mod:`ragcourt.retrieval.reader`): a passage that only repeats the question is not relevant.
+
+For both, grade 0 when p < t (the model's fitted threshold), 2 when p >= (1 + t) / 2, else 1;
+``relevance_expected`` = 2p. UDCG reads the same p: P(NO-RESPONSE) = 1 - p, so a passage's
+utility is +p when relevant and -p otherwise (a passage that looks relevant but is not
+distracts more).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -89,12 +93,17 @@ def trained_grade(p: float, threshold: float) -> int:
     return 2 if p >= (1.0 + threshold) / 2.0 else 1
 
 
-@dataclass
-class TrainedRelevanceGrader:
-    """``trained``: P(relevant) of the trained relevance judge (module doc); each (question,
-    passage) is scored once per grader, for both the grade and UDCG."""
+PairScorer = Callable[[Sequence[str], Sequence[str]], list[float]]
 
-    judges: TrainedJudges
+
+@dataclass
+class ProbabilityRelevanceGrader:
+    """A trained pair model's probability as relevance (``trained``, ``reader``: module doc);
+    each (question, passage) is scored once per grader, for both the grade and UDCG."""
+
+    score: PairScorer
+    threshold: float
+    model: str
     _seen: dict[tuple[str, str], float] = field(default_factory=dict, repr=False)
 
     def token_requests(
@@ -105,7 +114,7 @@ class TrainedRelevanceGrader:
     def _p(self, joined: pl.DataFrame) -> list[float]:
         pairs = list(zip(joined["question"].to_list(), joined["text"].to_list(), strict=True))
         todo = sorted({pair for pair in pairs if pair not in self._seen})
-        scores = self.judges.relevance([q for q, _ in todo], [t for _, t in todo])
+        scores = self.score([q for q, _ in todo], [t for _, t in todo]) if todo else []
         self._seen.update(zip(todo, scores, strict=True))
         return [self._seen[pair] for pair in pairs]
 
@@ -117,7 +126,7 @@ class TrainedRelevanceGrader:
     ) -> pl.DataFrame:
         joined = with_questions(passages, qa)
         p = self._p(joined)
-        t = self.judges.model("relevance").threshold
+        t = self.threshold
         return joined.select("question_id", "chunk_id", "doc_id", "n_systems").with_columns(
             pl.Series("relevance", [trained_grade(x, t) for x in p], dtype=pl.Int8),
             pl.Series("relevance_expected", [2.0 * x for x in p], dtype=pl.Float64),
@@ -125,7 +134,7 @@ class TrainedRelevanceGrader:
             pl.lit(TRAINED_METHOD).alias("grading_method"),
             pl.lit(None, dtype=pl.String).alias("reason"),
             pl.lit(None, dtype=pl.String).alias("error"),
-            pl.lit("trained/relevance").alias("model"),
+            pl.lit(self.model).alias("model"),
             pl.lit(None, dtype=pl.String).alias("prompt_version"),
         )
 
@@ -141,6 +150,21 @@ class TrainedRelevanceGrader:
         )
 
 
+def trained_relevance_grader(judges: TrainedJudges) -> ProbabilityRelevanceGrader:
+    """The trained relevance judge as a grader (``trained``)."""
+    return ProbabilityRelevanceGrader(
+        judges.relevance, judges.model("relevance").threshold, "trained/relevance"
+    )
+
+
 @RELEVANCE_GRADERS.register("trained")
-def _trained(ctx: JudgeContext) -> TrainedRelevanceGrader:
-    return TrainedRelevanceGrader(ctx.trained_judges)
+def _trained(ctx: JudgeContext) -> ProbabilityRelevanceGrader:
+    return trained_relevance_grader(ctx.trained_judges)
+
+
+@RELEVANCE_GRADERS.register("reader")
+def _reader(ctx: JudgeContext) -> ProbabilityRelevanceGrader:
+    from ragcourt.retrieval.reader.model import shipped_reader
+
+    reader = shipped_reader()
+    return ProbabilityRelevanceGrader(reader.answerability, reader.threshold, "trained/reader")

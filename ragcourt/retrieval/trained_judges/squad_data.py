@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import importlib.util
 import json
@@ -60,9 +61,13 @@ def squad_train_path() -> Path:
 
 
 def load_squad(path: Path) -> list[SquadArticle]:
-    """The articles of a SQuAD v1.1 JSON file; a malformed file is one line naming it."""
+    """The articles of a SQuAD v1.1 JSON file (``.gz``: gzip-compressed); a malformed file is
+    one line naming it."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
+        raw = json.loads(data.decode("utf-8"))
         articles = []
         for art in raw["data"]:
             paragraphs, questions = [], []
