@@ -243,12 +243,74 @@ class AnswerFirstGenerator(Generator):
             )
 
     def read_back(self, batch: Sequence[Candidate]) -> None:
-        """The round trip: the reader answers each live candidate's passing questions from its
-        chunk alone (one batch); the first question whose answer matches the span (token F1 >=
-        ``roundtrip_f1``, the same numbers) is kept, else the candidate fails with its best
-        reading."""
+        """The round trip (``round_trip``): each live candidate's passing questions are read
+        from its chunk alone, by the trained reader and/or the LLM reader (one batch each); the
+        first question whose reading matches the span (token F1 >= ``roundtrip_f1``, the same
+        numbers; for the trained reader also P(answerable) >= its threshold) is kept, else the
+        candidate fails with its best reading. With ``both`` the LLM reads only the questions
+        the trained reader accepted."""
         live = [c for c in batch if c.alive]
         asked = [(c, q) for c in live for q in (c.passing_questions or [c.question or ""])]
+        mode = self.q.answer_first.round_trip
+        if mode != "llm":
+            asked = self._reader_round_trip(live, asked)
+            if mode == "reader":
+                return
+            live = [c for c in live if c.alive]
+        self._llm_round_trip(live, asked)
+
+    def _reader_round_trip(
+        self, live: Sequence[Candidate], asked: Sequence[tuple[Candidate, str]]
+    ) -> list[tuple[Candidate, str]]:
+        """The trained reader's round trip (:meth:`read_back`): keeps each candidate's first
+        accepted question (and its span as ``reader_answer``), fails the others with their
+        best reading; returns every accepted (candidate, question) in order."""
+        from ragcourt.retrieval.reader.model import shipped_reader
+
+        af = self.q.answer_first
+        reader = shipped_reader()
+        threshold = reader.threshold if af.reader_threshold is None else af.reader_threshold
+        readings = (
+            reader.read([q for _, q in asked], [c.context for c, _ in asked]) if asked else []
+        )
+        accepted: list[tuple[Candidate, str]] = []
+        best: dict[int, tuple[tuple[bool, float], str, str, float]] = {}
+        for (c, q), r in zip(asked, readings, strict=True):
+            span = r.span or ""
+            f1 = token_f1(span, c.answer or "")
+            ok_span = f1 >= af.roundtrip_f1 and numbers_agree(span, c.answer or "")
+            if r.p_answerable >= threshold and ok_span:
+                accepted.append((c, q))
+                if c.reader_answer is None:
+                    c.question, c.reader_answer, c.roundtrip_f1 = q, span, f1
+                continue
+            rank = (ok_span, r.p_answerable)
+            if id(c) not in best or rank > best[id(c)][0]:
+                best[id(c)] = (rank, q, span, f1)
+        for c in live:
+            if c.reader_answer is not None:
+                continue
+            if id(c) not in best:
+                c.fail(READER_ERROR, "no question read back")
+                continue
+            (ok_span, p), q, span, f1 = best[id(c)]
+            c.question, c.roundtrip_f1 = q, f1
+            of = f" (best of {len(c.passing_questions or [q])} questions)"
+            why = (
+                f"P(answerable) {p:.2f} < {threshold:g}"
+                if ok_span
+                else f"span '{span}' vs '{c.answer}': token F1 {f1:.2f}, P(answerable) {p:.2f}"
+            )
+            c.fail(ROUNDTRIP, f"the trained reader does not read the span back ({why}){of}")
+        if af.round_trip == "both":
+            for c in live:
+                c.reader_answer = None
+        return accepted
+
+    def _llm_round_trip(
+        self, live: Sequence[Candidate], asked: Sequence[tuple[Candidate, str]]
+    ) -> None:
+        """The LLM reader's round trip (:meth:`read_back`)."""
         system = self._prompt("answer_first_reader_system")
         user = self._prompt("answer_first_reader_user")
         reqs = [
