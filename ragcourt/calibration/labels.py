@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import polars as pl
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
@@ -95,6 +95,14 @@ class PassageLabel(_Record):
     chunk_id: str = Field(min_length=1)
     content_sha: str = Field(pattern=r"^[0-9a-f]{16}$")
     value: Literal[0, 1, 2]
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _an_integer(cls, v: object) -> object:
+        """Strictly an integer: a JSON ``true`` or ``1.0`` in a hand-edited file is not a grade."""
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"a passage grade is the integer 0, 1 or 2, not {type(v).__name__}")
+        return v
 
 
 class UndoRecord(_Record):

@@ -106,6 +106,21 @@ def test_bad_value_in_a_row_is_an_error(tmp_path: Path, world: Any) -> None:
         load_labels(tmp_path)
 
 
+@pytest.mark.parametrize("value", [True, False, 1.0, "1", None])
+def test_a_passage_grade_in_a_label_file_is_strictly_an_integer(
+    tmp_path: Path, value: object
+) -> None:
+    rec = {"kind": "passage", "item_id": "p-0123456789abcdef", "labeler": "ann",
+           "question_id": "q", "chunk_id": "c", "content_sha": "0123456789abcdef",
+           "value": value}  # fmt: skip
+    (tmp_path / "x.jsonl").write_text(json.dumps(rec) + "\n")
+    with pytest.raises(RagcourtError, match=r"x\.jsonl:1: invalid label row: passage\.value"):
+        load_labels(tmp_path)
+    rec["value"] = 2
+    (tmp_path / "x.jsonl").write_text(json.dumps(rec) + "\n")
+    assert load_labels(tmp_path)
+
+
 @pytest.mark.parametrize("name", ["../evil", "a/b", "", ".hidden", "x" * 65, "sp ace"])
 def test_labeler_names_cannot_escape_the_folder(tmp_path: Path, name: str) -> None:
     with pytest.raises(RagcourtError, match="labeler name"):
