@@ -160,6 +160,8 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
         raw["qagen"]["answer_first"]["frequent_span_share"] = args.frequent_span_share
     if args.no_titles:
         raw["qagen"]["answer_first"]["document_titles"] = False
+    if args.round_trip:
+        raw["qagen"]["answer_first"]["round_trip"] = args.round_trip
     params = parse_params(raw)
     q = params.qagen
     if args.source == "squad":
@@ -194,6 +196,7 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
         "read_back_every_try": q.answer_first.read_back_every_try,
         "frequent_span_share": q.answer_first.frequent_span_share,
         "document_titles": q.answer_first.document_titles,
+        "round_trip": q.answer_first.round_trip,
         "model": params.llm.resolve(q.question_model),
         "extractor": resolve_extractor(args.extractor),
         "attempts": s.attempts,
@@ -597,6 +600,12 @@ def main() -> None:
         type=float,
         default=None,
         help="qagen.answer_first.frequent_span_share (default: params; 1 = off)",
+    )
+    gp.add_argument(
+        "--round-trip",
+        default=None,
+        choices=["reader", "llm", "both"],
+        help="qagen.answer_first.round_trip (default: params)",
     )
     gp.add_argument(
         "--no-titles",

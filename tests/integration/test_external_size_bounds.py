@@ -6,6 +6,7 @@ than the bound (an error row / a one-line error naming the file and line)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import threading
@@ -88,10 +89,8 @@ class Service(BaseHTTPRequestHandler):
             payload = ZSTD_FRAME if qid == "zstd" else GZIP_BOMB
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
-            try:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
             return
         if qid == "offsets":
             body = json.dumps(

@@ -6,6 +6,7 @@ retry, and the peak memory stays far below the expanded size."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import threading
@@ -75,10 +76,8 @@ def server() -> Iterator[tuple[str, dict[str, int]]]:
                 self.send_header("Content-Encoding", encoding)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            try:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()

@@ -13,7 +13,7 @@ import pytest
 import ragcourt.corpus.ingest as ingest_mod
 import ragcourt.corpus.parse_worker as worker_mod
 from ragcourt.core.params import CorpusParams
-from ragcourt.corpus.formats import Budget, Parsed
+from ragcourt.corpus.formats import Budget, Parsed, parse_bytes
 from ragcourt.corpus.ingest import ingest
 
 GOOD = "A plain document about the harbour of Valletta and its ferries.\n"
@@ -143,7 +143,7 @@ def test_a_slow_parse_is_killed_and_the_next_file_still_parsed(
 ) -> None:
     root = _corpus(tmp_path)
     (root / "a_slow.md").write_text("# Slow\n\nthis one hangs the parser", encoding="utf-8")
-    real = worker_mod.parse_bytes
+    real = parse_bytes
 
     def hang_on_slow(data: bytes, fmt: str, budget: Budget) -> Parsed:
         if b"hangs the parser" in data:
