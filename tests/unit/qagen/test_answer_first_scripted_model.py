@@ -96,8 +96,9 @@ def _params(tmp: Path, model: str, **af: object) -> Params:
         "qagen": {"reference_chunking": "c256", "method": "answer_first", "n_items": 10,
                   "max_attempts": 10,
                   # the fixture's three spans, "Valparaiso" (a lone name) included
+                  # the scripted model reads back (the trained reader: its own tests)
                   "answer_first": {"extractor": "rules", "spans_per_chunk": 3,
-                                   "fill_lower_tiers": True, **af}},
+                                   "fill_lower_tiers": True, "round_trip": "llm", **af}},
     }  # fmt: skip
     return parse_params(data)
 
@@ -542,3 +543,42 @@ def test_the_default_threshold_rejects_a_shared_generic_head() -> None:
     shared_head = token_f1("Mornington Peninsula National Park", "Organ Pipes National Park")
     assert shared_head == pytest.approx(0.5)
     assert shared_head < AnswerFirstParams().roundtrip_f1 <= token_f1("65%", "approximately 65%")
+
+
+# --- the trained reader's round trip (real model; only the writer is scripted) -------------
+
+
+def test_trained_reader_round_trip_keeps_good_questions_without_llm_reads(tmp_path: Path) -> None:
+    with scripted_model("af-trained-good", script()) as m:
+        res = _generate(_params(tmp_path, m.model, round_trip="reader", writer_tries=1))
+        systems = [msgs[0]["content"] for msgs in m.calls]
+    assert READER not in systems  # no LLM read-back: the reader model read every question
+    assert res.qa.height >= 2
+    for row in res.qa.iter_rows(named=True):
+        assert row["roundtrip_f1"] >= 0.6
+
+
+def test_trained_reader_round_trip_rejects_an_entity_swapped_question(tmp_path: Path) -> None:
+    writes = {  # two assert what the chunk does not state (year, city and role swapped)
+        "Valparaiso": "Where was a harbour office opened in 1901?",
+        "1832": QUESTIONS["1832"],
+        "Manuel Ortega": "Who was the last director of the harbour office of Santiago?",
+    }
+    with scripted_model("af-trained-swap", script(writer=writes.__getitem__)) as m:
+        res = _generate(_params(tmp_path, m.model, round_trip="reader", writer_tries=1))
+    assert res.qa["reference_answers"].to_list() == [["1832"]]
+    assert set(res.rejected["failed_filter"]) == {"roundtrip_mismatch"}
+    assert sorted(res.rejected["answer"]) == ["Manuel Ortega", "Valparaiso"]
+    assert all("trained reader" in r for r in res.rejected["reason"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit of the CPU-recipe reader: a city swapped into a question whose span "
+    "is a year still reads back (docs/results/reader.md)",
+)
+def test_trained_reader_round_trip_rejects_a_swapped_city(tmp_path: Path) -> None:
+    writes = {**QUESTIONS, "1832": "In which year did the Lima harbour office open?"}
+    with scripted_model("af-trained-city", script(writer=writes.__getitem__)) as m:
+        res = _generate(_params(tmp_path, m.model, round_trip="reader", writer_tries=1))
+    assert "1832" not in [a for refs in res.qa["reference_answers"].to_list() for a in refs]
