@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ragcourt.core.fingerprint import hash_file_bytes
 from ragcourt.retrieval.reader.evaluation import (
     UNSEEN_ECHO_FORMS,
     answerability_report,
@@ -34,7 +35,6 @@ from ragcourt.retrieval.reader.model import (
     MODEL_FILE,
     TOKENIZER_FILE,
     Reader,
-    file_sha256,
 )
 from ragcourt.retrieval.reader.training import (
     ReaderRecipe,
@@ -110,7 +110,7 @@ def build_reader(
         model_tmp = Path(tmp) / MODEL_FILE
         export_onnx(net, model_tmp)
         shutil.copyfile(base / TOKENIZER_FILE, Path(tmp) / TOKENIZER_FILE)
-        sha = file_sha256(model_tmp)
+        sha = hash_file_bytes(model_tmp)
         card: dict[str, Any] = {
             "threshold": 0.5,
             "max_len": 256,

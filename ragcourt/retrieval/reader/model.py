@@ -12,7 +12,6 @@ ONNX file; a missing, altered or corrupt file is one line naming the command tha
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.fingerprint import hash_file_bytes
 from ragcourt.retrieval.reader.windows import encode_windows, load_tokenizer, stack
 
 WEIGHTS_DIR = Path(__file__).parent / "weights"
@@ -84,14 +84,6 @@ class ReaderCard:
         return card
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.asarray(1.0 / (1.0 + np.exp(-np.clip(x, -60, 60))), dtype=np.float64)
 
@@ -106,7 +98,7 @@ class Reader:
         model = directory / MODEL_FILE
         if not model.is_file():
             raise ConfigError(f"reader model not found: {model}; build it with `{BUILD_COMMAND}`")
-        if file_sha256(model) != self.card.sha256:
+        if hash_file_bytes(model) != self.card.sha256:
             raise ConfigError(
                 f"reader model {model} does not match its card's SHA-256 (altered or "
                 f"truncated); rebuild it with `{BUILD_COMMAND}`"
