@@ -1,7 +1,7 @@
 """A tiny ragcourt project in a temp folder for orchestration tests (flows, CLI, DVC).
 
 Three short documents, small chunkings, the MiniLM embedder and a bring-your-own QA file (so
-QA "generation" and retrieval evaluation need no LLM). ``dvc=True`` also copies ragcourt/ and
+QA "generation" and retrieval evaluation need no LLM). ``dvc=True`` also copies ragcourt/, stages/ and
 .dvcignore, generates dvc.yaml for it and makes it a committed git + DVC repository.
 """
 
@@ -107,7 +107,8 @@ def make_project(
         from ragcourt.orchestration import dvc_yaml
 
         skip = shutil.ignore_patterns("__pycache__", "*.pyc")
-        shutil.copytree(ROOT / "ragcourt", ws / "ragcourt", ignore=skip)  # dvc.yaml's code deps
+        for folder in ("ragcourt", "stages"):  # dvc.yaml's code deps
+            shutil.copytree(ROOT / folder, ws / folder, ignore=skip)
         dvc_yaml.write(ws)  # for this project's params (its QA file is a dep)
         shutil.copy(ROOT / ".dvcignore", ws / ".dvcignore")
         (ws / ".gitignore").write_text(".ragcourt/\n__pycache__/\n")

@@ -30,7 +30,7 @@ apply_offline()  # the tests are an entry point too: no hub, telemetry or cost-m
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Child processes run ``python -m ragcourt.stages <name>`` from temp folders: put the
+    """Child processes run ``python -m stages <name>`` from temp folders: put the
     project root on their PYTHONPATH, as running from the root would."""
     parts = [str(REPO_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))

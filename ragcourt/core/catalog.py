@@ -3,7 +3,8 @@
 Each :class:`Artifact` has a name, a path template relative to the project root (placeholders
 ``{chunking}``, ``{embedder}``, ``{system}``), the table schema it holds (a key of
 :data:`ragcourt.core.schemas.TABLES`, or None for JSON/PNG/FAISS/HTML) and the stage that
-produces it. Stages, the plan (DVC and Prefect) and the report resolve paths only through
+produces it: the one place that says what a stage writes (its declaration in ``stages/`` does
+not repeat it). Stages, the plan (DVC and Prefect) and the report resolve paths only through
 :func:`path` / :func:`spec`; nothing else in the code spells a ``data/...`` path.
 
 Configuration inputs (prompts, the model registry, the systems file, the corpus folder) are
@@ -41,6 +42,7 @@ class Artifact:
     schema: str | None = None
     description: str = ""
     on_demand: bool = False  # written by an explicit command, not by the pipeline stage
+    metric: bool = False  # a summary DVC keeps in git, uncached (``dvc metrics``)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -68,8 +70,9 @@ def _a(
     schema: str | None = None,
     desc: str = "",
     on_demand: bool = False,
+    metric: bool = False,
 ) -> Artifact:
-    return Artifact(name, template, stage, schema, desc, on_demand)
+    return Artifact(name, template, stage, schema, desc, on_demand, metric)
 
 
 ARTIFACTS: dict[str, Artifact] = {
@@ -112,7 +115,14 @@ ARTIFACTS: dict[str, Artifact] = {
         # qagen
         _a("qa", "data/qa/qa.parquet", "qagen", "qa", "accepted QA items"),
         _a("qa_rejected", "data/qa/qa_rejected.parquet", "qagen", "qa_rejected"),
-        _a("qa_summary", "data/qa/summary.json", "qagen", None, "QA generation summary"),
+        _a(
+            "qa_summary",
+            "data/qa/summary.json",
+            "qagen",
+            None,
+            "QA generation summary",
+            metric=True,
+        ),
         # retrieval_eval
         _a(
             "retrieval_per_query",
@@ -126,7 +136,7 @@ ARTIFACTS: dict[str, Artifact] = {
             "retrieval_eval",
             "retrieval_summary",
         ),
-        _a("retrieval_metrics", "data/retrieval/metrics.json", "retrieval_eval"),
+        _a("retrieval_metrics", "data/retrieval/metrics.json", "retrieval_eval", metric=True),
         _a("retrieval_plot", "data/retrieval/recall_vs_chunk_size.png", "retrieval_eval"),
         # answer
         _a("answer_partition", "data/answers/systems/{system}.parquet", "answer", "answers"),
@@ -157,18 +167,18 @@ ARTIFACTS: dict[str, Artifact] = {
             "judge_summary",
             "metric_correlation",
         ),
-        _a("judge_summary", "data/judge/summary.json", "judge_summary"),
+        _a("judge_summary", "data/judge/summary.json", "judge_summary", metric=True),
         # tournament
         _a("pairwise", "data/tournament/pairwise.parquet", "tournament", "pairwise"),
         _a("matches", "data/tournament/matches.parquet", "tournament", "matches"),
         _a("leaderboard", "data/tournament/leaderboard.parquet", "tournament", "leaderboard"),
         _a("leaderboard_plot", "data/tournament/leaderboard.png", "tournament"),
-        _a("tournament_summary", "data/tournament/summary.json", "tournament"),
+        _a("tournament_summary", "data/tournament/summary.json", "tournament", metric=True),
         _a(
             "single_system_table",
             "data/tournament/single/{stem}.parquet",
             "tournament",
-            desc="one system against reference tiers (ragcourt.stages tournament --single)",
+            desc="one system against reference tiers (python -m stages tournament --single)",
             on_demand=True,
         ),
         _a(
@@ -199,7 +209,7 @@ ARTIFACTS: dict[str, Artifact] = {
             "calibration_ppi_pairs",
             "pairwise differences and win rates, PPI-corrected",
         ),
-        _a("calibration_summary", "data/calibration/summary.json", "calibrate"),
+        _a("calibration_summary", "data/calibration/summary.json", "calibrate", metric=True),
         # report
         _a("report_html", "data/report/report.html", "report"),
         _a("report_md", "data/report/report.md", "report"),
@@ -209,6 +219,7 @@ ARTIFACTS: dict[str, Artifact] = {
             "report",
             None,
             "headline figures: best system, gap to the runner-up, discrimination verdict",
+            metric=True,
         ),
         _a("report_figures", "data/report/figures", "report", None, "the report's named plots"),
     )
@@ -229,9 +240,14 @@ def path(name: str, **parts: str) -> Path:
     return spec(name).path(**parts)
 
 
-def produced_by(stage: str) -> list[Artifact]:
-    """The artifacts ``stage`` writes on every run, in catalog order."""
-    return [a for a in ARTIFACTS.values() if a.stage == stage and not a.on_demand]
+def produced_by(stage: str, metric: bool | None = None) -> list[Artifact]:
+    """The artifacts ``stage`` writes on every run, in catalog order (only its metrics, or
+    only its other outputs, when ``metric`` is given)."""
+    return [
+        a
+        for a in ARTIFACTS.values()
+        if a.stage == stage and not a.on_demand and (metric is None or a.metric == metric)
+    ]
 
 
 def prompts_file(stage: str) -> Path:

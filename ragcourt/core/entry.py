@@ -1,5 +1,5 @@
 """What every command-line entry shares (the generic stage entry ``python -m
-ragcourt.stages <name>``, the flows' ``__main__``): the offline environment, logging, the
+stages <name>``, the flows' ``__main__``): the offline environment, logging, the
 ``$DVC_STAGE`` partition, and one-line errors.
 
 ``run_entry(main)`` applies the offline environment (:func:`ragcourt.core.offline.apply`),

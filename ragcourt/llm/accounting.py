@@ -4,7 +4,7 @@ One :class:`StageAccount` per stage name, shared by every Gateway built for that
 several gateways in one stage add up instead of overwriting each other. Token and cost figures
 count only real model calls (cache hits cost nothing).
 
-Where the accounts live: by default one per stage name per process (``python -m ragcourt.stages
+Where the accounts live: by default one per stage name per process (``python -m stages
 <x>`` is one process per stage, so its file counts exactly that run). Inside
 ``with fresh_accounts():`` every account starts at zero and is private to the block's context
 (a Prefect task: concurrent tasks in threads or a long-lived Dask worker neither share nor

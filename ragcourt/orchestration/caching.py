@@ -30,9 +30,9 @@ from ragcourt.core.errors import ConfigError
 from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256, path_sha256
 from ragcourt.core.io import write_json
 from ragcourt.core.params import Params, load_params
-from ragcourt.orchestration.code_deps import PROJECT_ROOT, code_paths
+from ragcourt.orchestration.code_deps import PROJECT_ROOT, code_paths, stage_files
 from ragcourt.orchestration.plan import StageCall
-from ragcourt.orchestration.stage_graph import STAGES
+from ragcourt.orchestration.stage_graph import stage_graph
 
 STATE_DIR = Path(".ragcourt/prefect")
 
@@ -57,12 +57,14 @@ _code_lock = threading.Lock()  # also serialises ast.parse: CPython 3.11's is no
 
 def code_digest(stage: str) -> str:
     """sha256 over (path, sha256) of :func:`ragcourt.orchestration.code_deps.code_paths` of
-    ``stage``: every ``ragcourt`` file its function imports, transitively - the files
-    dvc.yaml lists as the DVC stage's code deps (memoised)."""
+    ``stage``: every ``ragcourt`` file its function imports, transitively, and its own
+    declaration in ``stages/<stage>/`` (memoised)."""
     with _code_lock:
         if stage in _code_memo:
             return _code_memo[stage]
         files = {f: file_sha256(PROJECT_ROOT / f) for f in code_paths(stage)}
+        own = stage_files(stage)
+        files |= {f"stages/{stage}/{i}": file_sha256(f) for i, f in enumerate(own)}
         digest = object_sha256(files)
         _code_memo[stage] = digest
         return digest
@@ -77,7 +79,8 @@ def call_key(call: StageCall, workdir: Path, params: Params) -> str:
         "inputs": {p: path_sha256(workdir / p) for p in call.inputs},
         "code": code_digest(call.stage),
     }
-    volatile = STAGES[call.stage].load_volatile() if call.stage in STAGES else None
+    graph = stage_graph()
+    volatile = graph[call.stage].load_volatile() if call.stage in graph else None
     if volatile is not None:  # what the outputs depend on beyond files and params (environment)
         payload["volatile"] = volatile(params)
     return object_sha256(payload)

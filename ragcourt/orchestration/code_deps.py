@@ -6,9 +6,11 @@ functions alike, and the built-in modules a registry imports on its first lookup
 ``ast``, nothing is imported). Importing ``ragcourt.a.b`` runs
 ``ragcourt/__init__.py`` and ``ragcourt/a/__init__.py`` too, so those count (and their own
 imports). Package data beside an included module (``reporting/templates``) counts as source.
-dvc.yaml lists exactly these files as a stage's code deps and the Prefect cache key hashes
-them, so an edit re-runs the same work in both engines, and an edit to a module no stage
-code imports leaves the stage up to date.
+The Prefect cache key hashes exactly these files (and the stage's declaration,
+:func:`stage_files`); dvc.yaml lists the stage's folder and the top-level ``ragcourt``
+packages holding them (:func:`code_dirs`: a few folder deps instead of dozens of files), so
+an edit re-runs the stage in both engines, and an edit to a package no stage code imports
+leaves the stage up to date.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
-from ragcourt.orchestration.stage_graph import STAGES
+from ragcourt.orchestration.stage_graph import stage_graph, stages_dir
 
 PROJECT_ROOT = catalog.SOURCE_ROOT  # holds ragcourt/
 PACKAGE = "ragcourt"
@@ -139,10 +141,27 @@ def code_paths(stage: str, root: Path = PROJECT_ROOT) -> list[str]:
     """Sorted source files (relative to ``root``) the results of ``stage`` depend on: the
     modules of its function (and volatile data) and everything they import, transitively
     (:func:`module_closure`). What dvc.yaml lists and the Prefect cache key hashes."""
-    sd = STAGES.get(stage)
+    graph = stage_graph()
+    sd = graph.get(stage)
     if sd is None:
-        raise ConfigError(f"no stage '{stage}' (stages: {', '.join(STAGES)})")
+        raise ConfigError(f"no stage '{stage}' (stages: {', '.join(graph)})")
     missing = [m for m in sd.modules if module_file(m, root) is None]
     if missing:
         raise ConfigError(f"stage '{stage}': no module {missing[0]} under {root}")
     return module_closure(list(sd.modules), root)
+
+
+def stage_files(stage: str, root: Path | None = None) -> list[Path]:
+    """The Python files of the stage's own folder (``stages/<stage>/``) in the project at
+    ``root`` (default: the working directory)."""
+    return sorted((stages_dir(root) / stage).rglob("*.py"))
+
+
+def code_dirs(stage: str, root: Path = PROJECT_ROOT) -> list[str]:
+    """:func:`code_paths` folded into the top-level ``ragcourt`` packages that hold them
+    (``ragcourt/corpus``), plus ``ragcourt/__init__.py``: the code deps dvc.yaml lists."""
+    out: set[str] = set()
+    for rel in code_paths(stage, root):
+        parts = rel.split("/")
+        out.add("/".join(parts[:2]) if len(parts) > 2 else rel)
+    return sorted(out)

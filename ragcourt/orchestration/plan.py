@@ -1,6 +1,7 @@
 """The Prefect plan: every concrete call of the stage graph for one params file.
 
-:func:`build_plan` expands :data:`~ragcourt.orchestration.stage_graph.STAGES` into
+:func:`build_plan` expands the stage graph
+(:func:`~ragcourt.orchestration.stage_graph.stage_graph`) into
 :class:`StageCall` objects: one per partition (chunking, (chunking, embedder), system, plus a
 ``combine`` call for a per-system stage), with their inputs and outputs as paths from
 :mod:`ragcourt.core.catalog` and ``after`` = the calls producing their inputs.
@@ -18,7 +19,7 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import Params
 from ragcourt.orchestration.stage_def import Dep, StageDef
-from ragcourt.orchestration.stage_graph import STAGES, selected_stages
+from ragcourt.orchestration.stage_graph import selected_stages, stage_graph
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,7 @@ SystemEntry = (
 
 
 def build_plan(params: Params, systems: Iterable[SystemEntry]) -> Plan:
-    """Every concrete call of :data:`STAGES` for ``params``, in dependency order.
+    """Every concrete call of the stage graph for ``params``, in dependency order.
 
     ``systems``: ``(name, chunking-or-None, embedder-or-None[, inputs])`` of every configured
     candidate system, in config order (:func:`systems_for_plan`). A ``("system",)`` stage
@@ -211,7 +212,7 @@ def build_plan(params: Params, systems: Iterable[SystemEntry]) -> Plan:
         ancestors[call.id] = set(direct).union(*(ancestors[a] for a in direct))
         producers.update(dict.fromkeys(call.outputs, call.id))
 
-    for sd in STAGES.values():
+    for sd in stage_graph().values():
         if sd.partition == ("system",):
             part_outs = [a for a in sd.writes if "system" in catalog.spec(a).fields]
             rest = [a for a in sd.writes if a not in part_outs]

@@ -1,9 +1,10 @@
 """The shape of one pipeline stage: :class:`StageDef` (what it runs, reads, writes, which
 params keys and command-line options it takes) and :class:`Dep` (one of its inputs).
 
-The stages themselves are declared in :mod:`ragcourt.orchestration.stage_graph`; both engines
-(DVC through ``python -m ragcourt.stages <name>``, Prefect through
-:mod:`ragcourt.orchestration.plan`) call :meth:`StageDef.load`'s function.
+The stages themselves are declared in the project's ``stages/<name>/`` folders (loaded by
+:mod:`ragcourt.orchestration.stage_graph`); both engines (DVC through
+``python -m stages <name>``, Prefect through :mod:`ragcourt.orchestration.plan`) call
+:meth:`StageDef.load`'s function.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from ragcourt.core import catalog
 
 LLMS, EMBEDDERS = "llms", "embedders"  # sections of the model registry (llm.models_file)
 
@@ -74,16 +77,15 @@ class StageDef:
     the fields one call covers (``("chunking", "embedder")``; ``("system",)`` is the
     per-system fan-out of the answer stage, which DVC runs as one stage and Prefect as one
     call per system plus ``combine``). ``params``: params keys (``{chunking}`` is filled per
-    partition). ``metrics``: outputs DVC keeps in git uncached (summaries); ``llm_metrics``:
-    it writes ``llm_<name>.json``. ``options``: extra options of its command-line entry.
+    partition). What it writes comes from the catalog (:attr:`outs`, :attr:`metrics`: the
+    artifacts whose stage it is). ``llm_metrics``: it writes ``llm_<name>.json``.
+    ``options``: extra options of its command-line entry.
     """
 
     name: str
     function: str
     description: str
     deps: tuple[Dep, ...] = ()
-    outs: tuple[str, ...] = ()
-    metrics: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     partition: tuple[str, ...] = ()
@@ -95,8 +97,18 @@ class StageDef:
 
     @property
     def command(self) -> str:
-        """The DVC command: the generic stage entry with this stage's name."""
-        return f"python -m ragcourt.stages {self.name}"
+        """The DVC command: the project's stage entry with this stage's name."""
+        return f"python -m stages {self.name}"
+
+    @property
+    def outs(self) -> tuple[str, ...]:
+        """The catalog artifacts it writes, summaries (metrics) excepted."""
+        return tuple(a.name for a in catalog.produced_by(self.name, metric=False))
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The summaries it writes, which DVC keeps in git uncached."""
+        return tuple(a.name for a in catalog.produced_by(self.name, metric=True))
 
     @property
     def summary(self) -> str:

@@ -21,7 +21,7 @@ systems like their total scores). The tournament itself, apart from I/O, is
 :func:`ragcourt.tournament.runner.run_tournament`.
 
 Single-system mode:
-``python -m ragcourt.stages tournament --single SYSTEM --reference-leaderboard PATH`` plays
+``python -m stages tournament --single SYSTEM --reference-leaderboard PATH`` plays
 SYSTEM against the high / mid / low systems of an earlier leaderboard and writes
 ``data/tournament/single/<SYSTEM>.parquet`` and ``.json`` (see ragcourt.tournament.single_system).
 """

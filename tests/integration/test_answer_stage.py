@@ -399,7 +399,7 @@ def test_bad_systems_file_is_one_line_error_naming_system_and_file(project: Para
     _systems({"name": "lost", "retriever": "dense", "chunking": "c999"})
     Path("params.yaml").write_text(yaml.safe_dump(project.model_dump(mode="json"), sort_keys=False))
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "answer", "--params", "params.yaml"],
+        [sys.executable, "-m", "stages", "answer", "--params", "params.yaml"],
         capture_output=True,
         text=True,
         cwd=Path.cwd(),

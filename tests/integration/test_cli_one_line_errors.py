@@ -89,7 +89,7 @@ def test_answers_import_bad_file_is_one_line(weird: tuple[Path, Path]) -> None:
 def test_stage_entry_error_is_one_line_with_the_escaped_path(weird: tuple[Path, Path]) -> None:
     long, _ = weird
     params = f"{long}/{WEIRD}/params.yaml"
-    proc = _run(["-m", "ragcourt.stages", "ingest", "--params", params], ROOT)
+    proc = _run(["-m", "stages", "ingest", "--params", params], ROOT)
     _one_error_line(proc, f"{long}/{WEIRD_SHOWN}/params.yaml: params file not found")
 
 

@@ -67,7 +67,7 @@ def test_a_stage_on_a_full_disk_exits_2_with_one_line(tmp_path: Path, small_disk
     (project / "data").symlink_to(small_disk)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "ingest"],
+        [sys.executable, "-m", "stages", "ingest"],
         cwd=project, capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr[-2000:]

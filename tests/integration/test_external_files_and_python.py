@@ -214,7 +214,7 @@ def test_bad_answers_file_is_a_one_line_stage_error(project: Params) -> None:
     with pytest.raises(SchemaError, match=r"answers/b.jsonl: line 2: column 'question_id': 'q7'"):
         answer.run(project)
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "answer", "--params", "params.yaml"],
+        [sys.executable, "-m", "stages", "answer", "--params", "params.yaml"],
         capture_output=True,
         text=True,
         timeout=180,

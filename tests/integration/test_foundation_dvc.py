@@ -49,7 +49,7 @@ def ran_stages(output: str) -> set[str]:
 def make_repo(root: Path, stages: tuple[str, ...]) -> Path:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    for d in ("ragcourt",):
+    for d in ("ragcourt", "stages"):
         shutil.copytree(REPO / d, root / d, ignore=shutil.ignore_patterns("__pycache__"))
     (root / "configs").mkdir()
     shutil.copy(REPO / "configs/models.yaml", root / "configs/models.yaml")

@@ -328,7 +328,7 @@ def test_judge_stage_end_to_end_scripted_model(project: Params) -> None:
 def test_judge_stage_missing_input_is_one_line_error(tmp_path: Path) -> None:
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "judge"],
+        [sys.executable, "-m", "stages", "judge"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

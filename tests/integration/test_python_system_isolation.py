@@ -1,6 +1,6 @@
 """User code cannot take the answer stage down: ``kind: python`` systems that call
 ``sys.exit``, ``os._exit(3)``, hang, or segfault run the real stage (``python -m
-ragcourt.stages answer``, a real process) to the end; the question in flight becomes an error
+stages answer``, a real process) to the end; the question in flight becomes an error
 row saying what happened and the other questions are answered by a fresh worker."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _systems(*entries: dict[str, object]) -> None:
 
 def _stage() -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "answer", "--params", "params.yaml"],
+        [sys.executable, "-m", "stages", "answer", "--params", "params.yaml"],
         capture_output=True,
         text=True,
         timeout=300,

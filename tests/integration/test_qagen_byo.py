@@ -91,7 +91,7 @@ def test_stage_uses_the_file_and_skips_generation(tmp_path: Path) -> None:
     params = {"qagen": {"qa_file": "mine.parquet"}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "ragcourt.stages", "qagen"], cwd=tmp_path, env=env,
+    proc = subprocess.run([sys.executable, "-m", "stages", "qagen"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     qa = read_table(tmp_path / "data/qa/qa.parquet", "qa")
@@ -110,7 +110,7 @@ def test_stage_reports_a_bad_file_in_one_line_exit_2(tmp_path: Path) -> None:
     _write_jsonl(tmp_path / "mine.jsonl", [_item(doc_id="missing")])
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"qagen": {"qa_file": "mine.jsonl"}}))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "ragcourt.stages", "qagen"], cwd=tmp_path, env=env,
+    proc = subprocess.run([sys.executable, "-m", "stages", "qagen"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()

@@ -121,7 +121,7 @@ def test_stage_entry_writes_both_files_atomically(tmp_path: Path) -> None:
         "chunkings: {c256: {size: 256, overlap: 32}}\nqagen: {reference_chunking: c256}\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "report", "--params", "params.yaml"],
+        [sys.executable, "-m", "stages", "report", "--params", "params.yaml"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -142,7 +142,7 @@ def test_stage_entry_writes_both_files_atomically(tmp_path: Path) -> None:
 def test_run_in_cwd_with_bad_params_is_one_line_error(tmp_path: Path) -> None:
     (tmp_path / "params.yaml").write_text("chunkings: {c256: {size: 0, overlap: 0}}\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "report"],
+        [sys.executable, "-m", "stages", "report"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -1,6 +1,7 @@
 """DVC sees exactly a stage's code: in a throwaway git + DVC repo holding the generated
 ``judge`` stage (its lock recorded with ``dvc commit``, no model run), editing the shuffled
-control's module leaves ``judge`` up to date, editing a module judging imports does not."""
+control's module leaves ``judge`` up to date; editing a module judging imports, or the stage's own
+folder (``stages/judge``), does not."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def test_an_edit_outside_judges_imports_leaves_judge_up_to_date(tmp_path: Path) 
     ws = tmp_path / "repo"
     ws.mkdir()
     skip = shutil.ignore_patterns("__pycache__")
-    shutil.copytree(ROOT / "ragcourt", ws / "ragcourt", ignore=skip)
+    for folder in ("ragcourt", "stages"):
+        shutil.copytree(ROOT / folder, ws / folder, ignore=skip)
     shutil.copytree(ROOT / "configs", ws / "configs")
     shutil.copy(ROOT / "params.yaml", ws / "params.yaml")
     judge = yaml.safe_load(dvc_yaml.render(ws))["stages"]["judge"]
@@ -77,4 +79,9 @@ def test_an_edit_outside_judges_imports_leaves_judge_up_to_date(tmp_path: Path) 
 
     dafe = ws / "ragcourt/judging/dafe.py"
     dafe.write_text(dafe.read_text() + "\n# an edit to the judge's own code\n")
+    assert "judge" in _status(ws)
+
+    _dvc(ws, "commit", "-f", "judge")
+    declaration = ws / "stages/judge/__init__.py"
+    declaration.write_text(declaration.read_text() + "\n# an edit to the stage's declaration\n")
     assert "judge" in _status(ws)

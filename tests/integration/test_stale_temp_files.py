@@ -16,7 +16,7 @@ from ragcourt.core.io import TEMP_IGNORE_PATTERN, TEMP_NAME, stale_temps, temp_p
 
 def _stage(ws: Path, *args: str) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", *args],
+        [sys.executable, "-m", "stages", *args],
         cwd=ws,
         env=tool_env(),
         capture_output=True,

@@ -180,7 +180,7 @@ def _workspace_newcomer(tmp: Path) -> None:
 def test_cli_bad_input_is_one_line_error(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, {"alpha": 0.9})
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "tournament", "--params", "params.yaml"],
+        [sys.executable, "-m", "stages", "tournament", "--params", "params.yaml"],
         cwd=ws,
         capture_output=True,
         text=True,
@@ -215,7 +215,7 @@ def test_no_valid_judgement_names_no_winner_and_exits_3(tmp_path: Path) -> None:
     ws = _all_judgements_failed(tmp_path)
     old_summary = ws / "data/tournament/summary.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "tournament"],
+        [sys.executable, "-m", "stages", "tournament"],
         cwd=ws, capture_output=True, text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip

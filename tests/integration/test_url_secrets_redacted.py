@@ -1,6 +1,6 @@
 """A secret in an HTTP system's URL (userinfo, ``api_key`` / ``token`` / ``sig`` query values)
 never reaches a log line (caplog, the stage process's stderr) or a written artifact, against a
-real local HTTP server, in process and through ``python -m ragcourt.stages answer``."""
+real local HTTP server, in process and through ``python -m stages answer``."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def test_url_secrets_stay_out_of_caplog_and_artifacts(
 
 def test_url_secrets_stay_out_of_the_stage_process_stderr(project: Params) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "answer"],
+        [sys.executable, "-m", "stages", "answer"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -43,7 +43,7 @@ def test_dvc_repro_answer_block_adds_one_system(
     ws = tmp_path / "ws"
     ws.mkdir()
     monkeypatch.chdir(ws)
-    for d in ("ragcourt",):
+    for d in ("ragcourt", "stages"):
         shutil.copytree(ROOT / d, ws / d, ignore=shutil.ignore_patterns("__pycache__"))
     (ws / "configs/prompts").mkdir(parents=True)
     shutil.copy(ROOT / "configs/prompts/answer.yaml", ws / "configs/prompts/answer.yaml")

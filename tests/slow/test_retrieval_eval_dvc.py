@@ -35,7 +35,7 @@ def _run(args: list[str], cwd: Path) -> str:
 @pytest.mark.slow  # ~1-2 min: several DVC invocations and MiniLM loads on 2 shared cores
 def test_dvc_repro_qagen_byo_and_retrieval_eval(tmp_path: Path) -> None:
     ws = tmp_path
-    for d in ("ragcourt", "configs"):
+    for d in ("ragcourt", "stages", "configs"):
         shutil.copytree(ROOT / d, ws / d, ignore=shutil.ignore_patterns("__pycache__"))
     (ws / "data/corpus").mkdir(parents=True)
     for name, text in SENTENCES.items():

@@ -24,7 +24,7 @@ def _run(args: list[str], cwd: Path) -> str:
 @pytest.mark.slow  # ~40 s: four DVC invocations on 2 shared cores
 def test_dvc_repro_tournament_block(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, STRENGTHS)
-    for d in ("ragcourt",):  # the block's code deps
+    for d in ("ragcourt", "stages"):  # the block's code deps
         shutil.copytree(ROOT / d, ws / d, ignore=shutil.ignore_patterns("__pycache__"))
     block = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["tournament"]
     (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"tournament": block}}))

@@ -1,7 +1,7 @@
 """Prefect flows of the ragcourt pipeline.
 
 :mod:`~ragcourt.orchestration.flows.pipeline` (flow ``ragcourt-pipeline``) calls the same stage
-functions DVC runs through ``python -m ragcourt.stages <name>`` and writes the same ``data/``
+functions DVC runs through ``python -m stages <name>`` and writes the same ``data/``
 artifacts, so the report and ``dvc push`` work on either engine's results;
 :mod:`~ragcourt.orchestration.flows.sweep` fans the pipeline out over a parameter grid;
 :mod:`~ragcourt.orchestration.flows.deployments` serves scheduled deployments. Each engine keeps

@@ -7,8 +7,8 @@ parameter, then publishes the leaderboard, retrieval summary, DAFE summary and r
 artifacts.
 
 Each task calls the stage's library function
-(:data:`ragcourt.orchestration.stage_graph.STAGES`) with ``(params, **partition)`` in the
-workdir, exactly what ``python -m ragcourt.stages <stage>`` calls under DVC, so both engines
+(:func:`ragcourt.orchestration.stage_graph.stage_graph`) with ``(params, **partition)`` in the
+workdir, exactly what ``python -m stages <stage>`` calls under DVC, so both engines
 read and write the same ``data/`` files. Tasks are cached on their inputs
 (:mod:`ragcourt.orchestration.caching`): a re-run skips every call whose inputs, params and
 code are unchanged and whose outputs are intact.
@@ -47,7 +47,7 @@ from ragcourt.orchestration import progress
 from ragcourt.orchestration.caching import STATE_DIR, call_key, stage_cache_policy, write_stamp
 from ragcourt.orchestration.plan import StageCall, metrics_path, plan_for
 from ragcourt.orchestration.runners import make_task_runner
-from ragcourt.orchestration.stage_graph import STAGE_ORDER, STAGES, selected_stages
+from ragcourt.orchestration.stage_graph import selected_stages, stage_graph, stage_order
 
 log = logging.getLogger("ragcourt.flows")
 
@@ -91,7 +91,7 @@ def _record_accounts(call: StageCall, root: Path, params: Params, accounts: dict
 
 @task(persist_result=True, retries=0)
 def run_stage(call: StageCall, workdir: str, params_path: str) -> dict[str, Any]:
-    """Run the stage's library function (``STAGES[call.stage]``) on ``params`` and the call's
+    """Run the library function of the stage (declared in ``stages/``) on ``params`` and the call's
     partition, with fresh LLM accounts (temp files a killed run left beside the call's own
     outputs removed first); check and stamp its outputs."""
     root = Path(workdir)
@@ -99,7 +99,7 @@ def run_stage(call: StageCall, workdir: str, params_path: str) -> dict[str, Any]
     params = load_params(root / params_path)
     sweep_stale_temps(root / o for o in call.outputs)
     key = call_key(call, root, params)
-    stage_fn = STAGES[call.stage].load()
+    stage_fn = stage_graph()[call.stage].load()
     start = time.perf_counter()
     with fresh_accounts() as accounts, output_set():
         stage_fn(params, **call.call_kwargs)
@@ -214,8 +214,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--task-runner", choices=["thread", "dask"], default="thread")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--dask-address", default=None)
-    ap.add_argument("--until", choices=STAGE_ORDER, default=None)
-    ap.add_argument("--only", nargs="+", choices=STAGE_ORDER, default=None)
+    ap.add_argument("--until", choices=stage_order(), default=None)
+    ap.add_argument("--only", nargs="+", choices=stage_order(), default=None)
     ap.add_argument("--no-publish", action="store_true")
     args = ap.parse_args(argv)
     pipeline(

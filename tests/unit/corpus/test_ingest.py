@@ -185,7 +185,7 @@ def test_zero_usable_documents_is_a_clear_error(tmp_path: Path) -> None:
 def test_stage_main_exits_2_with_one_line_and_writes_nothing(tmp_path: Path) -> None:
     write(tmp_path, "params.yaml", "corpus: {dir: nothing_here}\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "ingest", "--params", "params.yaml"],
+        [sys.executable, "-m", "stages", "ingest", "--params", "params.yaml"],
         cwd=tmp_path, capture_output=True, text=True,
         env=_env(),
     )  # fmt: skip
@@ -199,7 +199,7 @@ def test_stage_writes_both_tables(tmp_path: Path, corpus: Path) -> None:
     write(corpus, "bad.txt", b"\xff\xfe\x00")
     write(tmp_path, "params.yaml", f"corpus: {{dir: {corpus}}}\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "ragcourt.stages", "ingest"],
+        [sys.executable, "-m", "stages", "ingest"],
         cwd=tmp_path, capture_output=True, text=True,
         env=_env(),
     )  # fmt: skip

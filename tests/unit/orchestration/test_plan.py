@@ -13,7 +13,7 @@ from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import Params, load_params
 from ragcourt.orchestration.code_deps import code_paths
 from ragcourt.orchestration.plan import build_plan, plan_for
-from ragcourt.orchestration.stage_graph import STAGE_ORDER, STAGES, selected_stages
+from ragcourt.orchestration.stage_graph import selected_stages, stage_graph, stage_order
 
 ROOT = Path(__file__).resolve().parents[3]
 SYSTEMS = [("dense-k5", "c256", "minilm"), ("bm25-k5", "c512", None)]
@@ -104,7 +104,7 @@ def test_select_until_and_only(params: Params) -> None:
     assert {c.stage for c in until.calls} == {"ingest", "chunk", "embed"}
     only = plan.select(only=["report"])
     assert only.ids == ["report"] and only.calls[0].after == ()
-    assert selected_stages() == list(STAGE_ORDER)
+    assert selected_stages() == list(stage_order())
     with pytest.raises(ConfigError, match="unknown stage 'embedding'"):
         plan.select(until="embedding")
     with pytest.raises(ConfigError, match="either 'until' or 'only'"):
@@ -170,8 +170,9 @@ def _dvc_stage_deps() -> list[tuple[str, str, list[str], set[str]]]:
 
 
 def test_dvc_yaml_deps_cover_each_stages_code_and_model_sections() -> None:
-    """Editing any module a stage imports (or a model registry section it resolves models
-    from) re-runs that stage under DVC, as it does under Prefect (whose key hashes the same
+    """Editing any module a stage imports (a dep itself or inside a package folder that is),
+    its declaration, or a model registry section it resolves models from re-runs that stage
+    under DVC, as it does under Prefect (whose key hashes the same
     :func:`code_files` and the registry file)."""
     if not (ROOT / "dvc.yaml").is_file():
         pytest.skip("no dvc.yaml in the repository")
@@ -183,10 +184,17 @@ def test_dvc_yaml_deps_cover_each_stages_code_and_model_sections() -> None:
             assert params.llm.models_file in call.inputs, call.id
     problems: list[str] = []
     for name, cmd, deps, registry in _dvc_stage_deps():
-        m = re.fullmatch(r"python -m ragcourt\.stages (\w+)", cmd)
+        m = re.fullmatch(r"python -m stages (\w+)", cmd)
         assert m, f"{name}: unexpected cmd {cmd!r}"
         stage = m.group(1)
-        problems.extend(f"{name}: code dep {f} missing" for f in code_paths(stage) if f not in deps)
+        covered = [
+            f for f in code_paths(stage) if any(f == d or f.startswith(d + "/") for d in deps)
+        ]
+        problems.extend(
+            f"{name}: code dep {f} missing" for f in code_paths(stage) if f not in covered
+        )
+        if f"stages/{stage}" not in deps:
+            problems.append(f"{name}: its folder stages/{stage} is not a dep")
         calls = plan.by_stage(stage)
         assert calls, f"{name}: no flow call runs stage {stage}"
         for key in sorted({k for c in calls for k in c.models_keys} - registry):
@@ -199,6 +207,6 @@ def test_every_stage_writes_exactly_its_catalog_artifacts() -> None:
     stage's function can be loaded."""
     from ragcourt.core import catalog
 
-    for sd in STAGES.values():
+    for sd in stage_graph().values():
         assert set(sd.writes) == {a.name for a in catalog.produced_by(sd.name)}, sd.name
         assert callable(sd.load()), sd.function

@@ -1,8 +1,9 @@
-"""The one command-line entry of every pipeline stage: ``python -m ragcourt.stages <name>``.
+"""The command-line entry of every pipeline stage, behind ``python -m stages <name>``.
 
 dvc.yaml runs it for each stage. It parses ``--params`` and the stage's own options, then calls
-the function the stage graph declares for it
-(:data:`~ragcourt.orchestration.stage_graph.STAGES`), the one the Prefect flow calls too. A
+the function the stage's declaration names (``stages/<name>/``, loaded by
+:func:`~ragcourt.orchestration.stage_graph.load_stage_graph`), the one the Prefect flow calls
+too. A
 stage partitioned by chunking (and embedder) takes ``--chunking`` (``--embedder``) or reads
 its partition from ``$DVC_STAGE`` (:func:`ragcourt.core.entry.dvc_partition`). It runs under
 :func:`ragcourt.core.entry.run_entry`: offline environment, the outputs as one set, a user
@@ -16,29 +17,31 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ragcourt.core import catalog
-from ragcourt.core.entry import dvc_partition, run_entry
+from ragcourt.core.entry import dvc_partition
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import sweep_stale_temps
 from ragcourt.core.params import DEFAULT_PARAMS_PATH, Params
 from ragcourt.orchestration.stage_def import StageDef
-from ragcourt.orchestration.stage_graph import STAGES
+from ragcourt.orchestration.stage_graph import load_stage_graph
+from ragcourt.orchestration.stage_graph import stages_dir as default_stages_dir
 
-log = logging.getLogger("ragcourt.stages")
+log = logging.getLogger("ragcourt.stage_entry")
 
 #: partition fields a stage takes as options, and the params dict holding their keys
 PARTITION_KEYS = {"chunking": "chunkings", "embedder": "embedders"}
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(stages: dict[str, StageDef]) -> argparse.ArgumentParser:
     """``<stage> [--params FILE] [--<partition field> KEY ...] [stage options]``."""
     ap = argparse.ArgumentParser(
-        prog="python -m ragcourt.stages", description="Run one stage of the ragcourt pipeline."
+        prog="python -m stages", description="Run one stage of the ragcourt pipeline."
     )
     sub = ap.add_subparsers(dest="stage", required=True, metavar="STAGE")
-    for sd in STAGES.values():
+    for sd in stages.values():
         one = sub.add_parser(sd.name, help=sd.summary, description=sd.summary)
         one.add_argument("--params", default=str(DEFAULT_PARAMS_PATH), help="params file")
         for field in _partition_fields(sd):
@@ -97,20 +100,18 @@ def own_outputs(sd: StageDef, partition: dict[str, str], params: Params) -> list
     return outs
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None, stages_dir: Path | None = None) -> None:
     """Parse the command line, remove the temp files a killed earlier run of the same call
-    left beside its outputs (:func:`~ragcourt.core.io.sweep_stale_temps`), and run the stage."""
+    left beside its outputs (:func:`~ragcourt.core.io.sweep_stale_temps`), and run the stage
+    declared in ``stages_dir`` (default: the project's ``stages/``)."""
     from ragcourt.core.params import load_params
 
-    args = parser().parse_args(sys.argv[1:] if argv is None else list(argv))
-    sd = STAGES[args.stage]
+    stages = load_stage_graph((stages_dir or default_stages_dir()).resolve())
+    args = parser(stages).parse_args(sys.argv[1:] if argv is None else list(argv))
+    sd = stages[args.stage]
     options = option_kwargs(sd, args)
     params = load_params(args.params)
     partition = partition_kwargs(sd, args, params)
     for tmp in sweep_stale_temps(own_outputs(sd, partition, params)):
         log.info("removed a temp file a killed run left: %s", tmp)
     sd.load()(params, **partition, **options)
-
-
-if __name__ == "__main__":
-    run_entry(main)
