@@ -19,9 +19,9 @@ threshold maximises kappa on the other four; reported: pooled held-out kappa / m
 the threshold fitted on all items). ``generated`` asks for a reason and a yes/no label
 (``filter_reason``), scored 1/0. Time per item is wall time / items (no reply cache).
 
-    python benchmarks/calibrate_answerability.py --limit 100
-    python benchmarks/calibrate_answerability.py --model openai/gpt-4o-mini
-    python benchmarks/calibrate_answerability.py --data /work/shared/validation/squadv2_train.json \
+    python -m benchmarks calibrate_answerability --limit 100
+    python -m benchmarks calibrate_answerability --model openai/gpt-4o-mini
+    python -m benchmarks calibrate_answerability --data /work/shared/validation/squadv2_train.json \
         --limit 200 --only --model local/qwen2.5-coder-0.5b --form probability
 """
 
@@ -32,19 +32,21 @@ import json
 import math
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sklearn.metrics import confusion_matrix
 
+from benchmarks._common import VALIDATION
 from ragcourt.calibration.threshold import cv_threshold
 from ragcourt.core.params import LLMParams, Params, load_params
 from ragcourt.judging.agreement import binary_agreement, rank_correlation
 from ragcourt.qagen.filter_registry import JudgeSettings
 from ragcourt.qagen.filters import judge_answerability
 
-DEFAULT_DATA = Path("../shared/validation/squadv2_train.json")
+DEFAULT_DATA = VALIDATION / "squadv2_train.json"
 EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default
 
 
@@ -135,7 +137,7 @@ def _fmt(row: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument(
@@ -151,7 +153,7 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--prompt-version", default=None, help="default: qagen.prompt_version")
     ap.add_argument("--json", default=None, help="also write the results to this file")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     data = Path(args.data)
     if not data.is_file():
@@ -188,7 +190,3 @@ def main() -> None:
                 print(f"  e.g. failure: {err[:160]}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()

@@ -24,10 +24,10 @@ forward pass, generated = a written reason and a digit (``judge.reason: true``),
 judges that make no model call (token F1, MiniLM cosine: the baseline) on the same items,
 with no reply cache so the time per item is the model's. ``--only``: just the ``--model``s.
 
-    python benchmarks/calibrate_correctness.py --limit 12          # ~5 min on the tiny model
-    python benchmarks/calibrate_correctness.py --skip-llm          # non-LLM judges, all 500
-    python benchmarks/calibrate_correctness.py --model openai/gpt-4o-mini
-    python benchmarks/calibrate_correctness.py --data /work/shared/validation/sts_train.json \
+    python -m benchmarks calibrate_correctness --limit 12          # ~5 min on the tiny model
+    python -m benchmarks calibrate_correctness --skip-llm          # non-LLM judges, all 500
+    python -m benchmarks calibrate_correctness --model openai/gpt-4o-mini
+    python -m benchmarks calibrate_correctness --data /work/shared/validation/sts_train.json \
         --limit 150 --only --model local/qwen2.5-coder-0.5b --form probability
 """
 
@@ -38,9 +38,11 @@ import json
 import math
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks._common import VALIDATION
 from ragcourt.core.params import LLMParams, Params, load_params
 from ragcourt.judging.agreement import binary_agreement, rank_correlation
 from ragcourt.judging.builders import build_judge
@@ -48,7 +50,7 @@ from ragcourt.judging.correctness import grade_correctness, grade_correctness_ex
 from ragcourt.judging.dafe import dafe_summary, run_dafe
 from ragcourt.judging.vocabulary import AnswerItem, AnswerVerdict, JudgeContext
 
-DEFAULT_DATA = Path("../shared/validation/sts_train.json")
+DEFAULT_DATA = VALIDATION / "sts_train.json"
 EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default
 EQUIVALENT = 0.7  # human similarity (0-5 scaled to 0-1) at or above which a pair is equivalent
 
@@ -269,7 +271,7 @@ def _print(res: dict[str, Any]) -> None:
             print(f"  {r['judge']} failure e.g.: {e[:160]}")
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument(
@@ -288,7 +290,7 @@ def main() -> None:
         choices=["probability", "generated"],
         help="only the expected grader in this form (repeatable), plus the no-call judges",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     data = Path(args.data)
     if not data.is_file():
@@ -304,7 +306,3 @@ def main() -> None:
         _print(res)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()

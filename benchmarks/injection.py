@@ -18,7 +18,7 @@ rubric's verdict cut of calibrate_correctness.py: 0.5 is "contains inaccuracies"
 relevance grade >= 1 (v2, v3: round(E[grade])); answerability score >= 1 (v1 0/1) / P(yes)
 >= 0.5; faithfulness share >= 0.9 (v1) / P(yes) >= 0.5 (each version's params thresholds).
 
-    PYTHONPATH=. python benchmarks/injection.py --model local/qwen2.5-coder-1.5b --variants 1 \\
+    python -m benchmarks injection --model local/qwen2.5-coder-1.5b --variants 1 \\
         --versions v1,v2,v3 --items 3 --out /tmp/inj/rows.json --cache /tmp/inj/cache
 """
 
@@ -27,13 +27,14 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 import yaml
 
+from benchmarks._common import ROOT
 from ragcourt.core.offline import apply as apply_offline
 from ragcourt.core.params import Params, parse_params
 from ragcourt.judging.correctness import grade_correctness, grade_correctness_expected
@@ -44,7 +45,6 @@ from ragcourt.llm import Gateway
 from ragcourt.qagen.filter_registry import JudgeSettings
 from ragcourt.qagen.filters import judge_answerability, judge_faithfulness
 
-ROOT = Path(__file__).resolve().parents[1]
 ATTACKS = ROOT / "tests" / "injection" / "attacks.yaml"
 
 
@@ -282,7 +282,7 @@ def table(rows: list[dict[str, object]]) -> None:
     print(tot.sort("version"))
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="local/smollm2-135m")
     ap.add_argument("--variants", type=int, default=1, help="variants per attack class")
@@ -291,10 +291,6 @@ def main() -> None:
     ap.add_argument("--cache", default=".ragcourt/cache")
     ap.add_argument("--versions", default="v1,v2,v3", help="prompt versions, comma list")
     ap.add_argument("--items", type=int, default=len(ITEMS), help=f"items (max {len(ITEMS)})")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     versions = [v.strip() for v in a.versions.split(",") if v.strip()]
     run(a.model, a.variants, a.judges, a.out, a.cache, versions, a.items)
-
-
-if __name__ == "__main__":
-    main()

@@ -28,8 +28,8 @@ judge value minus the human rate). Then, for n = 20 ... 200 "user labels", repea
 Coverage of the 95% PPI (λ = 1), human-only and judge-only intervals, their mean widths, and
 the PPI bias are printed per set, predictor, protocol and n.
 
-    python benchmarks/ppi_validation.py                 # 1000 repetitions, ~1-2 min on 2 cores
-    python benchmarks/ppi_validation.py --reps 200 --n 50 200
+    python -m benchmarks ppi_validation                 # 1000 repetitions, ~1-2 min on 2 cores
+    python -m benchmarks ppi_validation --reps 200 --n 50 200
 """
 
 from __future__ import annotations
@@ -39,18 +39,19 @@ import json
 import os
 import re
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks._common import VALIDATION
 from ragcourt.calibration.agreement import binary_judge_agreement
 from ragcourt.calibration.ppi import estimate
 
-ROOT = Path(__file__).resolve().parents[1]
-SQUAD = ROOT.parent / "shared" / "validation" / "squadv2_train.json"
-STS = ROOT.parent / "shared" / "validation" / "sts_train.json"
+SQUAD = VALIDATION / "squadv2_train.json"
+STS = VALIDATION / "sts_train.json"
 OVERLAP_THRESHOLD = 0.5
 COSINE_THRESHOLD = 0.7  # judge.judges.ref_similarity.threshold
 EQUIVALENT = 0.7  # STS-B similarity at or above which a pair is "equivalent"
@@ -136,7 +137,7 @@ def _coverage(args: tuple[str, str, np.ndarray, np.ndarray, list[int], int, int]
     return lines
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--n", type=int, nargs="+", default=[20, 50, 100, 200])
@@ -185,7 +186,3 @@ def main(argv: list[str] | None = None) -> None:
     print("-" * len(head))
     for block in blocks:
         print("\n".join(block))
-
-
-if __name__ == "__main__":
-    main()

@@ -12,7 +12,7 @@ reference, both orders, labels A / B / C read from the exact next-token logits
 Prints per question the renormalised A/B/C of each order and the combined P(ref better) /
 P(wrong better). Bypasses the gateway and its cache: every line is a model call.
 
-    PYTHONPATH=. python benchmarks/probe_pairwise_fences.py --model local/qwen2.5-coder-1.5b \\
+    python -m benchmarks probe_pairwise_fences --model local/qwen2.5-coder-1.5b \\
         --questions 2 --forms plain,fenced,system
 """
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 from ragcourt.core import offline
@@ -49,13 +50,13 @@ def user_prompt(question: str, ref: str, a: str, b: str, style: str) -> str:
     )
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="local/qwen2.5-coder-1.5b")
     ap.add_argument("--qa", default="data/demo_qa/handwritten.jsonl")
     ap.add_argument("--questions", type=int, default=2)
     ap.add_argument("--forms", default="plain,fenced,system")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     offline.apply()
     lm = get_model(args.model, load_params("params.yaml").llm.models_file)
     lines = Path(args.qa).read_text(encoding="utf-8").splitlines()
@@ -79,7 +80,3 @@ def main() -> None:
             p_wrong = (orders[0]["B"] + orders[1]["A"]) / 2
             shown = [{k: round(v, 3) for k, v in o.items()} for o in orders]
             print(form, q["question_id"], shown, f"P(ref)={p_ref:.3f} P(wrong)={p_wrong:.3f}")
-
-
-if __name__ == "__main__":
-    main()

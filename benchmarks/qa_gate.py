@@ -15,19 +15,21 @@ Two steps:
    accepted (before), precision of those the gate also passes (after), good items the gate
    lost, and each gate rejection with its filter and reason.
 
-    cd /tmp/copy && python -m benchmarks.qa_gate generate --out /tmp/cands.jsonl
-    python -m benchmarks.qa_gate score --candidates benchmarks/data/qa_gate_candidates.jsonl
+    cd /tmp/copy && python -m benchmarks qa_gate generate --out /tmp/cands.jsonl
+    python -m benchmarks qa_gate score --candidates benchmarks/data/qa_gate_candidates.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-LABELS = ROOT / "benchmarks" / "data" / "qa_gate_labels.jsonl"
+from benchmarks._common import DATA
+
+LABELS = DATA / "qa_gate_labels.jsonl"
 
 
 def generate(out: Path, round_size: int) -> None:
@@ -117,18 +119,16 @@ def score(candidates: Path, labels: Path) -> None:
         print(f"  [{tag}] {v.filter}: {v.reason} | {c['question'][:90]!r}")
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate")
     g.add_argument("--out", type=Path, required=True)
     g.add_argument("--round", type=int, default=8)
     s = sub.add_parser("score")
-    s.add_argument(
-        "--candidates", type=Path, default=ROOT / "benchmarks/data/qa_gate_candidates.jsonl"
-    )
+    s.add_argument("--candidates", type=Path, default=DATA / "qa_gate_candidates.jsonl")
     s.add_argument("--labels", type=Path, default=LABELS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     from ragcourt.core import offline
     from ragcourt.core.entry import setup_logging
 
@@ -138,7 +138,3 @@ def main() -> None:
         generate(args.out, args.round)
     else:
         score(args.candidates, args.labels)
-
-
-if __name__ == "__main__":
-    main()
