@@ -13,7 +13,7 @@ f(X̃_j), all items the judge scored, the labelled ones included, as ARES does),
 With λ = 1 this is the plain PPI estimator θ̂ = mean(f(X̃)) − mean(f(X) − Y) (Angelopoulos et
 al. 2023; what ARES uses), the default here. ``power_tuning=True`` lets ``ppi_py`` choose λ ∈
 [0, 1] from the data (PPI++; λ = 0 is the human-only mean), which never widens the interval but
-estimates λ from the same few labels: in ``benchmarks/bench_ppi.py`` (simple random samples)
+estimates λ from the same few labels: in ``benchmarks/ppi.py`` (simple random samples)
 its 95% intervals cover 0.84 with 20 labels and 0.92 with 50, against 0.91 and 0.94 for λ = 1.
 The (1 − alpha) interval is the CLT one (``ppi_py.ppi_mean_ci``),
 

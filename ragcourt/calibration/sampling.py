@@ -25,11 +25,11 @@ pattern, the contested ones first, is labelled even on a small budget. The rest 
 
 * ``proportional`` (default): D'Hondt, the next unit to the stratum with the largest
   N_h / (n_h + 1): close to proportional, so the weights below stay near 1 and PPI intervals
-  stay as narrow as with a simple random sample (``benchmarks/bench_ppi.py``);
+  stay as narrow as with a simple random sample (``benchmarks/ppi.py``);
 * ``equal``: one unit per stratum in turn (equal allocation capped by the stratum size):
   small contested strata are over-sampled, which helps the agreement statistics, but the
   large strata where a lenient judge makes most of its errors get few labels, and PPI
-  intervals then under-cover with few labels (``bench_ppi.py --designs ... equal``).
+  intervals then under-cover with few labels (``python -m benchmarks ppi --designs ... equal``).
 
 Within a stratum, units are
 taken in the order of ``sha256(seed, key)``: a seeded random order that does not depend on the

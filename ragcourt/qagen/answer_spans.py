@@ -58,7 +58,7 @@ _DROP_LEADING = frozenset(
 )  # fmt: skip
 # SQuAD v1.1 train: share of spaCy entities of each (label, more than one word) that a human
 # question of their paragraph asks for (token F1 >= 0.5 with a human answer); 5,442 entities of
-# 400 seeded paragraphs: ``python benchmarks/bench_answer_first.py span-priors``
+# 400 seeded paragraphs: ``python -m benchmarks answer_first span-priors``
 ASKED_RATE: dict[tuple[str, bool], float] = {
     ("CARDINAL", False): 0.206, ("CARDINAL", True): 0.468,
     ("DATE", False): 0.282, ("DATE", True): 0.370,
@@ -84,7 +84,7 @@ ASKED_BASE_RATE = 0.255  # all entities of that sample
 # SQuAD v1.1 train (25 seeded articles): entities in >= 25% of their article's paragraphs are
 # asked for at 0.12 (tier-0 kinds) and 0.19 (the others), near noun phrases (0.15), against
 # 0.36 and 0.24 for the rest: they join the noun phrases' tier
-# (``python benchmarks/bench_answer_first.py span-priors --by-structure``)
+# (``python -m benchmarks answer_first span-priors --by-structure``)
 NOUN_PHRASE_TIER = 2
 MIN_CHUNKS_FOR_FREQUENCY = 4  # a share of fewer chunks says nothing
 _CUT = re.compile(r"[:;\n]")
@@ -256,7 +256,7 @@ def is_list_member(ent: Span) -> bool:
     in "the Army and Navy", "Russia" in "Russia and China and India"): a question for it has
     other answers beside it. SQuAD v1.1 train annotators ask for such entities at 0.22 (tier-0
     kinds) and 0.16 (the others) against 0.38 and 0.24: one tier less
-    (``python benchmarks/bench_answer_first.py span-priors --by-structure``)."""
+    (``python -m benchmarks answer_first span-priors --by-structure``)."""
     root = ent.root
     inside = range(ent.start, ent.end)
     if root.dep_ == "conj" and root.head.i not in inside:

@@ -46,7 +46,7 @@ def test_detection_is_deterministic_and_can_be_restricted() -> None:
 
 
 # Chinese questions the 1.5B wrote about the Chinese test corpus; langdetect alone called
-# every one of them Korean (benchmarks/bench_question_language.py).
+# every one of them Korean (benchmarks/question_language.py).
 SHORT_ZH_QUESTIONS = (
     "该团队研制出多少个超导量子比特的计算原型机？",
     "上个月四个一线城市新建商品住宅价格环比下降了多少百分比？",

@@ -99,7 +99,7 @@ def test_echo_check_reads_the_writer_prompts_not_the_filter_version() -> None:
 
 
 def test_a_statement_copied_from_the_chunk_is_not_a_question() -> None:
-    """The 1.5B writer copied chunk sentences as 'questions' (bench_question_language.py)."""
+    """The 1.5B writer copied chunk sentences as 'questions' (benchmarks/question_language.py)."""
     zh = "长江中游多地水位超过警戒线，湖北和湖南两省启动防汛四级应急响应。"
     reason = question_quality_reason(zh)
     assert reason is not None and reason.startswith("not a question")
