@@ -119,8 +119,9 @@ def run_prefect(
     dask_address: str | None,
 ) -> list[dict[str, Any]]:
     """The pipeline flow in this process with a progress bar fed by its stage events."""
-    from ragcourt.orchestration.flows.pipeline import pipeline
+    from ragcourt.orchestration.project_code import import_flows
 
+    pipeline = import_flows("pipeline").pipeline
     with flow_progress("prefect pipeline"):
         calls: list[dict[str, Any]] = pipeline(
             params_path=str(params),
@@ -254,9 +255,9 @@ def serve(
     sweep_cron: str | None = typer.Option(None, help="also schedule the default sweep flow"),
 ) -> None:
     """Register scheduled Prefect deployments and serve them (needs `prefect server start`)."""
-    from ragcourt.orchestration.flows.deployments import serve_deployments
+    from ragcourt.orchestration.project_code import import_flows
 
-    serve_deployments(
+    import_flows("deployments").serve_deployments(
         workdir=Path.cwd(),
         params_path=str(params),
         cron=cron,
@@ -286,7 +287,10 @@ def sweep(
     max_parallel: int = typer.Option(1, help="prefect engine: grid points run at once"),
 ) -> None:
     """Run every point of a params grid (Prefect sweep flow, or DVC experiments)."""
-    from ragcourt.orchestration.flows.sweep import parse_grid, queue_dvc_experiments, run_sweep
+    from ragcourt.orchestration.project_code import import_flows
+    from ragcourt.orchestration.sweeps import parse_grid, queue_dvc_experiments
+
+    run_sweep = import_flows("sweep").run_sweep
 
     parsed = parse_grid(grid)
     if engine is Engine.dvc:
@@ -308,6 +312,22 @@ def sweep(
         table.add_row(*row)
     console.print(table)
     console.print(f"summary written to {summary['path']}")
+
+
+@app.command()
+@user_errors
+def init(
+    directory: Annotated[Path, typer.Argument(help="a new (empty or absent) project folder")],
+    vcs: Annotated[
+        bool, typer.Option("--vcs/--no-vcs", help="make it a git + DVC repository")
+    ] = True,
+) -> None:
+    """Make a new project: params, configs, stages/, flows/, the demo inputs and dvc.yaml."""
+    from ragcourt.orchestration.project_init import init_project
+
+    written = init_project(directory, vcs=vcs)
+    console.print(f"wrote {len(written)} entries to {directory}")
+    console.print(f"next: cd {directory} && dvc repro")
 
 
 @dvc_app.command("generate")

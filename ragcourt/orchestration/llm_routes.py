@@ -21,10 +21,10 @@ from ragcourt.llm import providers
 from ragcourt.llm.endpoints import route
 
 if TYPE_CHECKING:
-    from ragcourt.answering.systems import AnySystem
+    from ragcourt.answering.systems import CandidateSystem
 
 
-def stage_models(params: Params, systems: Sequence[AnySystem]) -> dict[str, list[str]]:
+def stage_models(params: Params, systems: Sequence[CandidateSystem]) -> dict[str, list[str]]:
     """The model strings each model-calling stage may call (roles resolved to ``llm.model``)."""
     llm, q, j = params.llm, params.qagen, params.judge
     roles: dict[str, list[str | None]] = {
@@ -37,7 +37,7 @@ def stage_models(params: Params, systems: Sequence[AnySystem]) -> dict[str, list
     return {stage: sorted({llm.resolve(m) for m in models}) for stage, models in roles.items()}
 
 
-def routes_record(params: Params, systems: Sequence[AnySystem]) -> dict[str, Any]:
+def routes_record(params: Params, systems: Sequence[CandidateSystem]) -> dict[str, Any]:
     """``{"sampling": {...}, "stages": {stage: {model: route record}}}`` of hosted models."""
     llm = params.llm
     stages: dict[str, dict[str, Any]] = {}

@@ -4,7 +4,7 @@ A project declares its stages in ``stages/<name>/__init__.py`` (one
 :class:`~ragcourt.orchestration.stage_def.StageDef` named ``STAGE`` each) and their run order
 in ``stages/__init__.py`` (``PIPELINE``). :func:`stage_graph` loads them by file path (no
 ``sys.path`` edit, nothing imported by a global name), from ``<cwd>/stages`` when the project
-has one, else from the ``stages/`` of the checkout ragcourt runs from (:data:`TEMPLATE_DIR`).
+has one, else from the ``stages/`` of the checkout ragcourt runs from (the template).
 :mod:`~ragcourt.orchestration.plan` expands the graph into Prefect calls,
 :mod:`~ragcourt.orchestration.dvc_yaml` renders ``dvc.yaml`` from it, and
 ``python -m stages <name>`` runs one stage.
@@ -21,20 +21,17 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
+from ragcourt.orchestration.project_code import code_root
 from ragcourt.orchestration.stage_def import StageDef
 
 STAGES_DIRNAME = "stages"
-#: the project template's stage folder: the checkout's ``stages/`` (beside ``ragcourt/``)
-TEMPLATE_DIR = catalog.SOURCE_ROOT / STAGES_DIRNAME
 
 
 def stages_dir(root: Path | None = None) -> Path:
     """``<root>/stages`` (default root: the working directory) when it holds a stage package,
-    else :data:`TEMPLATE_DIR`."""
-    here = (root or Path.cwd()) / STAGES_DIRNAME
-    return here if (here / "__init__.py").is_file() else TEMPLATE_DIR
+    else the template's (:func:`~ragcourt.orchestration.project_code.code_root`)."""
+    return code_root(STAGES_DIRNAME, root) / STAGES_DIRNAME
 
 
 def _load_package(folder: Path) -> ModuleType:

@@ -84,8 +84,8 @@ def test_user_errors_are_one_line_with_exit_code_2(
 def test_flow_commands_and_dvc_generate_work_outside_a_checkout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The flows come from the installed package, not from a flows/ folder in the cwd; a
-    project without the package source gets a dvc.yaml without code deps."""
+    """A project without flows/ and stages/ folders runs the template's (the checkout's); a
+    project without the package source gets a dvc.yaml without ragcourt/ code deps."""
     ws = make_project(tmp_path / "p")  # params, configs and data only
     monkeypatch.chdir(ws)
     assert not (ws / "ragcourt").exists() and not (ws / "flows").exists()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import ragcourt.orchestration.flows.pipeline as pipeline_mod
+import ragcourt.orchestration.stage_tasks as pipeline_mod
 from ragcourt.core.params import Params
 from ragcourt.llm.accounting import (
     fresh_accounts,
@@ -79,9 +79,7 @@ def test_combine_writes_the_sum_of_this_runs_partitions(
     wins); combine replaces it with the sum over the run's partitions, not older runs'."""
     params = Params.model_validate({})
     run_id = {"id": "run-1"}
-    monkeypatch.setattr(
-        pipeline_mod, "_accounts_dir", lambda root: root / "accounts" / run_id["id"]
-    )
+    monkeypatch.setattr(pipeline_mod, "accounts_dir", lambda root: root / "accounts" / run_id["id"])
 
     def run_call(call: StageCall, calls: int) -> None:
         with fresh_accounts() as accounts:

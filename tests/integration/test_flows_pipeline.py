@@ -14,8 +14,8 @@ import yaml
 from _report_data import write_artifacts
 from _tiny_project import make_project
 
+from flows.pipeline import pipeline
 from ragcourt.core.errors import RagcourtError
-from ragcourt.orchestration.flows.pipeline import pipeline
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -12,15 +12,15 @@ import pytest
 import yaml
 from _tiny_project import make_project
 
+from flows.sweep import run_sweep
 from ragcourt.core.errors import ConfigError, ParamsError
-from ragcourt.orchestration.flows.sweep import (
+from ragcourt.orchestration.sweeps import (
     apply_overrides,
     dvc_exp_commands,
     grid_points,
     parse_grid,
     point_name,
     prepare_workspace,
-    run_sweep,
 )
 
 
@@ -104,8 +104,8 @@ def test_sweep_reports_each_finished_point_and_limits_parallel_points(
 
     from prefect import task
 
+    import flows.sweep as sweep
     from ragcourt.orchestration import progress
-    from ragcourt.orchestration.flows import sweep
 
     running, most = [0], [0]
     lock = threading.Lock()

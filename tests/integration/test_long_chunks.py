@@ -14,7 +14,7 @@ import pytest
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import Params, parse_params
 from ragcourt.core.schemas import frame_schema
-from ragcourt.orchestration.flows.sweep import point_metrics
+from ragcourt.orchestration.sweeps import point_metrics
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.sections.retrieval_metrics import long_chunks_table
 from ragcourt.retrieval import indexing

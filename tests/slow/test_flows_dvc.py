@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from _tiny_project import ROOT, make_project, sh, tool_env
 
-from ragcourt.orchestration.flows.sweep import queue_dvc_experiments
+from ragcourt.orchestration.sweeps import queue_dvc_experiments
 
 DVC = [sys.executable, "-m", "dvc"]
 TARGET = "retrieval_eval"

@@ -1,6 +1,6 @@
 """Scheduling end to end: a real ``prefect server start`` on a free loopback port, the
 pipeline deployment registered with a cron schedule and served by ``python -m
-ragcourt.orchestration.flows deployments``, one run triggered through the API and watched
+flows deployments``, one run triggered through the API and watched
 until it completes."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_cron_deployment_is_served_and_a_triggered_run_completes(
             [
                 sys.executable,
                 "-m",
-                "ragcourt.orchestration.flows",
+                "flows",
                 "deployments",
                 "--cron",
                 CRON,

@@ -6,119 +6,38 @@ steps), runs it in the subflow ``ragcourt-stages`` on the task runner named by i
 parameter, then publishes the leaderboard, retrieval summary, DAFE summary and report as Prefect
 artifacts.
 
-Each task calls the stage's library function
-(:func:`ragcourt.orchestration.stage_graph.stage_graph`) with ``(params, **partition)`` in the
-workdir, exactly what ``python -m stages <stage>`` calls under DVC, so both engines
-read and write the same ``data/`` files. Tasks are cached on their inputs
-(:mod:`ragcourt.orchestration.caching`): a re-run skips every call whose inputs, params and
-code are unchanged and whose outputs are intact.
-
-LLM accounting (``data/metrics/llm_<stage>.json``): each task counts its model calls in fresh
-accounts of its own (``ragcourt.llm.accounting.fresh_accounts``), saved under
-``.ragcourt/prefect/accounts/<flow run>/``; the ``combine`` call of a partitioned stage (the
-answers) writes the sum over this flow run's partitions that ran, whichever worker ran them.
+Each task (:func:`ragcourt.orchestration.stage_tasks.run_stage`) calls the stage's library
+function with ``(params, **partition)`` in the workdir, exactly what ``python -m stages
+<stage>`` calls under DVC, so both engines read and write the same ``data/`` files. Tasks
+are cached on their inputs (:mod:`ragcourt.orchestration.caching`): a re-run skips every call
+whose inputs, params and code are unchanged and whose outputs are intact.
 
 Run it: ``ragcourt run --engine prefect`` or
-``python -m ragcourt.orchestration.flows pipeline [--until STAGE]``.
+``python -m flows pipeline [--until STAGE]`` from the project root; a deployment's
+entrypoint is ``flows/pipeline.py:pipeline``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import logging
-import os
 import shutil
-import time
 from contextlib import chdir
 from pathlib import Path
 from typing import Any, cast
 
-from prefect import State, flow, task
+from prefect import flow
 from prefect.futures import PrefectFuture, as_completed
 from prefect.task_runners import TaskRunner
 
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.io import output_set, sweep_stale_temps, write_json
-from ragcourt.core.params import Params, load_params
-from ragcourt.llm.accounting import fresh_accounts, merge_account_dicts
+from ragcourt.core.params import load_params
 from ragcourt.orchestration import progress
-from ragcourt.orchestration.caching import STATE_DIR, call_key, stage_cache_policy, write_stamp
-from ragcourt.orchestration.plan import StageCall, metrics_path, plan_for
+from ragcourt.orchestration.caching import STATE_DIR, stage_cache_policy
+from ragcourt.orchestration.plan import plan_for
 from ragcourt.orchestration.runners import make_task_runner
-from ragcourt.orchestration.stage_graph import selected_stages, stage_graph, stage_order
-
-log = logging.getLogger("ragcourt.flows")
-
-
-def _enter(workdir: Path) -> None:
-    """Stage code uses cwd-relative paths. Thread-runner tasks already run in the flow's cwd;
-    a Dask worker process (one thread) may have started elsewhere and moves once."""
-    if Path.cwd().resolve() != workdir:
-        os.chdir(workdir)
-
-
-ACCOUNTS_DIR = STATE_DIR / "accounts"
-
-
-def _accounts_dir(root: Path) -> Path:
-    """This flow run's folder of per-call LLM accounts (shared by every worker)."""
-    from prefect.runtime import flow_run
-
-    return root / ACCOUNTS_DIR / (flow_run.get_id() or "no-flow-run")
-
-
-def _record_accounts(call: StageCall, root: Path, params: Params, accounts: dict[str, Any]) -> None:
-    """Save this call's accounts; for a ``combine`` call, write the stage's metrics file(s) as
-    the sum over the saved accounts of this flow run's calls of the same stage (partitions)."""
-    folder = _accounts_dir(root)
-    mine = {name: acc.as_dict() for name, acc in accounts.items()}
-    if mine or call.tag == "combine":
-        saved = {"call": call.id, "stage": call.stage, "accounts": mine}
-        write_json(saved, folder / f"{call.file_stem}.json")
-    if call.tag != "combine":
-        return
-    parts: dict[str, list[dict[str, Any]]] = {}
-    for f in sorted(folder.glob("*.json")):
-        saved = json.loads(f.read_text(encoding="utf-8"))
-        if saved.get("stage") == call.stage:
-            for name, acc in saved["accounts"].items():
-                parts.setdefault(name, []).append(acc)
-    for name, dicts in parts.items():
-        merge_account_dicts(name, dicts).write(root / metrics_path(params, name))
-
-
-@task(persist_result=True, retries=0)
-def run_stage(call: StageCall, workdir: str, params_path: str) -> dict[str, Any]:
-    """Run the library function of the stage (declared in ``stages/``) on ``params`` and the call's
-    partition, with fresh LLM accounts (temp files a killed run left beside the call's own
-    outputs removed first); check and stamp its outputs."""
-    root = Path(workdir)
-    _enter(root)
-    params = load_params(root / params_path)
-    sweep_stale_temps(root / o for o in call.outputs)
-    key = call_key(call, root, params)
-    stage_fn = stage_graph()[call.stage].load()
-    start = time.perf_counter()
-    with fresh_accounts() as accounts, output_set():
-        stage_fn(params, **call.call_kwargs)
-    seconds = time.perf_counter() - start
-    _record_accounts(call, root, params, accounts)
-    missing = [o for o in call.outputs if not (root / o).exists()]
-    if missing:
-        raise RagcourtError(
-            f"{call.id}: stage finished but did not write {missing} "
-            "(the plan and the stage disagree on its outputs)"
-        )
-    outputs = write_stamp(call, root, key)
-    return {"call": call.id, "key": key, "seconds": round(seconds, 3), "outputs": outputs}
-
-
-def _final_state(fut: PrefectFuture[Any]) -> State[Any]:
-    """The final state (``wait`` first: before it, ``state`` may be a stale API read)."""
-    fut.wait()
-    return fut.state
+from ragcourt.orchestration.stage_graph import selected_stages, stage_order
+from ragcourt.orchestration.stage_tasks import accounts_dir, final_state, run_stage
 
 
 @flow(name="ragcourt-stages", log_prints=True)
@@ -155,14 +74,14 @@ def stages_flow(
         by_future = {id(f): cid for cid, f in futures.items()}
         try:
             for fut in as_completed(list(futures.values())):
-                state = _final_state(fut)
+                state = final_state(fut)
                 progress.emit(progress.StageEvent("done", by_future[id(fut)], str(state.name)))
         finally:
-            shutil.rmtree(_accounts_dir(root), ignore_errors=True)
+            shutil.rmtree(accounts_dir(root), ignore_errors=True)
         results: list[dict[str, Any]] = []
         failed: list[str] = []
         for cid, fut in futures.items():
-            state = _final_state(fut)
+            state = final_state(fut)
             if state.is_completed():
                 res = fut.result()
                 results.append({**res, "state": state.name})

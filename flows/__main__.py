@@ -1,5 +1,5 @@
-"""``python -m ragcourt.orchestration.flows {pipeline,sweep,deployments} [args]``: one flow
-module's command line, with the offline environment applied before Prefect is imported."""
+"""``python -m flows {pipeline,sweep,deployments} [args]``: one flow module's command line,
+from the project root, with the offline environment applied before Prefect is imported."""
 
 from __future__ import annotations
 
@@ -16,11 +16,9 @@ FLOWS = ("pipeline", "sweep", "deployments")
 def main() -> None:
     """Dispatch to ``<flow>.main(args)``."""
     if len(sys.argv) < 2 or sys.argv[1] not in FLOWS:
-        raise RagcourtError(
-            "usage: python -m ragcourt.orchestration.flows {" + ",".join(FLOWS) + "} [args]"
-        )
+        raise RagcourtError("usage: python -m flows {" + ",".join(FLOWS) + "} [args]")
     apply_offline()  # before prefect is imported
-    module = importlib.import_module(f"ragcourt.orchestration.flows.{sys.argv[1]}")
+    module = importlib.import_module(f"flows.{sys.argv[1]}")
     module.main(sys.argv[2:])
 
 

@@ -1,7 +1,6 @@
 """Scheduled Prefect deployments of the pipeline (and, optionally, a sweep), served locally.
 
-``python -m ragcourt.orchestration.flows deployments --cron "0 3 * * *"`` (or
-``ragcourt serve``) registers the
+``python -m flows deployments --cron "0 3 * * *"`` (or ``ragcourt serve``) registers the
 deployment ``ragcourt-pipeline/ragcourt-scheduled`` with that cron schedule on the Prefect API
 (``PREFECT_API_URL``, e.g. a ``prefect server start`` on this machine) and serves it: this
 process polls for scheduled or UI-triggered runs and executes each in a subprocess, in the
@@ -14,6 +13,7 @@ instead (see the README's Orchestration section); nothing in the flows depends o
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,13 @@ from prefect import serve
 from prefect.deployments.runner import RunnerDeployment
 from prefect.types.entrypoint import EntrypointType
 
+from flows.pipeline import pipeline
+from flows.sweep import sweep
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import ConfigError
-from ragcourt.orchestration.flows.pipeline import pipeline
-from ragcourt.orchestration.flows.sweep import DEFAULT_GRID, sweep
+from ragcourt.orchestration.project_code import child_env
 from ragcourt.orchestration.runners import RUNNERS
+from ragcourt.orchestration.sweeps import DEFAULT_GRID
 
 PIPELINE_DEPLOYMENT = "ragcourt-scheduled"
 SWEEP_DEPLOYMENT = "ragcourt-sweep-scheduled"
@@ -65,7 +67,9 @@ def build_deployments(
     sweep_grid: dict[str, list[Any]] | None = None,
     name: str = PIPELINE_DEPLOYMENT,
 ) -> list[RunnerDeployment]:
-    """The deployments to serve (entrypoints by module path, so they load from anywhere)."""
+    """The deployments to serve (entrypoints by module path, ``flows.pipeline.pipeline``: the
+    processes that run them import the project's ``flows`` package, :func:`serve_deployments`
+    puts it on their ``PYTHONPATH``)."""
     if task_runner not in RUNNERS:
         raise ConfigError(f"unknown task runner '{task_runner}' (choose from {RUNNERS})")
     root = str(workdir.resolve())
@@ -108,8 +112,11 @@ def build_deployments(
 
 
 def serve_deployments(workdir: Path, **kwargs: Any) -> None:
-    """Register the deployments and serve them until interrupted."""
-    serve(*build_deployments(workdir, **kwargs))
+    """Register the deployments and serve them until interrupted (the flow-run processes it
+    starts inherit a ``PYTHONPATH`` holding the project's ``flows/`` and ``stages/``)."""
+    deployments = build_deployments(workdir, **kwargs)
+    os.environ["PYTHONPATH"] = child_env(workdir.resolve())["PYTHONPATH"]
+    serve(*deployments)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,4 +1,5 @@
-"""Parameter sweeps (e.g. chunk size x embedder): a Prefect sweep flow and DVC experiments.
+"""Parameter sweeps (e.g. chunk size x embedder): grids, point workspaces, the point task,
+the summary, and DVC experiments. The sweep flow itself is ``flows/sweep.py``.
 
 A grid is ``{dotted params key: [values]}`` (the keys ``dvc exp run -S`` takes, e.g.
 ``chunkings.c256.size`` or ``embedders.minilm.model``); its points are the Cartesian product.
@@ -6,8 +7,7 @@ A grid is ``{dotted params key: [values]}`` (the keys ``dvc exp run -S`` takes, 
 * Prefect (``sweep`` flow, ``ragcourt sweep``): each point gets its own workspace copy under
   ``.ragcourt/sweeps/<name>/<point>/`` (params.yaml with the overrides applied, configs/ copied,
   the corpus and other inputs linked, the LLM reply cache shared so identical model calls are
-  not repeated), runs ``python -m ragcourt.orchestration.flows pipeline --until <stage>``
-  there in a separate
+  not repeated), runs ``python -m flows pipeline --until <stage>`` there in a separate
   process (its own ``ragcourt-pipeline`` flow run on the same Prefect API, not a subflow of the
   sweep run: stages use cwd-relative paths, so points cannot share one process), then a
   summary table (one row per point: the overrides, then every retrieval metric of
@@ -19,34 +19,28 @@ A grid is ``{dotted params key: [values]}`` (the keys ``dvc exp run -S`` takes, 
 
 from __future__ import annotations
 
-import argparse
 import copy
 import itertools
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import yaml
-from prefect import flow, task
-from prefect.artifacts import create_table_artifact
-from prefect.futures import PrefectFuture, as_completed
+from prefect import task
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, ParamsError, RagcourtError
-from ragcourt.core.io import write_parquet, write_text
+from ragcourt.core.io import write_text
 from ragcourt.core.params import load_params, parse_params
 from ragcourt.core.user_yaml import load_user_yaml, read_user_yaml
-from ragcourt.orchestration import progress
+from ragcourt.orchestration.project_code import child_env
 from ragcourt.orchestration.stage_graph import selected_stages
-from ragcourt.reporting.model import Table
 
 SWEEPS_DIR = Path(".ragcourt/sweeps")
 DEFAULT_GRID: dict[str, list[Any]] = {
@@ -122,7 +116,8 @@ def _link(src: Path, dst: Path) -> None:
 
 def prepare_workspace(root: Path, params_path: str, point: dict[str, Any], dest: Path) -> Path:
     """Make ``dest`` a workspace for ``point``: params.yaml with the overrides (validated),
-    configs/ copied, every input file or folder params names linked, the reply cache shared."""
+    configs/ copied, the project's stages/ and flows/ and every input file or folder params
+    names linked, the reply cache shared."""
     raw = read_user_yaml(root / params_path, ParamsError, empty={})
     data = apply_overrides(raw, point)
     params = parse_params(data, dest / catalog.DEFAULT_PARAMS_FILE)
@@ -132,6 +127,9 @@ def prepare_workspace(root: Path, params_path: str, point: dict[str, Any], dest:
     dest.mkdir(parents=True, exist_ok=True)
     if (root / "configs").is_dir():
         shutil.copytree(root / "configs", dest / "configs", dirs_exist_ok=True)
+    for code in ("stages", "flows"):  # the project's own stages and flows, when it has them
+        if (root / code / "__init__.py").is_file():
+            _link(root / code, dest / code)
     for rel in (params.corpus.dir, params.qagen.qa_file, params.qagen.few_shot_file):
         if rel and not Path(rel).is_absolute() and (root / rel).exists():
             _link(root / rel, dest / rel)
@@ -186,102 +184,15 @@ def run_point(name: str, workspace: str, params_path: str, until: str) -> dict[s
     reported to the same Prefect API); fail with the tail of its output."""
     from prefect.settings import PREFECT_API_URL
 
-    env = dict(os.environ)
+    env = child_env(Path(workspace))  # its flows/ and stages/ (else the template's) importable
     if api := PREFECT_API_URL.value():  # the child reports to the API this flow uses
         env["PREFECT_API_URL"] = api
-    flows = "ragcourt.orchestration.flows"
-    cmd = [sys.executable, "-m", flows, "pipeline", "--params", params_path, "--until", until]
+    cmd = [sys.executable, "-m", "flows", "pipeline", "--params", params_path, "--until", until]
     proc = subprocess.run(cmd, cwd=workspace, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise RagcourtError(f"sweep point {name} failed (exit {proc.returncode}):\n{tail}")
     return point_metrics(Path(workspace))
-
-
-@flow(name="ragcourt-sweep", log_prints=True)
-def sweep(
-    grid: dict[str, list[Any]] | None = None,
-    params_path: str = catalog.DEFAULT_PARAMS_FILE,
-    workdir: str = ".",
-    until: str = "retrieval_eval",
-    max_parallel: int = 1,
-    name: str | None = None,
-) -> dict[str, Any]:
-    """Fan out over the grid (``max_parallel`` points at once; a progress event per finished
-    point), then summarise."""
-    grid = grid or DEFAULT_GRID
-    selected_stages(until=until)
-    root = Path(workdir).resolve()
-    name = name or datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    out_dir = root / SWEEPS_DIR / name
-    points = grid_points(grid)
-    spaces = {
-        point_name(p): prepare_workspace(root, params_path, p, out_dir / point_name(p))
-        for p in points
-    }
-    print(f"sweep {name}: {len(points)} points in {out_dir}")
-    progress.emit(progress.StageEvent("plan", total=len(points)))
-    point_task = run_point.with_options(tags=["ragcourt-sweep"])
-    futures: dict[str, PrefectFuture[dict[str, Any]]] = {}
-    names: dict[int, str] = {}
-    in_flight: list[PrefectFuture[dict[str, Any]]] = []
-
-    def finished(fut: PrefectFuture[dict[str, Any]]) -> None:
-        in_flight.remove(fut)
-        fut.wait()
-        progress.emit(progress.StageEvent("done", names[id(fut)], str(fut.state.name)))
-
-    for n, ws in spaces.items():  # at most max_parallel point processes at once
-        while len(in_flight) >= max(1, max_parallel):
-            finished(next(as_completed(list(in_flight))))
-        futures[n] = point_task.submit(n, str(ws), catalog.DEFAULT_PARAMS_FILE, until)
-        names[id(futures[n])] = n
-        in_flight.append(futures[n])
-    for fut in as_completed(list(in_flight)):
-        finished(fut)
-    rows: list[dict[str, Any]] = []
-    failed: list[str] = []
-    for p in points:
-        n = point_name(p)
-        fut = futures[n]
-        fut.wait()
-        if fut.state.is_completed():
-            metrics = fut.result()
-        else:
-            first = str(fut.state.message or fut.state.name).splitlines()[0]
-            failed.append(first)
-            metrics = {"error": first}
-        rows.append({"point": n, **p, **metrics})
-    df = summary_frame(rows)
-    write_parquet(df, out_dir / "sweep_summary.parquet")
-    table = Table.from_frame(df)
-    write_text(f"# Sweep {name}\n\n{table.markdown()}\n", out_dir / "sweep_summary.md")
-    create_table_artifact(
-        table=df.to_dicts(),
-        key="ragcourt-sweep-summary",
-        description=f"Sweep {name}: {len(points)} points over {', '.join(grid)}",
-    )
-    if failed:
-        raise RagcourtError(f"{len(failed)} sweep point(s) failed: " + "; ".join(failed))
-    return {
-        "path": str(out_dir / "sweep_summary.md"),
-        "columns": table.columns,
-        "rows": table.rows,
-    }
-
-
-def run_sweep(**kwargs: Any) -> dict[str, Any]:
-    """Validate the stage name and every grid point's params, then run the sweep flow (a bad
-    grid is a one-line error before any flow or workspace exists)."""
-    grid = kwargs.get("grid") or DEFAULT_GRID
-    selected_stages(until=kwargs.get("until", "retrieval_eval"))
-    validate_grid(
-        Path(kwargs.get("workdir", ".")),
-        kwargs.get("params_path", catalog.DEFAULT_PARAMS_FILE),
-        grid,
-    )
-    summary: dict[str, Any] = sweep(**kwargs)
-    return summary
 
 
 def dvc_exp_commands(grid: dict[str, list[Any]], until: str | None) -> Iterator[list[str]]:
@@ -315,22 +226,3 @@ def queue_dvc_experiments(
         if proc.returncode != 0:
             raise RagcourtError(f"dvc exp run --run-all failed: {proc.stderr.strip()[-800:]}")
     return cmds
-
-
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description="Run a parameter sweep as a Prefect flow.")
-    ap.add_argument("--grid", "-g", action="append", default=None, help="KEY=V1,V2,...")
-    ap.add_argument("--params", default=catalog.DEFAULT_PARAMS_FILE)
-    ap.add_argument("--until", default="retrieval_eval")
-    ap.add_argument("--max-parallel", type=int, default=1)
-    ap.add_argument("--name", default=None)
-    args = ap.parse_args(argv)
-    grid = parse_grid(args.grid) if args.grid else DEFAULT_GRID
-    out = run_sweep(
-        grid=grid,
-        params_path=args.params,
-        until=args.until,
-        max_parallel=args.max_parallel,
-        name=args.name,
-    )
-    print(f"sweep summary: {out['path']}")
