@@ -172,7 +172,11 @@ def run(
 
     # DVC interpolates chunkings/embedders keys into stage commands: validate params.yaml (safe
     # names, one-line error naming the key) before DVC runs any stage.
-    load_params(params)
+    checked = load_params(params)
+    from ragcourt.orchestration.llm_routes import refresh
+
+    if refresh(checked):  # the environment changed a hosted route: DVC re-runs what it feeds
+        err_console.print("hosted model routes changed in the environment: llm_routes re-runs")
     targets = [until] if until else []
     if until:
         selected_stages(until=until)  # validates the stage name

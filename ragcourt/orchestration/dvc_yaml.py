@@ -143,9 +143,9 @@ def _stage_body(sd: StageDef, root: Path, params: Params | None) -> dict[str, An
     keys: list[Any] = [k.format(**{f: _var(sd, f) for f in fields}) for k in sd.params]
     if sd.models:
         keys.append({catalog.DEFAULT_MODELS_FILE: list(sd.models)})
+    # a volatile stage (the environment) is not always_changed: `ragcourt run` refreshes its
+    # output before `dvc repro` when the environment changed, so a no-op run stays cheap
     body: dict[str, Any] = {"cmd": cmd, "deps": deps}
-    if sd.volatile:  # depends on the environment, which DVC cannot see: run it every time
-        body["always_changed"] = True
     if keys:
         body["params"] = keys
     if "system" in sd.partition:  # all systems in one DVC stage: the folder persists

@@ -1,16 +1,21 @@
 """Stage ``llm_routes``: where every hosted model of the run is served, as a file DVC sees.
 
 A hosted model's API base can come from the environment (``OPENAI_API_BASE``), which DVC and
-the params file never see. This stage runs on every ``dvc repro`` (``always_changed``) and
-writes, per model-calling stage, each hosted model's route (API base without secrets, where it
-came from, the key *variable*, the server-specific sampling fields) and the sampling params
-sent on every call. The model-calling stages depend on the file: point a model string at
-another server and they re-run; leave it and the file is byte-identical, so nothing re-runs.
-Key values are never written. The Prefect flow hashes the same record into its cache key.
+the params file never see. The stage writes, per model-calling stage, each hosted model's route
+(API base without secrets, where it came from, the key *variable*, the server-specific sampling
+fields) and the sampling params sent on every call. The model-calling stages depend on the
+file: point a model string at another server and they re-run; leave it and the file is byte-
+identical, so nothing re-runs. Key values are never written. DVC re-runs the stage when its
+params or the systems file change; the environment is checked outside DVC, cheaply: ``ragcourt
+run`` calls :func:`refresh` before ``dvc repro``, which rewrites the file only when the record
+changed (DVC then sees a modified output and re-runs the stage and what depends on it). After
+changing an API base in the environment, a bare ``dvc repro`` needs ``ragcourt run`` (or ``dvc
+repro -f llm_routes``) first. The Prefect flow hashes the same record into its cache key.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -60,3 +65,20 @@ def current_record(params: Params) -> dict[str, Any]:
 def run(params: Params) -> None:
     """Write the routes record (catalog ``llm_routes``)."""
     write_json(current_record(params), catalog.path("llm_routes"))
+
+
+def refresh(params: Params) -> bool:
+    """Rewrite the routes file when it exists and the current record differs (an API base or
+    key variable changed in the environment); True when it was rewritten. A missing file is
+    left for the stage to write."""
+    path = catalog.path("llm_routes")
+    if not path.is_file():
+        return False
+    record = current_record(params)
+    try:
+        if json.loads(path.read_text(encoding="utf-8")) == record:
+            return False
+    except (OSError, ValueError):
+        pass  # unreadable: rewrite it
+    write_json(record, path)
+    return True

@@ -92,7 +92,8 @@ class StageDef:
     llm_metrics: bool = False
     options: tuple[EntryOption, ...] = ()
     #: "module:function" returning JSON data the outputs depend on beyond files and params (the
-    #: environment): DVC runs the stage every time (``always_changed``); Prefect hashes the data
+    #: environment): Prefect hashes the data into the call's key; for DVC, ``ragcourt run``
+    #: refreshes the stage's output first when the data changed (e.g. llm_routes.refresh)
     volatile: str | None = None
 
     @property
