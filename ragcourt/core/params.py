@@ -2,8 +2,9 @@
 
 Every stage calls :func:`load_params`; a wrong key, wrong type or missing file raises
 :class:`~ragcourt.core.errors.ParamsError` with a one-line message naming the file and key.
-Role-specific model fields left ``null`` fall back to ``llm.model``, so switching every
-stage to a hosted model is one change: ``llm.model: openai/gpt-4o-mini``.
+The defaults here are the values ``params.yaml`` ships (a unit test holds the two equal), so
+a key left out of a user's file means what the demo runs. Role-specific model fields set to
+``null`` fall back to ``llm.model``.
 """
 
 from __future__ import annotations
@@ -240,16 +241,18 @@ class QAGenThresholds(Strict):
     filter prompt v2, the label's 1/0 in its generated form, the JSON score with v1 (where
     answerability is 0/1 and the others a 0-1 share). Not tuned: calibrate on a train split."""
 
-    answerability: float = Field(default=0.5, ge=0, le=1)
-    faithfulness: float = Field(default=0.9, ge=0, le=1)  # params.yaml: 0.5 with filters v2
-    relevance: float = Field(default=0.9, ge=0, le=1)
+    # answerability: the trained judge's kappa-best threshold on its training folds (``ragcourt
+    # judges show``); faithfulness / relevance: P(yes) >= 0.5, the even odds of filter prompt v2
+    answerability: float = Field(default=0.62, ge=0, le=1)
+    faithfulness: float = Field(default=0.5, ge=0, le=1)
+    relevance: float = Field(default=0.5, ge=0, le=1)
 
 
 class QAGenFilterKinds(Strict):
     """The QA-filter kind (:data:`ragcourt.qagen.filter_registry.QA_FILTERS`) playing each
     filter role; e.g. ``answerability: trained_answerability`` (the trained judge, no LLM)."""
 
-    answerability: NonEmptyStr = "answerability"
+    answerability: NonEmptyStr = "trained_answerability"
     faithfulness: NonEmptyStr = "faithfulness"
     relevance: NonEmptyStr = "relevance"
 
@@ -302,20 +305,21 @@ class AnswerFirstParams(Strict):
 
 
 class QAGenParams(Strict):
-    reference_chunking: NonEmptyStr = "c512"
-    n_items: StrictInt = Field(default=20, gt=0, le=1_000_000)
-    max_attempts: StrictInt = Field(default=60, gt=0, le=10_000_000)
+    reference_chunking: NonEmptyStr = "c256"
+    n_items: StrictInt = Field(default=12, gt=0, le=1_000_000)
+    max_attempts: StrictInt = Field(default=36, gt=0, le=10_000_000)
     stratify_by_document: StrictBool = True
     seed: StrictInt = 13
-    question_model: str | None = None
-    answer_model: str | None = None
+    # the answer-first writer and round-trip reader (null: llm.model)
+    question_model: str | None = "local/qwen2.5-coder-1.5b"
+    answer_model: str | None = "local/qwen2.5-coder-1.5b"
     filter_model: str | None = None
     few_shot_file: str | None = None
     thresholds: QAGenThresholds = Field(default_factory=QAGenThresholds)
     near_duplicate_threshold: float = Field(default=0.9, gt=0, le=1)
     near_duplicate_embedder: str | None = None  # key of `embedders`; None: the first one
-    prompt_version: str = "v1"  # question/answer writer prompts (configs/prompts/qagen.yaml)
-    filter_prompt_version: str = "v1"  # QA filter prompts (configs/prompts/qagen_filters.yaml)
+    prompt_version: str = "v4-titled"  # writer prompts (configs/prompts/qagen.yaml)
+    filter_prompt_version: str = "v2"  # QA filter prompts (configs/prompts/qagen_filters.yaml)
     filter_reason: StrictBool = False  # v2 filters: generated form with a reason, not P(yes)
     filter_kinds: QAGenFilterKinds = Field(default_factory=QAGenFilterKinds)
     qa_file: str | None = None  # bring-your-own QA set: validated and used instead
@@ -328,7 +332,7 @@ class QAGenParams(Strict):
     short_circuit: StrictBool = True  # a judge runs only on candidates the earlier judges passed
     # agents: the agents write a question per chunk, then an answer; answer_first: a span first,
     # a question for it, kept on a round trip (qagen.answer_first)
-    method: Literal["agents", "answer_first"] = "agents"
+    method: Literal["agents", "answer_first"] = "answer_first"
     answer_first: AnswerFirstParams = Field(default_factory=AnswerFirstParams)
 
 
@@ -348,7 +352,10 @@ def _default_judges() -> dict[str, JudgeSpec]:
     return {
         "token_f1": JudgeSpec(kind="token_f1", threshold=0.5),
         "ref_similarity": JudgeSpec(kind="embedding_similarity", embedder="minilm", threshold=0.7),
-        "llm": JudgeSpec(kind="llm"),
+        "trained": JudgeSpec(kind="trained"),
+        "llm": JudgeSpec(
+            kind="llm", model="local/qwen2.5-coder-1.5b", prompt_version="v2", threshold=0.5
+        ),
     }
 
 
@@ -370,24 +377,26 @@ class JudgeParams(Strict):
     ``prompt_version`` selects the correctness / relevance / UDCG prompts."""
 
     judges: dict[str, JudgeSpec] = Field(default_factory=_default_judges)
-    primaries: list[str] = Field(default_factory=lambda: ["token_f1", "ref_similarity"])
+    primaries: list[str] = Field(default_factory=lambda: ["token_f1", "trained"])
     arbitrator: str = "llm"
     correctness_model: str | None = None
     # a kind of the correctness grader registry (ragcourt.judging.graders, checked against
-    # it by ragcourt.judging.builders.check_judge_params): rubric: JSON rationale + score
+    # it by ragcourt.judging.builders.check_judge_params): trained: no LLM, the trained
+    # correctness judge's score, max over references; rubric: JSON rationale + score
     # (RAGalyst); expected: one next-token call, the score is the probability-weighted mean of
     # the rubric levels (G-Eval style, needs logprobs); similarity: no LLM, the score of judge
     # ``correctness_judge`` (an embedding_similarity judge: max cosine to a reference, in [0, 1])
-    correctness_mode: str = "rubric"
+    correctness_mode: str = "trained"
     correctness_judge: str = "ref_similarity"
     relevance_model: str | None = None
     # a kind of the relevance grader registry (ragcourt.judging.relevance_graders, checked by
-    # ragcourt.judging.builders.check_judge_params): llm: RAGElo 0/1/2 by relevance_model
-    relevance_grader: NonEmptyStr = "llm"
+    # ragcourt.judging.builders.check_judge_params): trained: P(relevant) of the trained judge
+    # (no LLM; also UDCG's P(NO-RESPONSE)); llm: RAGElo 0/1/2 by relevance_model
+    relevance_grader: NonEmptyStr = "trained"
     # weights folder of the trained judges (judge kind / correctness_mode / relevance_grader
     # ``trained``, QA filter ``trained_answerability``); null: the weights shipped in the package
     trained_weights: str | None = None
-    prompt_version: str = "v1"
+    prompt_version: str = "v5"
     # one-token judges (prompt v2: LLM verdict, expected correctness, relevance): false reads
     # the label's next-token probabilities (form "probability"); true generates a written
     # reason and the label (form "generated"), as models without logprobs always do
@@ -414,8 +423,8 @@ class JudgeParams(Strict):
 
 
 class TournamentParams(Strict):
-    """DICE tournament (spec §6). ``judge``: a key of the pairwise judge registry
-    (:mod:`ragcourt.tournament.pairwise_judges`)."""
+    """DICE tournament (spec §6). ``judge``: a kind of the pairwise judge registry
+    (:data:`ragcourt.tournament.pairwise.PAIRWISE_JUDGES`)."""
 
     judge: str = "correctness_margin"
     model: str | None = None
@@ -431,7 +440,7 @@ class TournamentParams(Strict):
     bootstrap: StrictInt = Field(default=200, ge=0, le=1_000_000)
     seed: StrictInt = 0
     round_robin: StrictBool = True
-    prompt_version: str = "v1"
+    prompt_version: str = "v2"  # v2: question, evidence and answers fenced
     evidence_passages: StrictInt = Field(default=3, ge=0)  # retrieved passages shown per system
     evidence_chars: StrictInt = Field(default=600, gt=0)  # characters kept per passage
     analysis_max_tokens: StrictInt = Field(default=256, gt=0)
@@ -444,6 +453,7 @@ class TournamentParams(Strict):
 
 ControlKind = Literal["oracle", "random", "none", "shuffled"]
 CONTROL_KINDS: tuple[ControlKind, ...] = ("oracle", "random", "none", "shuffled")
+DEFAULT_CONTROL_KINDS: tuple[ControlKind, ...] = ("oracle", "random", "shuffled")
 
 
 class ControlsParams(Strict):
@@ -456,7 +466,7 @@ class ControlsParams(Strict):
     they copy (null: the first built-in system). ``seed`` seeds ``random`` and ``shuffled``;
     ``bootstrap`` is the replicates of the DAFE discrimination check (judge summary)."""
 
-    kinds: list[ControlKind] = Field(default_factory=list)
+    kinds: list[ControlKind] = Field(default_factory=lambda: list(DEFAULT_CONTROL_KINDS))
     base: str | None = None
     seed: StrictInt = 0
     bootstrap: StrictInt = Field(default=1000, ge=0, le=1_000_000)

@@ -11,9 +11,10 @@ from ragcourt.judging.relevance_graders import LLMRelevanceGrader
 from ragcourt.judging.vocabulary import RELEVANCE_GRADERS, JudgeContext
 
 
-def test_default_is_the_llm_grader_and_unknown_kinds_are_one_line() -> None:
-    p = Params()
-    assert p.judge.relevance_grader == "llm" and "llm" in RELEVANCE_GRADERS.kinds()
+def test_llm_kind_builds_the_llm_grader_and_unknown_kinds_are_one_line() -> None:
+    assert Params().judge.relevance_grader == "trained"  # params.yaml's choice
+    p = Params.model_validate({"judge": {"relevance_grader": "llm"}})
+    assert "llm" in RELEVANCE_GRADERS.kinds()
     grader = build_relevance_grader(JudgeContext(p, stage="t_relevance_registry"))
     assert isinstance(grader, LLMRelevanceGrader)
     bad = Params.model_validate({"judge": {"relevance_grader": "[/red]nope"}})

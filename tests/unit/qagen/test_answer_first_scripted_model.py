@@ -94,7 +94,10 @@ def _params(tmp: Path, model: str, **af: object) -> Params:
         "llm": {"model": model, "cache_dir": str(tmp / "cache"), "max_retries": 0,
                 "metrics_dir": str(tmp / "metrics")},
         "qagen": {"reference_chunking": "c256", "method": "answer_first", "n_items": 10,
-                  "max_attempts": 10,
+                  "max_attempts": 10, "question_model": None, "answer_model": None,
+                  "prompt_version": "v1", "filter_prompt_version": "v1",
+                  "filter_kinds": {"answerability": "answerability"},
+                  "thresholds": {"answerability": 0.5, "faithfulness": 0.9, "relevance": 0.9},
                   # the fixture's three spans, "Valparaiso" (a lone name) included
                   # the scripted model reads back (the trained reader: its own tests)
                   "answer_first": {"extractor": "rules", "spans_per_chunk": 3,

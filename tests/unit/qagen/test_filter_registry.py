@@ -102,7 +102,14 @@ def test_taken_or_unknown_kinds_are_config_errors() -> None:
 
 
 def test_generator_dispatches_by_name_through_the_registry() -> None:
-    params = parse_params({})
+    # the prompted JSON filters (v1) in every role; params.yaml has the trained answerability
+    # judge and the one-token v2 filters
+    qagen = {
+        "filter_kinds": {"answerability": "answerability"},
+        "filter_prompt_version": "v1",
+        "thresholds": {"answerability": 0.5, "faithfulness": 0.9, "relevance": 0.9},
+    }
+    params = parse_params({"qagen": qagen})
     gw = FakeGateway(score=1)
     gen = Generator(as_gateway(gw), params)
     assert gen.filters == {k: QA_FILTERS.get(k, "qagen") for k in JUDGES}

@@ -92,7 +92,13 @@ def _params(tmp: Path, model: str, **qagen: object) -> Params:
     data = {
         "llm": {"model": model, "cache_dir": str(tmp / "cache"), "max_retries": 0,
                 "parse_retries": 1, "metrics_dir": str(tmp / "metrics")},
-        "qagen": {"reference_chunking": "c256", "batch_size": 4, **qagen},
+        # the agents method with its v1 prompts and prompted filters (not params.yaml's)
+        "qagen": {"reference_chunking": "c256", "batch_size": 4,
+                  "method": "agents", "question_model": None, "answer_model": None,
+                  "prompt_version": "v1", "filter_prompt_version": "v1",
+                  "filter_kinds": {"answerability": "answerability"},
+                  "thresholds": {"answerability": 0.5, "faithfulness": 0.9, "relevance": 0.9},
+                  **qagen},
     }  # fmt: skip
     return parse_params(data)
 
@@ -275,7 +281,11 @@ def _project(tmp: Path, model: str) -> None:
         "chunkings": {"c256": {"size": 256, "overlap": 32}},
         "llm": {"model": model, "max_retries": 0, "parse_retries": 0},
         "qagen": {"reference_chunking": "c256", "n_items": 3, "max_attempts": 4,
-                  "min_context_tokens": 10},
+                  "min_context_tokens": 10,
+                  "method": "agents", "question_model": None, "answer_model": None,
+                  "prompt_version": "v1", "filter_prompt_version": "v1",
+                  "filter_kinds": {"answerability": "answerability"},
+                  "thresholds": {"answerability": 0.5, "faithfulness": 0.9, "relevance": 0.9},},
     }  # fmt: skip
     (tmp / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
 

@@ -64,7 +64,11 @@ def _project(tmp: Path, model: str) -> None:
         "chunkings": {"c256": {"size": 256, "overlap": 32}},
         "llm": {"model": model, "max_retries": 0, "parse_retries": 0},
         "qagen": {"reference_chunking": "c256", "n_items": 3, "max_attempts": 4,
-                  "min_context_tokens": 10},
+                  "min_context_tokens": 10,
+                  "method": "agents", "question_model": None, "answer_model": None,
+                  "prompt_version": "v1", "filter_prompt_version": "v1",
+                  "filter_kinds": {"answerability": "answerability"},
+                  "thresholds": {"answerability": 0.5, "faithfulness": 0.9, "relevance": 0.9},},
     }  # fmt: skip
     (tmp / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
 
