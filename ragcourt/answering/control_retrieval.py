@@ -22,8 +22,8 @@ import polars as pl
 
 from ragcourt.answering.partitions import chunks_path
 from ragcourt.answering.retrieval_groups import HIT_COLS, GroupRetrieval
+from ragcourt.answering.retrieval_key import RetrievalKey
 from ragcourt.answering.retriever_kinds import CONTROL_RETRIEVERS
-from ragcourt.answering.system_kinds.builtin import RetrievalKey
 from ragcourt.core.io import read_table
 from ragcourt.core.params import Params
 from ragcourt.retrieval.span_relevance import overlap

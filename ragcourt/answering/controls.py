@@ -11,9 +11,10 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from ragcourt.answering.candidate_system import CandidateSystem
 from ragcourt.answering.system_kinds.builtin import builtin_systems, resolve
 from ragcourt.answering.system_kinds.shuffled import ShuffledSystem
-from ragcourt.answering.system_registry import CONTROL_PREFIX, SHUFFLED, CandidateSystem
+from ragcourt.answering.system_registry import CONTROL_PREFIX, SHUFFLED
 from ragcourt.answering.system_specs import ShuffledSpec
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import Params

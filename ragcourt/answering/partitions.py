@@ -22,21 +22,16 @@ a ``shuffled`` system's hash is its config, the seed and the sha256 of its base'
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
-from ragcourt.answering.retriever_kinds import reads_bm25
+from ragcourt.answering.candidate_system import CandidateSystem
 from ragcourt.core import catalog
 from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256
 from ragcourt.core.io import write_with
 from ragcourt.core.params import Params
-from ragcourt.core.prompts import prompt
 from ragcourt.core.schemas import TABLES, check
-
-if TYPE_CHECKING:
-    from ragcourt.answering.system_kinds.builtin import System
-    from ragcourt.answering.system_registry import AnySystem
 
 META_CONFIG = "ragcourt.config_hash"
 META_QA = "ragcourt.qa_hash"
@@ -75,52 +70,11 @@ def model_identity(model: str | None, params: Params) -> dict[str, Any] | None:
     return local_identity(model, params.llm.models_file)
 
 
-def config_hash(system: AnySystem, params: Params, prompts_dir: Path | None = None) -> str:
+def config_hash(system: CandidateSystem, params: Params, prompts_dir: Path | None = None) -> str:
     """Hash of everything that fixes a system's answers apart from the questions (its kind's
-    :meth:`~ragcourt.answering.system_registry.CandidateSystem.config_hash`)."""
+    :meth:`~ragcourt.answering.candidate_system.CandidateSystem.config_hash`; a built-in
+    system's: :meth:`~ragcourt.answering.system_kinds.builtin.System.config_hash`)."""
     return system.config_hash(params, prompts_dir)
-
-
-def builtin_config_hash(system: System, params: Params, prompts_dir: Path | None = None) -> str:
-    """The hash of a built-in system: its effective configuration, ``model_identity`` of the
-    generator and the RAG-Fusion query model, prompts, sampling, retrieval, chunking and
-    embedder params and the digests of the files it reads."""
-    spec, key = system.spec, system.retrieval
-    names = ["answer_system", "answer_user", "passage", "no_passages"]
-    texts = {n: prompt("answer", n, spec.prompt_version, prompts_dir) for n in names}
-    if spec.fusion:
-        texts |= {
-            f"fusion.{n}": prompt("answer", n, spec.fusion.prompt_version, prompts_dir)
-            for n in ("variants_system", "variants_user")
-        }
-    inputs = {"chunks": file_digest(chunks_path(key.chunking))}
-    if key.embedder is not None:
-        inputs |= {p.name: file_digest(p) for p in dense_inputs(key.chunking, key.embedder)}
-    control: dict[str, Any] = {}
-    if system.control == "oracle":
-        inputs |= {"qa": file_digest(catalog.path("qa"))}
-    if system.control == "random":
-        control = {"control_seed": params.controls.seed}
-    return object_sha256(
-        {
-            **control,
-            "system": {"name": system.name, **system.effective_config()},
-            "models": {
-                "generator": model_identity(system.generator_model, params),
-                "fusion": model_identity(system.retrieval.fusion_model, params),
-            },
-            "prompts": texts,
-            "sampling": {"temperature": params.llm.temperature, "seed": params.llm.seed},
-            "retrieval": {
-                "rrf_k": params.retrieval.rrf_k,
-                "bm25": params.retrieval.bm25.model_dump() if reads_bm25(key.retriever) else None,
-            },
-            "chunking": params.chunkings[key.chunking].model_dump(),
-            "chunk_tokenizer": params.chunk_tokenizer,
-            "embedder": params.embedders[key.embedder].model_dump() if key.embedder else None,
-            "inputs": inputs,
-        }
-    )
 
 
 def qa_hash(qa: pl.DataFrame) -> str:

@@ -1,6 +1,6 @@
 """Retrieval once per group of systems that rank alike (SPEC 3).
 
-Systems are grouped by :class:`~ragcourt.answering.system_kinds.builtin.RetrievalKey`
+Systems are grouped by :class:`~ragcourt.answering.retrieval_key.RetrievalKey`
 (chunking, embedder, retriever, depth, RAG-Fusion config); each group ranks every question once
 to ``depth = max(retrieval.depth, top_k)`` and every system keeps its first ``top_k`` passages.
 Dense and BM25 rankings are prefix-consistent, so this equals retrieving ``top_k`` alone;
@@ -20,7 +20,7 @@ import polars as pl
 from ragcourt.answering.partitions import chunks_path
 from ragcourt.answering.protocols import Chatter, Retriever, RetrieverFactory
 from ragcourt.answering.rag_fusion import Variants, fused_search, generate_variants
-from ragcourt.answering.system_kinds.builtin import RetrievalKey
+from ragcourt.answering.retrieval_key import RetrievalKey
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table
 from ragcourt.core.params import Params

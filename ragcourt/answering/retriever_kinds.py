@@ -8,19 +8,16 @@ registering into one of them (an entry-point plug-in from outside the package).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ragcourt.answering.retrieval_groups import GroupRetrieval
+from ragcourt.answering.retrieval_key import RetrievalKey
 from ragcourt.core.params import Params
 from ragcourt.core.registry import Registry
 from ragcourt.retrieval.retrieve import RETRIEVERS
 
-if TYPE_CHECKING:
-    from ragcourt.answering.retrieval_groups import GroupRetrieval
-    from ragcourt.answering.system_kinds.builtin import RetrievalKey
-
-ControlRetrieval = Callable[["RetrievalKey", pl.DataFrame, Params], "GroupRetrieval"]
+ControlRetrieval = Callable[[RetrievalKey, pl.DataFrame, Params], GroupRetrieval]
 """``control(key, qa, params)`` -> the passages of every question (no index, no model call)."""
 
 CONTROL_RETRIEVERS: Registry[ControlRetrieval] = Registry(

@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ragcourt.answering.candidate_system import AnswerJob, CandidateSystem
+from ragcourt.answering.control_retrieval import control_group
 from ragcourt.answering.generation import ANSWER_SCHEMA, answer_batch
 from ragcourt.answering.partitions import (
     config_hash,
@@ -58,7 +60,6 @@ from ragcourt.answering.retrieval_groups import (
 )
 from ragcourt.answering.retriever_kinds import is_control
 from ragcourt.answering.summaries import summarise
-from ragcourt.answering.system_registry import AnswerJob, AnySystem
 from ragcourt.answering.systems import (
     System,
     builtin_systems,
@@ -83,19 +84,19 @@ ANSWERS_PATH = catalog.path("answers")
 SUMMARY_PATH = catalog.path("answers_summary")
 
 
-def mark_control(df: pl.DataFrame, system: AnySystem) -> pl.DataFrame:
+def mark_control(df: pl.DataFrame, system: CandidateSystem) -> pl.DataFrame:
     """The answers columns plus ``control`` = the system's control kind (null: real system)."""
     control = pl.lit(system.control, dtype=pl.String).alias(CONTROL_COLUMN)
     return df.select(list(ANSWER_SCHEMA)).with_columns(control)
 
 
-def _reusable(system: AnySystem, state: str) -> bool:
+def _reusable(system: CandidateSystem, state: str) -> bool:
     """A fresh partition is reused; so is an answers-file partition with error rows."""
     return state == "fresh" or (state == "errors" and system.kind == "answers_file")
 
 
 def answer_systems(
-    systems: Sequence[AnySystem],
+    systems: Sequence[CandidateSystem],
     qa: pl.DataFrame,
     params: Params,
     gateway: Chatter,
@@ -135,7 +136,7 @@ def answer_systems(
 
 
 def _answer_by_itself(
-    system: AnySystem,
+    system: CandidateSystem,
     qa: pl.DataFrame,
     params: Params,
     prompts_dir: Path | None,
@@ -187,8 +188,6 @@ def _answer_builtin(
     for key, members in group_by_retrieval(systems).items():
         rkey = (key.retriever, key.chunking, key.embedder)
         if is_control(key.retriever):
-            from ragcourt.answering.control_retrieval import control_group
-
             group = control_group(key, qa, params)
         else:
             if rkey not in retrievers:
@@ -207,7 +206,7 @@ def _answer_builtin(
         _log_written(s.name, df)
 
 
-def unlisted_partitions(systems: Sequence[AnySystem]) -> list[Path]:
+def unlisted_partitions(systems: Sequence[CandidateSystem]) -> list[Path]:
     """The partition files of systems that ``systems`` does not list (sorted)."""
     folder = partitions_dir()
     if not folder.is_dir():
@@ -220,7 +219,7 @@ def unlisted_partitions(systems: Sequence[AnySystem]) -> list[Path]:
     )
 
 
-def prune_partitions(systems: Sequence[AnySystem]) -> list[Path]:
+def prune_partitions(systems: Sequence[CandidateSystem]) -> list[Path]:
     """Delete the partitions of systems ``systems`` does not list (``ragcourt answers prune``;
     the answer stage never does: an external system's answers may be costly or impossible to
     get again); returns the deleted paths."""
@@ -236,7 +235,7 @@ def prune_partitions(systems: Sequence[AnySystem]) -> list[Path]:
     return removed
 
 
-def combine(systems: Sequence[AnySystem]) -> pl.DataFrame:
+def combine(systems: Sequence[CandidateSystem]) -> pl.DataFrame:
     """Concatenate the partitions of ``systems`` (config order) into answers.parquet + summary;
     partitions of systems not listed are kept on disk but left out (see
     :func:`prune_partitions`)."""
@@ -272,7 +271,9 @@ def check_questions(qa: pl.DataFrame, source: Path) -> pl.DataFrame:
     return qa
 
 
-def select_systems(systems: Sequence[AnySystem], names: Sequence[str] | None) -> list[AnySystem]:
+def select_systems(
+    systems: Sequence[CandidateSystem], names: Sequence[str] | None
+) -> list[CandidateSystem]:
     if names is None:
         return list(systems)
     known = {s.name: s for s in systems}
@@ -320,7 +321,7 @@ def run(
     enforce_failures(chosen, params)
 
 
-def enforce_failures(systems: Sequence[AnySystem], params: Params) -> None:
+def enforce_failures(systems: Sequence[CandidateSystem], params: Params) -> None:
     """The failure policy over the partitions of ``systems`` (:mod:`ragcourt.core.failures`):
     it applies to real systems only; a control system's error rows (an oracle without a
     ground-truth span, a shuffled control with one question) are logged, never fail the stage."""

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from ragcourt.answering.names import check_system_name
+from ragcourt.answering.names import NamedSpec
 from ragcourt.answering.retriever_kinds import check_retriever, is_control, needs_embedder
 from ragcourt.core.fixed_model import HandWrittenModel
 
@@ -24,11 +24,10 @@ class FusionSpec(HandWrittenModel):
     max_tokens: int = Field(default=128, gt=0)
 
 
-class SystemSpec(HandWrittenModel):
+class SystemSpec(NamedSpec):
     """One built-in system as written in the systems file (before resolving defaults);
     ``retriever`` is a registered kind (:mod:`ragcourt.answering.retriever_kinds`)."""
 
-    name: str
     chunking: str
     embedder: str | None = None
     retriever: str
@@ -48,11 +47,6 @@ class SystemSpec(HandWrittenModel):
             return None
         return value
 
-    @field_validator("name")
-    @classmethod
-    def _name_is_file_safe(cls, value: str) -> str:
-        return check_system_name(value)
-
     @field_validator("retriever")
     @classmethod
     def _retriever_is_registered(cls, value: str) -> str:
@@ -67,17 +61,11 @@ class SystemSpec(HandWrittenModel):
         return self
 
 
-class ShuffledSpec(HandWrittenModel):
+class ShuffledSpec(NamedSpec):
     """A shuffled-answers control: ``base``'s answer to a different question (a derangement)."""
 
-    name: str
     answers: Literal["shuffled"]
     base: str
-
-    @field_validator("name")
-    @classmethod
-    def _name_is_file_safe(cls, value: str) -> str:
-        return check_system_name(value)
 
 
 class GridSpec(HandWrittenModel):

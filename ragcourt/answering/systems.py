@@ -45,10 +45,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ragcourt.answering.candidate_system import LIST_COLUMNS, CandidateSystem, PlanEntry
 from ragcourt.answering.controls import param_controls
 from ragcourt.answering.grids import expand_grid
+from ragcourt.answering.retrieval_key import RetrievalKey
 from ragcourt.answering.system_kinds.builtin import (
-    RetrievalKey,
     System,
     builtin_systems,
     check_local_models,
@@ -56,15 +57,7 @@ from ragcourt.answering.system_kinds.builtin import (
 )
 from ragcourt.answering.system_kinds.external import ExternalSystem, external_systems
 from ragcourt.answering.system_kinds.shuffled import ShuffledSystem
-from ragcourt.answering.system_registry import (
-    LIST_COLUMNS,
-    SYSTEM_KINDS,
-    AnySystem,
-    CandidateSystem,
-    ParseContext,
-    PlanEntry,
-    kind_of,
-)
+from ragcourt.answering.system_registry import SYSTEM_KINDS, ParseContext, kind_of
 from ragcourt.answering.system_specs import SystemsFile, first_error
 from ragcourt.answering.systems_yaml import load_yaml_text, read_systems_yaml
 from ragcourt.core.errors import ConfigError
@@ -73,7 +66,6 @@ from ragcourt.core.params import Params
 
 __all__ = [
     "LIST_COLUMNS",
-    "AnySystem",
     "CandidateSystem",
     "ExternalSystem",
     "PlanEntry",
@@ -102,7 +94,7 @@ def parse_systems(
     *,
     check_models: bool = True,
     prompts_dir: Path | None = None,
-) -> list[AnySystem]:
+) -> list[CandidateSystem]:
     """Validate a loaded systems mapping; every problem is a ConfigError naming system and file."""
     source = Path(source)
     if not isinstance(data, Mapping):
@@ -139,7 +131,7 @@ def parse_systems(
     if not raws:
         raise ConfigError(f"{source}: no systems declared (add 'systems' or 'grids')")
 
-    systems: list[AnySystem] = []
+    systems: list[CandidateSystem] = []
     for label, kind, raw in raws:
         ctx = ParseContext(params, source, label, tuple(systems))
         try:
@@ -148,7 +140,7 @@ def parse_systems(
             raise ConfigError(f"{source}: {label}: {first_error(err)}") from None
     systems.extend(param_controls(systems, params, source))
 
-    by_name: dict[str, AnySystem] = {}
+    by_name: dict[str, CandidateSystem] = {}
     by_config: dict[str, str] = {}
     for s in systems:
         if s.name in by_name:
@@ -175,24 +167,26 @@ def parse_systems(
     return systems
 
 
-def load_systems(params: Params, path: Path | str | None = None, **kw: Any) -> list[AnySystem]:
+def load_systems(
+    params: Params, path: Path | str | None = None, **kw: Any
+) -> list[CandidateSystem]:
     """Read, expand and validate the systems file (default: ``params.systems_file``)."""
     source = Path(path or params.systems_file)
     return parse_systems(read_systems_yaml(source), params, source, **kw)
 
 
-def list_row(system: AnySystem) -> dict[str, str]:
+def list_row(system: CandidateSystem) -> dict[str, str]:
     """One row of ``ragcourt systems list`` (keys :data:`LIST_COLUMNS`; no secrets)."""
     return system.list_row()
 
 
-def self_answering(systems: Sequence[AnySystem]) -> list[AnySystem]:
+def self_answering(systems: Sequence[CandidateSystem]) -> list[CandidateSystem]:
     """Systems that answer by themselves (:meth:`CandidateSystem.answer`), in answer order
     (stable: config order within one order), e.g. external systems, then shuffled controls."""
     return sorted((s for s in systems if s.answer_order > 0), key=lambda s: s.answer_order)
 
 
-def group_by_retrieval(systems: Sequence[AnySystem]) -> dict[RetrievalKey, list[System]]:
+def group_by_retrieval(systems: Sequence[CandidateSystem]) -> dict[RetrievalKey, list[System]]:
     """Built-in systems sharing a retrieval key, in config order (retrieval runs once per
     group); systems of other kinds retrieve by themselves and are in no group."""
     groups: dict[RetrievalKey, list[System]] = {}

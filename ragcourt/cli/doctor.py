@@ -29,7 +29,7 @@ from ragcourt.core.errors import RagcourtError
 from ragcourt.core.params import Params, load_params
 
 if TYPE_CHECKING:
-    from ragcourt.answering.systems import AnySystem
+    from ragcourt.answering.systems import CandidateSystem
     from ragcourt.retrieval.trained_judges.pair_model import Role
 
 Status = Literal["ok", "warn", "fail"]
@@ -86,7 +86,7 @@ def check_embedders(params: Params) -> list[Check]:
     return [_guard(name, partial(located, name, model)) for name, model in models]
 
 
-def local_models(params: Params, systems: Sequence[AnySystem] = ()) -> list[str]:
+def local_models(params: Params, systems: Sequence[CandidateSystem] = ()) -> list[str]:
     """Registry names of every ``local/<name>`` model params or the ``systems`` refer to: the
     models of every model-calling stage (:func:`~ragcourt.orchestration.llm_routes.stage_models`)
     and ``llm.model``."""
@@ -96,7 +96,7 @@ def local_models(params: Params, systems: Sequence[AnySystem] = ()) -> list[str]
     return sorted(m.split("/", 1)[1] for m in roles if m.startswith("local/"))
 
 
-def check_local_llms(params: Params, systems: Sequence[AnySystem] = ()) -> list[Check]:
+def check_local_llms(params: Params, systems: Sequence[CandidateSystem] = ()) -> list[Check]:
     from ragcourt.core.model_registry import load_registry
     from ragcourt.llm.gguf_files import resolve_gguf
 
@@ -116,7 +116,7 @@ def check_local_llms(params: Params, systems: Sequence[AnySystem] = ()) -> list[
 
 
 def check_local_llm_calls(
-    params: Params, systems: Sequence[AnySystem] = (), verified: Sequence[str] = ()
+    params: Params, systems: Sequence[CandidateSystem] = (), verified: Sequence[str] = ()
 ) -> list[Check]:
     """A 1-token chat call per local model in ``verified``, each in a child process."""
     from ragcourt.llm.smoke import probe
@@ -132,7 +132,7 @@ def check_local_llm_calls(
 LOGPROB_STAGES = ("qagen", "judge", "judge_retrieval", "tournament")
 
 
-def hosted_models(params: Params, systems: Sequence[AnySystem]) -> dict[str, list[str]]:
+def hosted_models(params: Params, systems: Sequence[CandidateSystem]) -> dict[str, list[str]]:
     """Every hosted model string of the run -> the stages that call it."""
     from ragcourt.llm.providers import is_in_process
     from ragcourt.orchestration.llm_routes import stage_models
@@ -259,9 +259,9 @@ def check_llama_cpp() -> Check:
     return _guard("llama-cpp-python", run)
 
 
-def check_systems(params: Params) -> tuple[Check, list[AnySystem]]:
+def check_systems(params: Params) -> tuple[Check, list[CandidateSystem]]:
     """The systems file's check and its systems (none when it does not load)."""
-    loaded: list[AnySystem] = []
+    loaded: list[CandidateSystem] = []
 
     def run() -> Check:
         from ragcourt.answering.systems import load_systems

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ragcourt.answering.names import check_system_name
+from ragcourt.answering.names import NamedSpec
 from ragcourt.core.fixed_model import HandWrittenModel
 from ragcourt.core.params import DelayS, TimeoutS
 from ragcourt.core.user_json import loads_user_json
@@ -60,16 +60,13 @@ def _leaves(value: Any) -> list[str]:
     return []
 
 
-class _External(HandWrittenModel):
-    name: str
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        return check_system_name(value)
+def _check_header_name(name: str) -> None:
+    """ValueError unless ``name`` is a valid HTTP header name (:data:`HEADER_NAME_RE`)."""
+    if not HEADER_NAME_RE.match(name):
+        raise ValueError(f"'{name}' is not a valid header name")
 
 
-class AnswersFileSpec(_External):
+class AnswersFileSpec(NamedSpec):
     """``kind: answers_file``: answers another process already wrote (see
     :mod:`ragcourt.answering.external.answers_file` for the columns)."""
 
@@ -89,7 +86,7 @@ class AnswersFileSpec(_External):
         return value
 
 
-class PythonSpec(_External):
+class PythonSpec(NamedSpec):
     """``kind: python``: ``callable: package.module:attr`` (see
     :mod:`ragcourt.answering.external.python_callable` for the call and return contract).
 
@@ -183,7 +180,7 @@ def _check_url(value: str) -> str:
     return value
 
 
-class HttpSpec(_External):
+class HttpSpec(NamedSpec):
     """``kind: http``: one request per question (see
     :mod:`ragcourt.answering.external.http_endpoint`).
 
@@ -241,8 +238,7 @@ class HttpSpec(_External):
     @classmethod
     def _headers(cls, value: dict[str, str]) -> dict[str, str]:
         for name, text in value.items():
-            if not HEADER_NAME_RE.match(name):
-                raise ValueError(f"'{name}' is not a valid header name")
+            _check_header_name(name)
             if name.lower() in CREDENTIAL_HEADERS and not ENV_REF_RE.search(text):
                 raise ValueError(
                     f"header '{name}' holds a literal value; name an environment variable "
@@ -257,8 +253,7 @@ class HttpSpec(_External):
     @classmethod
     def _headers_env(cls, value: dict[str, str]) -> dict[str, str]:
         for name, var in value.items():
-            if not HEADER_NAME_RE.match(name):
-                raise ValueError(f"'{name}' is not a valid header name")
+            _check_header_name(name)
             if not ENV_NAME_RE.match(var):
                 raise ValueError(f"header '{name}': '{var}' is not an environment variable name")
         return value

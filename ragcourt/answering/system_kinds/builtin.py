@@ -16,64 +16,36 @@ from typing import Any, TypeGuard
 
 import polars as pl
 
-from ragcourt.answering.retriever_kinds import is_control, needs_embedder
-from ragcourt.answering.system_registry import (
-    BUILTIN,
-    SYSTEM_KINDS,
-    AnswerJob,
-    CandidateSystem,
-    ParseContext,
-    PlanEntry,
-    SystemKind,
-)
+from ragcourt.answering.candidate_system import AnswerJob, CandidateSystem
+from ragcourt.answering.partitions import chunks_path, dense_inputs, file_digest, model_identity
+from ragcourt.answering.retrieval_key import RetrievalKey
+from ragcourt.answering.retriever_kinds import is_control, needs_embedder, reads_bm25
+from ragcourt.answering.system_registry import BUILTIN, SYSTEM_KINDS, ParseContext, SystemKind
 from ragcourt.answering.system_specs import SystemSpec
+from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.fingerprint import object_sha256
 from ragcourt.core.params import Params
+from ragcourt.core.prompts import prompt
+
+ANSWER_PROMPTS = ("answer_system", "answer_user", "passage", "no_passages")
+FUSION_PROMPTS = ("variants_system", "variants_user")
 
 
 @dataclass(frozen=True)
-class RetrievalKey:
-    """What fixes a system's retrieved passages: systems with equal keys share one retrieval."""
-
-    chunking: str
-    embedder: str | None
-    retriever: str
-    depth: int  # ranking depth computed; a system keeps its first top_k
-    fusion_variants: int  # 0 = no RAG-Fusion
-    fusion_model: str | None
-    fusion_prompt_version: str | None
-    fusion_max_tokens: int | None
-
-    @property
-    def label(self) -> str:
-        emb = f"__{self.embedder}" if self.embedder else ""
-        fus = f"+fusion{self.fusion_variants}" if self.fusion_variants else ""
-        return f"{self.chunking}{emb}/{self.retriever}@{self.depth}{fus}"
-
-
-@dataclass(frozen=True)
-class System:
+class System(CandidateSystem):
     """A validated built-in system with every default resolved (models are concrete strings)."""
 
     spec: SystemSpec
-    generator_model: str
+    resolved_generator: str  # ``spec.generator``, null resolved to ``llm.model``
     retrieval: RetrievalKey
+    # constants of the kind: class attributes, not dataclass fields
+    kind = BUILTIN
+    answer_order = 0
 
     @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def kind(self) -> str:
-        return BUILTIN
-
-    @property
-    def is_external(self) -> bool:
-        return False
-
-    @property
-    def answer_order(self) -> int:
-        return 0
+    def generator_model(self) -> str:
+        return self.resolved_generator
 
     @property
     def chunking(self) -> str:
@@ -94,9 +66,6 @@ class System:
         r = self.spec.retriever
         return r if is_control(r) else None
 
-    def plan_entry(self) -> PlanEntry:
-        return PlanEntry(self.name, self.spec.chunking, self.spec.embedder)
-
     def describe(self) -> dict[str, Any]:
         """The resolved configuration as plain data (hashed for the partition freshness check)."""
         return {
@@ -110,29 +79,56 @@ class System:
         """``describe()`` without the name, with the raw ``generator`` / ``fusion.model``
         strings replaced by the models they resolve to (``null`` and the default model are
         the same)."""
-        cfg = {k: v for k, v in self.describe().items() if k != "name"}
+        cfg = super().effective_config()
         cfg["generator"] = self.generator_model
         if cfg.get("fusion") is not None:
             cfg["fusion"] = {**cfg["fusion"], "model": self.retrieval.fusion_model}
         return cfg
 
-    def config_key(self) -> str:
-        return repr(sorted((k, repr(v)) for k, v in self.effective_config().items()))
-
     def config_hash(self, params: Params, prompts_dir: Path | None = None) -> str:
-        from ragcourt.answering.partitions import builtin_config_hash
+        """Its effective configuration, ``model_identity`` of the generator and the RAG-Fusion
+        query model, prompts, sampling, retrieval, chunking and embedder params and the
+        digests of the files it reads (see :mod:`ragcourt.answering.partitions`)."""
+        spec, key = self.spec, self.retrieval
+        texts = {n: prompt("answer", n, spec.prompt_version, prompts_dir) for n in ANSWER_PROMPTS}
+        if spec.fusion:
+            texts |= {
+                f"fusion.{n}": prompt("answer", n, spec.fusion.prompt_version, prompts_dir)
+                for n in FUSION_PROMPTS
+            }
+        bm25 = params.retrieval.bm25.model_dump() if reads_bm25(key.retriever) else None
+        return object_sha256(
+            {
+                **({"control_seed": params.controls.seed} if self.control == "random" else {}),
+                "system": {"name": self.name, **self.effective_config()},
+                "models": {
+                    "generator": model_identity(self.generator_model, params),
+                    "fusion": model_identity(key.fusion_model, params),
+                },
+                "prompts": texts,
+                "sampling": {"temperature": params.llm.temperature, "seed": params.llm.seed},
+                "retrieval": {"rrf_k": params.retrieval.rrf_k, "bm25": bm25},
+                "chunking": params.chunkings[key.chunking].model_dump(),
+                "chunk_tokenizer": params.chunk_tokenizer,
+                "embedder": params.embedders[key.embedder].model_dump() if key.embedder else None,
+                "inputs": self._input_digests(),
+            }
+        )
 
-        return builtin_config_hash(self, params, prompts_dir)
+    def _input_digests(self) -> dict[str, str]:
+        """sha256 of the chunks (and the dense index files; the QA table for ``oracle``)."""
+        key = self.retrieval
+        inputs = {"chunks": file_digest(chunks_path(key.chunking))}
+        if key.embedder is not None:
+            inputs |= {p.name: file_digest(p) for p in dense_inputs(key.chunking, key.embedder)}
+        if self.control == "oracle":
+            inputs |= {"qa": file_digest(catalog.path("qa"))}
+        return inputs
 
-    def list_row(self) -> dict[str, str]:
-        from ragcourt.answering.system_registry import LIST_COLUMNS
-
+    def retrieval_columns(self) -> tuple[str, ...]:
         spec = self.spec
         fusion = f"{spec.fusion.n_variants} variants" if spec.fusion else "off"
-        kind = BUILTIN if self.control is None else f"control: {self.control}"
-        values = (spec.name, kind, spec.chunking, spec.embedder or "–", spec.retriever,
-                  str(spec.top_k), fusion, self.generator_model)  # fmt: skip
-        return dict(zip(LIST_COLUMNS, values, strict=True))
+        return (spec.chunking, spec.embedder or "–", spec.retriever, str(spec.top_k), fusion)
 
     def answer(self, job: AnswerJob) -> pl.DataFrame:
         raise NotImplementedError("built-in systems are answered in retrieval groups")
@@ -173,7 +169,7 @@ def resolve(spec: SystemSpec, params: Params, where: str) -> System:
         fusion_prompt_version=fusion.prompt_version if fusion else None,
         fusion_max_tokens=fusion.max_tokens if fusion else None,
     )
-    return System(spec=spec, generator_model=params.llm.resolve(spec.generator), retrieval=key)
+    return System(spec=spec, resolved_generator=params.llm.resolve(spec.generator), retrieval=key)
 
 
 def _parse(raw: Mapping[str, Any], ctx: ParseContext) -> System:
@@ -207,15 +203,10 @@ def check_local_models(systems: Sequence[System], params: Params, source: Path) 
 
 def check_prompts(systems: Sequence[System], source: Path, prompts_dir: Path | None) -> None:
     """Every answer prompt version the systems name exists (one-line ConfigError)."""
-    from ragcourt.core.prompts import prompt
-
     for s in systems:
-        v = s.spec.prompt_version
-        versions = {(n, v) for n in ("answer_system", "answer_user", "passage", "no_passages")}
-        if s.spec.fusion:  # the RAG-Fusion query writer reads both (answer.py, rag_fusion.py)
-            versions |= {
-                (n, s.spec.fusion.prompt_version) for n in ("variants_system", "variants_user")
-            }
+        versions = {(n, s.spec.prompt_version) for n in ANSWER_PROMPTS}
+        if s.spec.fusion:  # the RAG-Fusion query writer reads both (generation, rag_fusion)
+            versions |= {(n, s.spec.fusion.prompt_version) for n in FUSION_PROMPTS}
         for name, version in sorted(versions):
             try:
                 prompt("answer", name, version, prompts_dir)

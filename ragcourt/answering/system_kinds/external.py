@@ -14,68 +14,30 @@ from typing import Any, TypeGuard
 
 import polars as pl
 
+from ragcourt.answering.candidate_system import AnswerJob, CandidateSystem
 from ragcourt.answering.external.inputs import external_config_hash, input_paths
 from ragcourt.answering.external.routes import ANSWER_ROUTES
 from ragcourt.answering.external.specs import AnswersFileSpec, ExternalSpec, HttpSpec, PythonSpec
-from ragcourt.answering.system_registry import (
-    LIST_COLUMNS,
-    SYSTEM_KINDS,
-    AnswerJob,
-    CandidateSystem,
-    ParseContext,
-    PlanEntry,
-    SystemKind,
-)
+from ragcourt.answering.system_registry import SYSTEM_KINDS, ParseContext, SystemKind
 from ragcourt.core.params import Params
 from ragcourt.core.provenance import external_model
 
 
 @dataclass(frozen=True)
-class ExternalSystem:
+class ExternalSystem(CandidateSystem):
     """A system that answers by itself (answers file, Python callable, HTTP endpoint)."""
 
     spec: ExternalSpec
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
+    is_external = True  # a constant of the kind: a class attribute, not a dataclass field
 
     @property
     def kind(self) -> str:
         return self.spec.kind
 
     @property
-    def is_external(self) -> bool:
-        return True
-
-    @property
-    def answer_order(self) -> int:
-        return 1
-
-    @property
-    def chunking(self) -> None:
-        return None
-
-    @property
-    def embedder(self) -> None:
-        return None
-
-    @property
-    def control(self) -> None:
-        return None
-
-    @property
     def generator_model(self) -> str:
         """The ``model`` column of its answer rows: ``external:<kind>``."""
         return external_model(self.kind)
-
-    def describe(self) -> dict[str, Any]:
-        """The configuration as written (header templates and variable names, no secrets)."""
-        return self.spec.model_dump(mode="json")
-
-    def config_key(self) -> str:
-        cfg = {k: v for k, v in self.describe().items() if k != "name"}
-        return repr(sorted((k, repr(v)) for k, v in cfg.items()))
 
     def config_hash(self, params: Params, prompts_dir: Path | None = None) -> str:
         return external_config_hash(self.spec)
@@ -88,16 +50,6 @@ class ExternalSystem:
     def inputs(self) -> list[Path]:
         """Files / folders its answers depend on (see ``external.inputs.input_paths``)."""
         return input_paths(self.spec)
-
-    def llm_models(self) -> tuple[str, ...]:
-        return ()
-
-    def plan_entry(self) -> PlanEntry:
-        return PlanEntry(self.name, None, None, tuple(p.as_posix() for p in self.inputs()))
-
-    def list_row(self) -> dict[str, str]:
-        values = (self.name, self.kind, *["–"] * 5, self.target)
-        return dict(zip(LIST_COLUMNS, values, strict=True))
 
     def answer(self, job: AnswerJob) -> pl.DataFrame:
         """Its rows through its answer route; with ``job.previous`` a Python or HTTP system

@@ -12,97 +12,48 @@ from typing import Any
 
 import polars as pl
 
-from ragcourt.answering.system_registry import (
-    LIST_COLUMNS,
-    SHUFFLED,
-    SYSTEM_KINDS,
-    AnswerJob,
-    ParseContext,
-    PlanEntry,
-    SystemKind,
-)
+from ragcourt.answering.candidate_system import AnswerJob, CandidateSystem
+from ragcourt.answering.partitions import file_digest, partition_path
+from ragcourt.answering.shuffled import shuffled_answers
+from ragcourt.answering.system_registry import SHUFFLED, SYSTEM_KINDS, ParseContext, SystemKind
 from ragcourt.answering.system_specs import ShuffledSpec
-from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.fingerprint import object_sha256
+from ragcourt.core.io import read_table
 from ragcourt.core.params import Params
 
 
 @dataclass(frozen=True)
-class ShuffledSystem:
+class ShuffledSystem(CandidateSystem):
     """The ``shuffled`` control: rows of ``base`` re-assigned to other questions."""
 
     spec: ShuffledSpec
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def kind(self) -> str:
-        return SHUFFLED
-
-    @property
-    def control(self) -> str:
-        return SHUFFLED
-
-    @property
-    def is_external(self) -> bool:
-        return False
-
-    @property
-    def answer_order(self) -> int:
-        return 2  # after every other system: its base may be answered in the same run
+    # constants of the kind: class attributes, not dataclass fields
+    kind = SHUFFLED
+    control = SHUFFLED
+    answer_order = 2  # after every other system: its base may be answered in the same run
 
     @property
     def base(self) -> str:
         return self.spec.base
 
     @property
-    def chunking(self) -> None:
-        return None
-
-    @property
-    def embedder(self) -> None:
-        return None
-
-    @property
     def generator_model(self) -> str:
         return f"answers of {self.base}"
 
-    def describe(self) -> dict[str, Any]:
-        return self.spec.model_dump(mode="json")
-
-    def config_key(self) -> str:
-        cfg = {k: v for k, v in self.describe().items() if k != "name"}
-        return repr(sorted((k, repr(v)) for k, v in cfg.items()))
-
     def config_hash(self, params: Params, prompts_dir: Path | None = None) -> str:
         """The configuration, ``controls.seed`` and the digest of the base's partition."""
-        from ragcourt.answering.partitions import file_digest, partition_path
-
         base = file_digest(partition_path(self.base))
         return object_sha256(
             {"system": self.describe(), "seed": params.controls.seed, "base_partition": base}
         )
 
-    def llm_models(self) -> tuple[str, ...]:
-        return ()
-
-    def plan_entry(self) -> PlanEntry:
-        base_partition = catalog.path("answer_partition", system=self.base).as_posix()
-        return PlanEntry(self.name, None, None, (base_partition,))
-
-    def list_row(self) -> dict[str, str]:
-        values = (self.name, "control: shuffled", *["–"] * 5, self.generator_model)
-        return dict(zip(LIST_COLUMNS, values, strict=True))
+    def inputs(self) -> list[Path]:
+        """The base's partition."""
+        return [partition_path(self.base)]
 
     def answer(self, job: AnswerJob) -> pl.DataFrame:
         """The base's rows, deranged over the questions (the base partition must exist)."""
-        from ragcourt.answering.partitions import partition_path
-        from ragcourt.answering.shuffled import shuffled_answers
-        from ragcourt.core.io import read_table
-
         base_path = partition_path(self.base)
         if not base_path.is_file():
             raise RagcourtError(

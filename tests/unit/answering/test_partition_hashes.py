@@ -69,6 +69,7 @@ def fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[System]
             "embedders": {"minilm": {"model": "all-minilm-l6-v2", "batch_size": 64}},
             "llm": {"model": "scripted/gen", "temperature": 0.0, "seed": 0},
             "qagen": {"reference_chunking": "c256"},
+            "controls": {"kinds": []},  # the pinned systems only, whatever the default controls
         }
     )
     systems = parse_systems(

@@ -11,7 +11,7 @@ import yaml
 
 from ragcourt.answering.grids import factor_label
 from ragcourt.answering.systems import (
-    AnySystem,
+    CandidateSystem,
     System,
     builtin_systems,
     group_by_retrieval,
@@ -33,7 +33,7 @@ def params() -> Params:
     return p
 
 
-def builtin(systems: Sequence[AnySystem]) -> list[System]:
+def builtin(systems: Sequence[CandidateSystem]) -> list[System]:
     """``systems``, every one of them built-in (an external or shuffled one fails the test)."""
     out = builtin_systems(systems)
     assert len(out) == len(systems)
