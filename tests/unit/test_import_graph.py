@@ -1,5 +1,6 @@
 """Package hygiene: every ``ragcourt`` module imports on its own, without side effects on the
-environment, and the module-level import graph has no cycles."""
+environment, the module-level import graph has no cycles, and no package imports from a layer
+above its own."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ def _module_file(name: str) -> Path | None:
 
 
 def _imports(name: str) -> set[str]:
-    """``ragcourt`` modules the module imports, at module level or deferred inside a function
-    (a deferred import that closes a loop is still a cycle), not under ``if TYPE_CHECKING``."""
+    """``ragcourt`` modules the module imports, at module level, deferred inside a function or
+    under ``if TYPE_CHECKING`` (a deferred or type-only import that closes a loop is still a
+    cycle: it hides a dependency the layering forbids)."""
     f = _module_file(name)
     assert f is not None
     tree = ast.parse(f.read_text(encoding="utf-8"))
@@ -54,10 +56,8 @@ def _imports(name: str) -> set[str]:
                         sub = f"{mod}.{a.name}"
                         found.add(sub if _module_file(sub) else mod)
             elif isinstance(node, ast.If):
-                test = ast.unparse(node.test)
-                if "TYPE_CHECKING" not in test:
-                    visit(node.body)
-                    visit(node.orelse)
+                visit(node.body)
+                visit(node.orelse)
             elif isinstance(
                 node,
                 ast.Try
@@ -74,7 +74,8 @@ def _imports(name: str) -> set[str]:
     return found
 
 
-def test_no_import_cycles_among_ragcourt_modules() -> None:
+def _import_graph() -> nx.DiGraph:
+    """Module -> module it imports (each a node of :func:`_modules`)."""
     g = nx.DiGraph()
     for m in _modules():
         g.add_node(m)
@@ -88,8 +89,62 @@ def test_no_import_cycles_among_ragcourt_modules() -> None:
                     continue
                 if _module_file(target) is not None:
                     g.add_edge(m, target)
-    cycles = [c for c in nx.simple_cycles(g) if len(c) > 1]
+    return g
+
+
+def test_no_import_cycles_among_ragcourt_modules() -> None:
+    cycles = [c for c in nx.simple_cycles(_import_graph()) if len(c) > 1]
     assert cycles == [], f"import cycles: {cycles[:5]}"
+
+
+# Bottom to top; packages on one level may import each other without forming a cycle. Modules
+# directly in ``ragcourt`` (``ragcourt/__init__.py``, ``stages.py``) are the top level.
+LAYERS = (
+    ("core",),
+    ("llm",),
+    ("corpus",),
+    ("retrieval",),
+    ("qagen", "answering", "judging"),
+    ("tournament", "calibration"),
+    ("reporting",),
+    ("orchestration",),
+    ("cli",),
+)
+TOP = len(LAYERS)
+
+
+def _package(module: str) -> str:
+    """The package right under ``ragcourt`` that holds ``module`` (``""``: top level)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else ""
+
+
+def _layer(package: str) -> int:
+    """The level of ``package`` in :data:`LAYERS` (``TOP`` for the top level); a package
+    missing from :data:`LAYERS` fails the test (give it its place)."""
+    if package == "":
+        return TOP
+    for level, packages in enumerate(LAYERS):
+        if package in packages:
+            return level
+    raise AssertionError(f"package ragcourt.{package} has no layer in LAYERS")
+
+
+def test_no_import_reaches_a_higher_layer() -> None:
+    """Every import (type-only and deferred included) goes to the same layer or below, and
+    the imports between packages of one layer form no cycle."""
+    upward = []
+    sideways = nx.DiGraph()
+    for src, dst in _import_graph().edges:
+        a, b = _package(src), _package(dst)
+        if a == b:
+            continue
+        if _layer(b) > _layer(a):
+            upward.append(f"{src} -> {dst}")
+        elif _layer(b) == _layer(a):
+            sideways.add_edge(a, b)
+    assert upward == [], f"{len(upward)} upward imports: {sorted(upward)[:10]}"
+    assert list(nx.simple_cycles(sideways)) == [], "packages of one layer import each other"
 
 
 @pytest.mark.parametrize("chunk", range(4))
