@@ -66,6 +66,26 @@ QA_ANSWER_FIRST: dict[str, PolarsDtype | str] = {
     "closed_book_answer": pl.String,
 }
 
+# provenance and filter record shared by ``qa`` and ``qa_rejected`` (same names, same dtypes)
+QA_PROVENANCE: dict[str, PolarsDtype | str] = {
+    "source_chunk_id": pl.String,
+    "reference_chunking": pl.String,
+    "attempt_index": pl.Int32,
+    "answerability_score": pl.Float64,
+    "answerability_reason": pl.String,
+    "faithfulness_score": pl.Float64,
+    "faithfulness_reason": pl.String,
+    "relevance_score": pl.Float64,
+    "relevance_reason": pl.String,
+    **QA_FILTER_FORMS,
+    "question_model": pl.String,
+    "answer_model": pl.String,
+    "filter_model": pl.String,
+    "prompt_version": pl.String,
+    "filter_prompt_version": pl.String,
+    **QA_ANSWER_FIRST,
+}
+
 TABLES: dict[str, dict[str, PolarsDtype | str]] = {
     "documents": {
         "doc_id": pl.String,
@@ -114,22 +134,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         # provenance and filter record (qagen; a bring-your-own file gets nulls, origin 'byo')
         "candidate_id": pl.String,
         "origin": pl.String,  # 'generated' | 'byo'
-        "source_chunk_id": pl.String,
-        "reference_chunking": pl.String,
-        "attempt_index": pl.Int32,
-        "answerability_score": pl.Float64,
-        "answerability_reason": pl.String,
-        "faithfulness_score": pl.Float64,
-        "faithfulness_reason": pl.String,
-        "relevance_score": pl.Float64,
-        "relevance_reason": pl.String,
-        **QA_FILTER_FORMS,
-        "question_model": pl.String,
-        "answer_model": pl.String,
-        "filter_model": pl.String,
-        "prompt_version": pl.String,
-        "filter_prompt_version": pl.String,
-        **QA_ANSWER_FIRST,
+        **QA_PROVENANCE,
     },
     "qa_rejected": {
         "candidate_id": pl.String,
@@ -143,22 +148,7 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "char_start": pl.Int64,
         "char_end": pl.Int64,
         "context": pl.String,
-        "source_chunk_id": pl.String,
-        "reference_chunking": pl.String,
-        "attempt_index": pl.Int32,
-        "answerability_score": pl.Float64,
-        "answerability_reason": pl.String,
-        "faithfulness_score": pl.Float64,
-        "faithfulness_reason": pl.String,
-        "relevance_score": pl.Float64,
-        "relevance_reason": pl.String,
-        **QA_FILTER_FORMS,
-        "question_model": pl.String,
-        "answer_model": pl.String,
-        "filter_model": pl.String,
-        "prompt_version": pl.String,
-        "filter_prompt_version": pl.String,
-        **QA_ANSWER_FIRST,
+        **QA_PROVENANCE,
     },
     "retrieval_per_query": {
         "chunking": pl.String,
@@ -453,3 +443,15 @@ def empty(table: str) -> pl.DataFrame:
         c: pl.Array(pl.Float32, 1) if isinstance(t, str) else t for c, t in TABLES[table].items()
     }
     return pl.DataFrame(schema=cols)
+
+
+def check_one_row_per_answer(table: pl.DataFrame, where: str, what: str) -> None:
+    """SchemaError ``<where>: duplicate <what> for system 's', question 'q'`` naming the first
+    (system, question_id) of ``table`` that has more than one row."""
+    dup = table.filter(pl.struct("system", "question_id").is_duplicated())
+    if dup.height:
+        row = dup.row(0, named=True)
+        raise SchemaError(
+            f"{where}: duplicate {what} for system '{row['system']}', question "
+            f"'{row['question_id']}'"
+        )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from ragcourt.core.errors import ConfigError, SchemaError
+from ragcourt.core.schemas import check_one_row_per_answer
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict
 from ragcourt.tournament.scoring import Probs, ordered_logit
@@ -44,13 +45,7 @@ class CorrectnessMarginJudge:
             raise SchemaError(f"correctness table: missing column(s) {missing}")
         if scale <= 0 or tie_band < 0:
             raise ConfigError("tournament: correctness_scale must be > 0, tie band >= 0")
-        dup = correctness.filter(pl.struct("system", "question_id").is_duplicated())
-        if dup.height:
-            row = dup.row(0, named=True)
-            raise SchemaError(
-                f"correctness table: duplicate row for system '{row['system']}', "
-                f"question '{row['question_id']}'"
-            )
+        check_one_row_per_answer(correctness, "correctness table", "row")
         self.scale, self.tie_band = scale, tie_band
         self._scores: dict[tuple[str, str], tuple[float | None, str | None]] = {
             (s, q): (c, e)

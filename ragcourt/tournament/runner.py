@@ -132,18 +132,10 @@ def swiss_rounds(tp: TournamentParams, n_systems: int) -> int | None:
     return max_rounds(n_systems) if tp.round_robin else None
 
 
-def run_tournament(
-    judge: PairwiseJudge,
-    systems: list[str],
-    questions: list[str],
-    tp: TournamentParams,
-    controls: Mapping[str, str] | None = None,
-) -> TournamentOutputs:
-    """Swiss (+ round-robin), BT and bootstrap CIs on one judge; pure apart from judge calls.
-    ``controls`` ({system: control kind}) marks the leaderboard's ``control`` column and
-    feeds the discrimination check (:mod:`ragcourt.tournament.discrimination`)."""
-    controls = dict(controls or {})
-    memo = JudgementMemo(judge, questions, tp.margin)
+def _schedules(
+    memo: JudgementMemo, systems: list[str], tp: TournamentParams
+) -> tuple[TournamentResult, TournamentResult | None]:
+    """The Swiss tournament and, when ``tp.round_robin``, the round-robin one, on one memo."""
     if tp.round_robin:  # every pair is judged anyway: all of them in one concurrent batch
         memo.prefetch([p for rnd in round_robin_schedule(systems) for p in rnd])
     k, upset, initial = tp.k_factor, tp.upset_weighting, tp.initial_elo
@@ -164,16 +156,20 @@ def run_tournament(
         if tp.round_robin
         else None
     )
-    pairwise = memo.pairwise_frame(judge.name)
-    sm = ScoreMatrix.from_pairwise(pairwise, systems)
-    bt = sm.fit_bt(anchor=tp.initial_elo)
-    ci = bootstrap.intervals(
-        sm, sw.schedule, tp.bootstrap, tp.seed, k=k, upset_weighting=upset, initial=initial
-    )
-    replicates = bootstrap.elo_replicates(
-        sm, sw.schedule, tp.bootstrap, tp.seed, k=k, upset_weighting=upset, initial=initial
-    )
-    check = tournament_check(memo, systems, sw.ratings, replicates, controls)
+    return sw, rr
+
+
+def _leaderboard(
+    systems: list[str],
+    controls: Mapping[str, str],
+    sw: TournamentResult,
+    rr: TournamentResult | None,
+    bt: bootstrap.FloatArray,
+    ci: bootstrap.Intervals,
+    judged: bool,
+) -> pl.DataFrame:
+    """One row per system, ranked by Swiss Elo (ties by name); no ranks when nothing was
+    judged (every Elo is still the initial rating: no order)."""
     rec = _records(sw.matches, systems)
     board = pl.DataFrame(
         {
@@ -206,17 +202,41 @@ def run_tournament(
         .with_row_index("rank", offset=1)
         .with_columns(pl.col("rank").cast(pl.Int64))
     )
-    if not judged_anything(pairwise):  # every Elo is still the initial rating: no order
+    if not judged:
         board = board.with_columns(pl.lit(None, dtype=pl.Int64).alias("rank"))
+    return board
+
+
+def run_tournament(
+    judge: PairwiseJudge,
+    systems: list[str],
+    questions: list[str],
+    tp: TournamentParams,
+    controls: Mapping[str, str] | None = None,
+) -> TournamentOutputs:
+    """Swiss (+ round-robin), BT and bootstrap CIs on one judge; pure apart from judge calls.
+    ``controls`` ({system: control kind}) marks the leaderboard's ``control`` column and
+    feeds the discrimination check (:mod:`ragcourt.tournament.discrimination`)."""
+    controls = dict(controls or {})
+    memo = JudgementMemo(judge, questions, tp.margin)
+    sw, rr = _schedules(memo, systems, tp)
+    pairwise = memo.pairwise_frame(judge.name)
+    sm = ScoreMatrix.from_pairwise(pairwise, systems)
+    bt = sm.fit_bt(anchor=tp.initial_elo)
+    replicates = bootstrap.elo_replicates(
+        sm, sw.schedule, tp.bootstrap, tp.seed, tp.k_factor, tp.upset_weighting, tp.initial_elo
+    )
+    ci = bootstrap.intervals(sm, replicates, tp.seed, tp.initial_elo)
+    check = tournament_check(memo, systems, sw.ratings, replicates, controls)
+    judged = judged_anything(pairwise)
+    board = _leaderboard(systems, controls, sw, rr, bt, ci, judged)
     matches = pl.concat(
         [_matches_frame(sw, "swiss"), *([_matches_frame(rr, "round_robin")] if rr else [])]
     )
     summary = _summary(judge.name, systems, questions, sw, rr, memo, pairwise, board, tp)
     ranked_real = [s for s in board["system"].to_list() if s not in controls]
     gaps = (
-        elo_gaps(ranked_real, systems, sw.ratings, replicates, len(questions))
-        if judged_anything(pairwise)
-        else None
+        elo_gaps(ranked_real, systems, sw.ratings, replicates, len(questions)) if judged else None
     )
     summary = summary.model_copy(update={"discrimination": check, "elo_gaps": gaps})
     return TournamentOutputs(pairwise, matches, board, summary)

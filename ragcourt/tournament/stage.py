@@ -42,6 +42,7 @@ from ragcourt.core.errors import RagcourtError, SchemaError
 from ragcourt.core.failures import TableFailures, assess, enforce
 from ragcourt.core.io import read_table, write_json, write_parquet, write_with
 from ragcourt.core.params import Params
+from ragcourt.core.schemas import check_one_row_per_answer
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm.gateway import Gateway
 from ragcourt.tournament import single_system
@@ -57,13 +58,7 @@ CORRECTNESS = catalog.path("correctness")
 
 def systems_and_questions(answers: pl.DataFrame, qa: pl.DataFrame) -> tuple[list[str], list[str]]:
     """Sorted system names and the QA question ids; one-line errors for unusable input."""
-    dup = answers.filter(pl.struct("system", "question_id").is_duplicated())
-    if dup.height:
-        row = dup.row(0, named=True)
-        raise SchemaError(
-            f"{ANSWERS}: duplicate answer for system '{row['system']}', question "
-            f"'{row['question_id']}'"
-        )
+    check_one_row_per_answer(answers, str(ANSWERS), "answer")
     systems = sorted(answers["system"].unique().to_list())
     if len(systems) < 2:
         raise RagcourtError(f"{ANSWERS}: a tournament needs at least 2 systems, found {systems}")

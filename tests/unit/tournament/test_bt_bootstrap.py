@@ -112,12 +112,12 @@ def test_bootstrap_intervals_bracket_point_estimates_and_are_seeded() -> None:
     systems = [f"s{i}" for i in range(5)]
     sm = ScoreMatrix.from_pairwise(_pairwise(systems, 30, 1), systems)
     schedule = [[("s0", "s1"), ("s2", "s3")], [("s0", "s2"), ("s1", "s3")]]
-    ci = bootstrap.intervals(sm, schedule, n_boot=100, seed=7)
+    ci = bootstrap.intervals(sm, bootstrap.elo_replicates(sm, schedule, 100, 7), seed=7)
     elo = sm.replay_elo(schedule)
     bt = sm.fit_bt()
     assert np.all(ci.elo_lo <= elo + 1e-9) and np.all(elo <= ci.elo_hi + 1e-9)
     assert np.all(ci.bt_lo <= bt) and np.all(bt <= ci.bt_hi)
     assert np.all(ci.bt_hi - ci.bt_lo > 0)
-    again = bootstrap.intervals(sm, schedule, n_boot=100, seed=7)
+    again = bootstrap.intervals(sm, bootstrap.elo_replicates(sm, schedule, 100, 7), seed=7)
     assert np.array_equal(ci.elo_lo, again.elo_lo) and np.array_equal(ci.bt_hi, again.bt_hi)
     assert ci.elo_lo[4] == ci.elo_hi[4] == 1500  # s4 is not in the Swiss schedule
