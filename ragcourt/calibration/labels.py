@@ -317,25 +317,11 @@ def make_label(
     ``1``/``2``/``3``, ``can't tell``); passages take 0 / 1 / 2. Anything else is a
     RagcourtError.
     """
+    common: dict[str, Any] = {k: item[k] for k in ("item_id", "question_id", "content_sha")}
+    common |= {"labeler": labeler, "source": source}
     if item["kind"] == "answer":
-        return AnswerLabel(
-            item_id=item["item_id"],
-            labeler=labeler,
-            source=source,
-            system=item["system"],
-            question_id=item["question_id"],
-            content_sha=item["content_sha"],
-            value=normalize_answer_value(value),
-        )
-    return PassageLabel(
-        item_id=item["item_id"],
-        labeler=labeler,
-        source=source,
-        question_id=item["question_id"],
-        chunk_id=item["chunk_id"],
-        content_sha=item["content_sha"],
-        value=normalize_passage_value(value),
-    )
+        return AnswerLabel(**common, system=item["system"], value=normalize_answer_value(value))
+    return PassageLabel(**common, chunk_id=item["chunk_id"], value=normalize_passage_value(value))
 
 
 _ANSWER_ALIASES = {

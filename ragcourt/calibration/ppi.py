@@ -42,10 +42,11 @@ scores are informative gives a wider interval than human-only (the calibrate sta
 CLT intervals are unreliable with few labels (and have zero width when every label and judge
 value agree); callers require a minimum number of labels (``min_labels``).
 
-Pairwise (:func:`ppi_difference`): the per-question outcome difference D = Y_a − Y_b with judge
-difference f_a − f_b over the questions where the judge scored both systems (N) and the people
-labelled both (n): the same PPI mean of D, so the interval of system a minus system b
-accounts for the judge's errors on both and for their correlation within a question.
+Pairwise (:func:`paired_differences`, then :func:`estimate`): the per-question outcome
+difference D = Y_a − Y_b with judge difference f_a − f_b over the questions where the judge
+scored both systems (N) and the people labelled both (n): the same PPI mean of D, so the
+interval of system a minus system b accounts for the judge's errors on both and for their
+correlation within a question.
 """
 
 from __future__ import annotations
@@ -204,32 +205,17 @@ def estimate(
     )
 
 
-def ppi_difference(
+def paired_differences(
     y_a: Sequence[float] | FloatArray,
     y_b: Sequence[float] | FloatArray,
     yhat_a: Sequence[float] | FloatArray,
     yhat_b: Sequence[float] | FloatArray,
     yhat_all_a: Sequence[float] | FloatArray,
     yhat_all_b: Sequence[float] | FloatArray,
-    alpha: float = 0.05,
-    weights: Sequence[float] | FloatArray | None = None,
-    min_labels: int = 2,
-    power_tuning: bool = False,
-) -> Estimates:
-    """Estimates of E[Y_a − Y_b] from per-question pairs: labelled questions (both systems
-    labelled and judged) and all questions where the judge scored both (module doc)."""
-    d = _arr(y_a) - _arr(y_b)
-    dhat = _arr(yhat_a) - _arr(yhat_b)
-    dall = _arr(yhat_all_a) - _arr(yhat_all_b)
-    return estimate(
-        d,
-        dhat,
-        dall,
-        alpha=alpha,
-        weights=weights,
-        min_labels=min_labels,
-        power_tuning=power_tuning,
-    )
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(D, D̂, D̂ on all judged questions) = Y_a − Y_b and f_a − f_b per question: with
+    :func:`estimate`, the estimates of E[Y_a − Y_b] (module doc)."""
+    return _arr(y_a) - _arr(y_b), _arr(yhat_a) - _arr(yhat_b), _arr(yhat_all_a) - _arr(yhat_all_b)
 
 
 @dataclass(frozen=True)

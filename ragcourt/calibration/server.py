@@ -148,14 +148,39 @@ def _public(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
-    """The labelling app for ``sample`` (SAMPLE_SCHEMA rows, shown in ``position`` order)
-    writing to ``store``. Each app has its own random token."""
-    items = [dict(r) for r in sample.sort("position").iter_rows(named=True)]
-    by_id = {it["item_id"]: i for i, it in enumerate(items)}
-    token = secrets.token_hex(16)
-    page = static_text("label.html").replace(TOKEN_PLACEHOLDER, token)
+class _Queue:
+    """The sample's items in ``position`` order and the labels ``store`` holds for them."""
 
+    def __init__(self, sample: pl.DataFrame, store: LabelStore) -> None:
+        self.items = [dict(r) for r in sample.sort("position").iter_rows(named=True)]
+        self.by_id = {it["item_id"]: i for i, it in enumerate(self.items)}
+        self.store = store
+
+    def progress(self) -> dict[str, Any]:
+        current = self.store.current()
+        done = sum(1 for it in self.items if it["item_id"] in current)
+        first = next((i for i, it in enumerate(self.items) if it["item_id"] not in current), None)
+        return {
+            "total": len(self.items),
+            "done": done,
+            "next": first,
+            "labeler": self.store.labeler,
+        }
+
+    def next_after(self, position: int) -> int | None:
+        """The first unlabelled position after ``position``, wrapping around (None: all done)."""
+        current = self.store.current()
+        n = len(self.items)
+        for k in range(1, n + 1):
+            j = (position + k) % n
+            if self.items[j]["item_id"] not in current:
+                return j
+        return None
+
+
+def _guarded_app(token: str) -> FastAPI:
+    """The bare app: loopback hosts only, POSTs need ``token``, security headers on every
+    response, error bodies that never echo what was sent."""
     app = FastAPI(title="ragcourt labelling", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(GuardPosts, token=token)  # inner: runs after the Host check
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=[LOOPBACK, "localhost"])
@@ -167,26 +192,23 @@ def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
             response.headers.setdefault(k, v)
         return response
 
-    def check(x_ragcourt_token: str | None, content_type: str | None) -> None:
-        if x_ragcourt_token is None or not secrets.compare_digest(x_ragcourt_token, token):
-            raise HTTPException(status_code=403, detail="missing or wrong page token")
-        if content_type is None or not content_type.startswith("application/json"):
-            raise HTTPException(status_code=415, detail="expected a JSON body")
+    @app.exception_handler(RequestValidationError)
+    async def invalid_body(request: Request, err: RequestValidationError) -> JSONResponse:
+        """Which field is wrong and why, never the value sent (no echo)."""
+        first = err.errors()[0] if err.errors() else {}
+        where = ".".join(str(x) for x in first.get("loc", ()) if x != "body") or "body"
+        return JSONResponse({"detail": f"invalid {where}: {first.get('type', 'value')}"}, 422)
 
-    def progress() -> dict[str, Any]:
-        current = store.current()
-        done = sum(1 for it in items if it["item_id"] in current)
-        first = next((i for i, it in enumerate(items) if it["item_id"] not in current), None)
-        return {"total": len(items), "done": done, "next": first, "labeler": store.labeler}
+    @app.exception_handler(RagcourtError)
+    async def ragcourt_error(request: Request, err: RagcourtError) -> JSONResponse:
+        return JSONResponse({"detail": str(err)}, status_code=500)
 
-    def next_after(position: int) -> int | None:
-        current = store.current()
-        n = len(items)
-        for k in range(1, n + 1):
-            j = (position + k) % n
-            if items[j]["item_id"] not in current:
-                return j
-        return None
+    return app
+
+
+def _add_page_routes(app: FastAPI, token: str) -> None:
+    """``/`` (the page, carrying ``token``), its script and its style sheet."""
+    page = static_text("label.html").replace(TOKEN_PLACEHOLDER, token)
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> HTMLResponse:
@@ -200,9 +222,21 @@ def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
     def style() -> Response:
         return Response(static_text("label.css"), media_type="text/css; charset=utf-8")
 
+
+def _add_api_routes(app: FastAPI, queue: _Queue, token: str) -> None:
+    """``/api/state``, ``/api/item/{position}``, and the POSTs ``/api/label`` and ``/api/undo``
+    (which need ``token`` in ``X-Ragcourt-Token`` and a JSON body)."""
+    items, store = queue.items, queue.store
+
+    def check(x_ragcourt_token: str | None, content_type: str | None) -> None:
+        if x_ragcourt_token is None or not secrets.compare_digest(x_ragcourt_token, token):
+            raise HTTPException(status_code=403, detail="missing or wrong page token")
+        if content_type is None or not content_type.startswith("application/json"):
+            raise HTTPException(status_code=415, detail="expected a JSON body")
+
     @app.get("/api/state")
     def state() -> dict[str, Any]:
-        return progress()
+        return queue.progress()
 
     @app.get("/api/item/{position}")
     def item(position: int) -> dict[str, Any]:
@@ -214,7 +248,7 @@ def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
             "position": position,
             "item": _public(it),
             "label": None if lab is None else lab.value,
-            **{k: v for k, v in progress().items() if k != "next"},
+            **{k: v for k, v in queue.progress().items() if k != "next"},
         }
 
     @app.post("/api/label")
@@ -224,7 +258,7 @@ def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
         content_type: str | None = Header(default=None),
     ) -> dict[str, Any]:
         check(x_ragcourt_token, content_type)
-        pos = by_id.get(body.item_id)
+        pos = queue.by_id.get(body.item_id)
         if pos is None:
             raise HTTPException(status_code=404, detail="unknown item")
         try:
@@ -235,7 +269,11 @@ def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
             )
             raise HTTPException(status_code=422, detail=f"not a label: one of {allowed}") from None
         store.append(record)
-        return progress() | {"position": pos, "next": next_after(pos), "label": record.value}
+        return queue.progress() | {
+            "position": pos,
+            "next": queue.next_after(pos),
+            "label": record.value,
+        }
 
     @app.post("/api/undo")
     def undo(
@@ -244,20 +282,17 @@ def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
     ) -> dict[str, Any]:
         check(x_ragcourt_token, content_type)
         item_id = store.undo_last()
-        pos = None if item_id is None else by_id.get(item_id)
-        return progress() | {"undone": item_id, "position": pos}
+        pos = None if item_id is None else queue.by_id.get(item_id)
+        return queue.progress() | {"undone": item_id, "position": pos}
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid_body(request: Request, err: RequestValidationError) -> JSONResponse:
-        """Which field is wrong and why, never the value sent (no echo)."""
-        first = err.errors()[0] if err.errors() else {}
-        where = ".".join(str(x) for x in first.get("loc", ()) if x != "body") or "body"
-        return JSONResponse({"detail": f"invalid {where}: {first.get('type', 'value')}"}, 422)
 
-    @app.exception_handler(RagcourtError)
-    async def ragcourt_error(request: Request, err: RagcourtError) -> JSONResponse:
-        return JSONResponse({"detail": str(err)}, status_code=500)
-
+def make_app(sample: pl.DataFrame, store: LabelStore) -> FastAPI:
+    """The labelling app for ``sample`` (SAMPLE_SCHEMA rows, shown in ``position`` order)
+    writing to ``store``. Each app has its own random token."""
+    token = secrets.token_hex(16)
+    app = _guarded_app(token)
+    _add_page_routes(app, token)
+    _add_api_routes(app, _Queue(sample, store), token)
     return app
 
 

@@ -99,17 +99,24 @@ def _optional(path: Path | None, table: str) -> pl.DataFrame | None:
     return read_table(path, table)
 
 
-def sample_from_artifacts(sample_params: SampleParams, inputs: CalibrationInputs) -> pl.DataFrame:
-    """The labelling sample (:func:`ragcourt.calibration.sampling.sample_items`) of the
-    artifacts named by ``inputs`` (``relevance`` optional: no passage items without it)."""
-    return sample_items(
+def _judged_tables(
+    inputs: CalibrationInputs,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
+    """(qa, answers, verdicts, correctness, relevance or None): what the labels are set
+    against, read from the artifacts ``inputs`` names."""
+    return (
         read_table(inputs.qa, "qa"),
         read_table(inputs.answers, "answers"),
         read_table(inputs.verdicts, "verdicts"),
         read_table(inputs.correctness, "correctness"),
         _optional(inputs.relevance, "relevance"),
-        sample_params,
     )
+
+
+def sample_from_artifacts(sample_params: SampleParams, inputs: CalibrationInputs) -> pl.DataFrame:
+    """The labelling sample (:func:`ragcourt.calibration.sampling.sample_items`) of the
+    artifacts named by ``inputs`` (``relevance`` optional: no passage items without it)."""
+    return sample_items(*_judged_tables(inputs), sample_params)
 
 
 def run(
@@ -126,11 +133,7 @@ def run(
         )
     records = load_labels(inputs.labels_dir)
     result = compute(
-        read_table(inputs.qa, "qa"),
-        read_table(inputs.answers, "answers"),
-        read_table(inputs.verdicts, "verdicts"),
-        read_table(inputs.correctness, "correctness"),
-        _optional(inputs.relevance, "relevance"),
+        *_judged_tables(inputs),
         _optional(inputs.pairwise, "pairwise"),
         records,
         params,

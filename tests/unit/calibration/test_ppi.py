@@ -11,8 +11,8 @@ from ragcourt.calibration.ppi import (
     estimate,
     human_only,
     judge_only,
+    paired_differences,
     poststratified_weights,
-    ppi_difference,
     ppi_mean,
 )
 
@@ -90,12 +90,12 @@ def test_estimate_needs_min_labels() -> None:
     assert "fewer than 10" in est.notes[0]
 
 
-def test_difference_is_ppi_of_the_per_question_difference() -> None:
+def test_paired_differences_are_the_per_question_differences() -> None:
     ya, yha, yua = _data(seed=1)
     yb, yhb, yub = _data(seed=2)
-    d = ppi_difference(ya, yb, yha, yhb, yua, yub)
-    direct = estimate(ya - yb, yha - yhb, yua - yub)
-    assert d.ppi == direct.ppi and d.judge == direct.judge
+    d, dh, du = paired_differences(ya, yb, yha, yhb, yua, yub)
+    assert np.array_equal(d, ya - yb) and np.array_equal(dh, yha - yhb)
+    assert np.array_equal(du, yua - yub)
 
 
 def test_ppi_removes_the_judge_bias_and_covers() -> None:
