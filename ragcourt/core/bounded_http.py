@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import itertools
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -241,23 +242,37 @@ def _guarded_headers(headers: httpx.Headers, encoding: str | None) -> httpx.Head
     return httpx.Headers([(k, v) for k, v in headers.multi_items() if k.lower() not in drop])
 
 
-class _AsyncBoundedStream(httpx.AsyncByteStream):
-    def __init__(self, raw: httpx.AsyncByteStream, decoder: BoundedDecoder) -> None:
-        self._raw = raw
+class _BoundedDecoding:
+    """What the sync and async guarded streams share: the decoder and the record of a refusal."""
+
+    def __init__(self, decoder: BoundedDecoder) -> None:
         self._decoder = decoder
+
+    def _decoded(self, chunk: bytes | None) -> list[bytes]:
+        """The decoded bytes ``chunk`` completes (None: the end of the body), as 0 or 1 parts."""
+        out = self._decoder.feed(chunk) if chunk is not None else self._decoder.finish()
+        return [out] if out else []
+
+    @staticmethod
+    def _failed(err: BaseException) -> None:
+        if isinstance(err, UnsafeReply):
+            _note(err)
+
+
+class _AsyncBoundedStream(_BoundedDecoding, httpx.AsyncByteStream):
+    def __init__(self, raw: httpx.AsyncByteStream, decoder: BoundedDecoder) -> None:
+        super().__init__(decoder)
+        self._raw = raw
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         try:
             async for chunk in self._raw:
-                out = self._decoder.feed(chunk)
-                if out:
+                for out in self._decoded(chunk):
                     yield out
-            out = self._decoder.finish()
-            if out:
+            for out in self._decoded(None):
                 yield out
         except BaseException as err:
-            if isinstance(err, UnsafeReply):
-                _note(err)
+            self._failed(err)
             await self._raw.aclose()
             raise
 
@@ -265,28 +280,38 @@ class _AsyncBoundedStream(httpx.AsyncByteStream):
         await self._raw.aclose()
 
 
-class _SyncBoundedStream(httpx.SyncByteStream):
+class _SyncBoundedStream(_BoundedDecoding, httpx.SyncByteStream):
     def __init__(self, raw: httpx.SyncByteStream, decoder: BoundedDecoder) -> None:
+        super().__init__(decoder)
         self._raw = raw
-        self._decoder = decoder
 
     def __iter__(self) -> Iterator[bytes]:
         try:
-            for chunk in self._raw:
-                out = self._decoder.feed(chunk)
-                if out:
-                    yield out
-            out = self._decoder.finish()
-            if out:
-                yield out
+            for chunk in itertools.chain(self._raw, [None]):
+                yield from self._decoded(chunk)
         except BaseException as err:
-            if isinstance(err, UnsafeReply):
-                _note(err)
+            self._failed(err)
             self._raw.close()
             raise
 
     def close(self) -> None:
         self._raw.close()
+
+
+def _decoded_response(
+    request: httpx.Request,
+    response: httpx.Response,
+    encoding: str | None,
+    stream: httpx.SyncByteStream | httpx.AsyncByteStream,
+) -> httpx.Response:
+    """``response`` with its body read through ``stream`` (decoded, within the bound)."""
+    return httpx.Response(
+        response.status_code,
+        headers=_guarded_headers(response.headers, encoding),
+        stream=stream,
+        request=request,
+        extensions=response.extensions,
+    )
 
 
 def _prepare(request: httpx.Request) -> None:
@@ -325,12 +350,8 @@ class GuardedTransport(httpx.AsyncBaseTransport):
             raise
         assert isinstance(response.stream, httpx.AsyncByteStream)
         decoder = BoundedDecoder(encoding, bound.max_bytes, _too_large(request, bound))
-        return httpx.Response(
-            response.status_code,
-            headers=_guarded_headers(response.headers, encoding),
-            stream=_AsyncBoundedStream(response.stream, decoder),
-            request=request,
-            extensions=response.extensions,
+        return _decoded_response(
+            request, response, encoding, _AsyncBoundedStream(response.stream, decoder)
         )
 
     async def aclose(self) -> None:
@@ -359,12 +380,8 @@ class GuardedSyncTransport(httpx.BaseTransport):
             raise
         assert isinstance(response.stream, httpx.SyncByteStream)
         decoder = BoundedDecoder(encoding, bound.max_bytes, _too_large(request, bound))
-        return httpx.Response(
-            response.status_code,
-            headers=_guarded_headers(response.headers, encoding),
-            stream=_SyncBoundedStream(response.stream, decoder),
-            request=request,
-            extensions=response.extensions,
+        return _decoded_response(
+            request, response, encoding, _SyncBoundedStream(response.stream, decoder)
         )
 
     def close(self) -> None:

@@ -272,6 +272,61 @@ def _reject(rejected: list[dict[str, str]], shown: str, reason: str) -> None:
     rejected.append({"path": shown, "reason": reason})
 
 
+def _read_and_parse(
+    path: Path, root: Path, real_root: Path, allowed: set[str], budget: Budget, worker: ParseWorker
+) -> tuple[Parsed, str]:
+    """(parsed text, format) of one listed file; Rejected (or OSError) when it is not a
+    regular file or an in-root symlink, has a name that is not UTF-8, an extension not
+    allowed, or no text (``real_root``: ``root`` resolved)."""
+    if has_undecodable_name(path):
+        raise Rejected("undecodable file name: not valid UTF-8")
+    mode = path.lstat().st_mode
+    if stat.S_ISLNK(mode):
+        link_problem = symlink_problem(path, real_root)
+        if link_problem is not None:
+            raise Rejected(link_problem)
+        rel = path.resolve(strict=True).relative_to(real_root)
+    elif stat.S_ISREG(mode):
+        rel = path.relative_to(root)
+    else:
+        raise not_regular(mode)
+    ext = path.suffix.lower()
+    if ext not in allowed or ext not in FORMATS:
+        raise Rejected(f"unsupported extension '{ext or '(none)'}'")
+    fmt = FORMATS[ext]
+    parsed = worker.parse(read_regular(real_root, rel, budget.max_bytes), fmt, budget)
+    if not parsed.text:
+        raise Rejected("empty: no text after extraction")
+    return parsed, fmt
+
+
+class _DocIds:
+    """Document ids: the text's hash; an exact duplicate gets ``<hash>-dup<n>`` and names the
+    first copy in ``duplicate_of``."""
+
+    def __init__(self) -> None:
+        self._copies: dict[str, int] = {}
+
+    def of(self, text: str, shown: str) -> tuple[str, str | None]:
+        """(doc_id, duplicate_of) of the next document with ``text``."""
+        h = doc_hash(text)
+        n = self._copies.get(h, 0) + 1
+        self._copies[h] = n
+        if n == 1:
+            return h, None
+        log.warning("ingest: %s is an exact duplicate of doc %s (not chunked)", one_line(shown), h)
+        return f"{h}-dup{n}", h
+
+
+def _no_documents(root: Path, rejected: list[dict[str, str]]) -> RagcourtError:
+    reasons = "; ".join(f"{r['path']}: {r['reason']}" for r in rejected[:3])
+    more = f" (+{len(rejected) - 3} more)" if len(rejected) > 3 else ""
+    return RagcourtError(
+        f"corpus.dir '{root}': no usable documents ({len(rejected)} rejected"
+        f"{': ' + reasons if reasons else ''}{more})"
+    )
+
+
 def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(documents, rejected) tables for the folder ``corpus.dir``: every file read and parsed
     within its budget (:class:`~ragcourt.corpus.formats.Budget`, ``corpus.file_timeout_s``)."""
@@ -283,36 +338,16 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
     budget = file_budget(corpus)
     docs: list[dict[str, object]] = []
     rejected: list[dict[str, str]] = []
-    first_by_hash: dict[str, str] = {}
-    dup_count: dict[str, int] = {}
+    ids = _DocIds()
     unlisted: list[tuple[Path, str]] = []
     paths = list_files(root, unlisted)
     for folder, reason in unlisted:
         _reject(rejected, shown_path(folder), reason)
     with ParseWorker(corpus.file_timeout_s, corpus.parse_memory_mb) as worker:
         for path in paths:
-            ext = path.suffix.lower()
             shown = shown_path(path)
             try:
-                if has_undecodable_name(path):
-                    raise Rejected("undecodable file name: not valid UTF-8")
-                mode = path.lstat().st_mode
-                if stat.S_ISLNK(mode):
-                    link_problem = symlink_problem(path, real_root)
-                    if link_problem is not None:
-                        raise Rejected(link_problem)
-                    rel = path.resolve(strict=True).relative_to(real_root)
-                elif stat.S_ISREG(mode):
-                    rel = path.relative_to(root)
-                else:
-                    raise not_regular(mode)
-                if ext not in allowed or ext not in FORMATS:
-                    raise Rejected(f"unsupported extension '{ext or '(none)'}'")
-                fmt = FORMATS[ext]
-                parsed = worker.parse(read_regular(real_root, rel, budget.max_bytes), fmt, budget)
-                text = parsed.text
-                if not text:
-                    raise Rejected("empty: no text after extraction")
+                parsed, fmt = _read_and_parse(path, root, real_root, allowed, budget, worker)
             except Rejected as why:
                 _reject(rejected, shown, str(why))
                 continue
@@ -322,17 +357,8 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
             except Exception as err:  # one bad file never aborts the ingest
                 _reject(rejected, shown, f"unparsable: {exception_line(err)}")
                 continue
-            h = doc_hash(text)
-            duplicate_of = first_by_hash.get(h)
-            doc_id = h
-            if duplicate_of is None:
-                first_by_hash[h] = h
-            else:
-                dup_count[h] = dup_count.get(h, 1) + 1
-                doc_id = f"{h}-dup{dup_count[h]}"
-                log.warning(
-                    "ingest: %s is an exact duplicate of doc %s (not chunked)", one_line(shown), h
-                )
+            text = parsed.text
+            doc_id, duplicate_of = ids.of(text, shown)
             guess = detect_language(text)
             docs.append(
                 {
@@ -347,16 +373,10 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
                     "language_confidence": guess.confidence,
                 }
             )
+    if not docs:
+        raise _no_documents(root, rejected)
     documents = pl.DataFrame(docs, schema=frame_schema("documents"))
-    rejected_df = pl.DataFrame(rejected, schema=frame_schema("rejected_documents"))
-    if documents.is_empty():
-        reasons = "; ".join(f"{r['path']}: {r['reason']}" for r in rejected[:3])
-        more = f" (+{len(rejected) - 3} more)" if len(rejected) > 3 else ""
-        raise RagcourtError(
-            f"corpus.dir '{root}': no usable documents ({len(rejected)} rejected"
-            f"{': ' + reasons if reasons else ''}{more})"
-        )
-    return documents, rejected_df
+    return documents, pl.DataFrame(rejected, schema=frame_schema("rejected_documents"))
 
 
 def run(params: Params) -> tuple[Path, Path]:

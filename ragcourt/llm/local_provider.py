@@ -303,6 +303,19 @@ class LocalModel:
         self._batched = list(prompt_ids)
         return hit
 
+    def tokenize_prompt(self, messages: Messages) -> tuple[str, list[int]]:
+        """(chat-templated prompt, its token ids); a prompt that leaves no room in the context
+        for one more token is a ContextWindowExceededError."""
+        prompt = self.prompt_text(messages)
+        prompt_ids = self.llm.tokenize(prompt.encode("utf-8"), add_bos=self.add_bos, special=True)
+        if len(prompt_ids) >= self.llm.n_ctx():
+            raise _errors().ContextWindowExceededError(
+                message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
+                model=self.name,
+                llm_provider="local",
+            )
+        return prompt, prompt_ids
+
     # ------------------------------------------------------------ calls (hold self.lock)
     def generate(
         self,
@@ -319,16 +332,8 @@ class LocalModel:
         deadline: float | None,
         reuse: bool = True,
     ) -> Generation:
-        prompt = self.prompt_text(messages)
-        prompt_ids = self.llm.tokenize(prompt.encode("utf-8"), add_bos=self.add_bos, special=True)
-        room = self.llm.n_ctx() - len(prompt_ids)
-        if room <= 0:
-            raise _errors().ContextWindowExceededError(
-                message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
-                model=self.name,
-                llm_provider="local",
-            )
-        max_new = min(max_tokens, room)
+        prompt_ids = self.tokenize_prompt(messages)[1]
+        max_new = min(max_tokens, self.llm.n_ctx() - len(prompt_ids))
         self.llm.set_seed(seed if seed is not None else int(time.time_ns() % 2**31))
         completion: list[int] = []
         ends: list[int] = []  # ends[i]: decoded text length after completion[: i + 1]
@@ -361,12 +366,10 @@ class LocalModel:
                 raw = self.llm.detokenize(completion, prev_tokens=prompt_ids)
                 text = raw.decode("utf-8", errors="ignore")
                 ends.append(len(text))
-                cut = [text.index(s) for s in stop if s and s in text]
-                if cut:
-                    text = text[: min(cut)]
+                cut = _stop_cut(text, stop, ends)
+                if cut is not None:
+                    text, keep = cut
                     finish = "stop"
-                    # keep token i only if it starts before the cut (starts: 0, ends[:-1])
-                    keep = sum(1 for start in [0, *ends[:-1]] if start < len(text))
                     del completion[keep:]
                     del positions[keep:]
                     break
@@ -391,14 +394,7 @@ class LocalModel:
 
     def candidates(self, messages: Messages, labels: list[str], reuse: bool = True) -> Generation:
         """Exact first-token log-probabilities of ``labels`` (see module doc)."""
-        prompt = self.prompt_text(messages)
-        prompt_ids = self.llm.tokenize(prompt.encode("utf-8"), add_bos=self.add_bos, special=True)
-        if len(prompt_ids) >= self.llm.n_ctx():
-            raise _errors().ContextWindowExceededError(
-                message=f"prompt has {len(prompt_ids)} tokens, context is {self.llm.n_ctx()}",
-                model=self.name,
-                llm_provider="local",
-            )
+        prompt, prompt_ids = self.tokenize_prompt(messages)
         first = {lab: self.first_token_id(prompt_ids, prompt, lab) for lab in labels}
         by_id: dict[int, list[str]] = {}
         for lab, tid in first.items():
@@ -429,6 +425,17 @@ class LocalModel:
             },
             prefix_hit_tokens=hit,
         )
+
+
+def _stop_cut(text: str, stop: list[str], ends: list[int]) -> tuple[str, int] | None:
+    """(text cut before the first stop string in it, tokens kept) or None when none occurs;
+    ``ends[i]`` is the decoded length after token i, and token i is kept only if it starts
+    before the cut (starts: 0, ends[:-1])."""
+    cut = [text.index(s) for s in stop if s and s in text]
+    if not cut:
+        return None
+    text = text[: min(cut)]
+    return text, sum(1 for start in [0, *ends[:-1]] if start < len(text))
 
 
 _MODELS: dict[tuple[str, str], LocalModel] = {}

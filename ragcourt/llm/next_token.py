@@ -29,6 +29,27 @@ def _normalise(raw: Mapping[str, float]) -> dict[str, float] | None:
     return {c: p / total for c, p in raw.items()}
 
 
+def _from_raw(
+    raw: dict[str, float],
+    method: str,
+    model: str,
+    cached: bool,
+    candidate_tokens: dict[str, str],
+    fallback: list[str] | None = None,
+) -> TokenDistribution:
+    """The distribution ``probs = raw / sum(raw)``; not ok when ``raw`` sums to zero."""
+    probs = _normalise(raw)
+    if probs is None:
+        return TokenDistribution(
+            ok=False, raw=raw, method=method, model=model, cached=cached,
+            error="candidate probabilities sum to zero",
+        )  # fmt: skip
+    return TokenDistribution(
+        ok=True, probs=probs, raw=raw, method=method, model=model, cached=cached,
+        candidate_tokens=candidate_tokens, fallback=fallback or [],
+    )  # fmt: skip
+
+
 def from_candidate_logprobs(
     candidates: Sequence[str],
     cand_logprobs: Mapping[str, tuple[str, float]],
@@ -46,25 +67,8 @@ def from_candidate_logprobs(
             error=f"provider returned no logprob for candidates {missing}",
         )
     raw = {c: math.exp(cand_logprobs[c][1]) for c in candidates}
-    probs = _normalise(raw)
-    if probs is None:
-        return TokenDistribution(
-            ok=False,
-            raw=raw,
-            method="logits",
-            model=model,
-            cached=cached,
-            error="candidate probabilities sum to zero",
-        )
-    return TokenDistribution(
-        ok=True,
-        probs=probs,
-        raw=raw,
-        method="logits",
-        model=model,
-        cached=cached,
-        candidate_tokens={c: cand_logprobs[c][0] for c in candidates},
-    )
+    tokens = {c: cand_logprobs[c][0] for c in candidates}
+    return _from_raw(raw, "logits", model, cached, tokens)
 
 
 def label_of(token: str, candidates: Sequence[str]) -> str | None:
@@ -116,23 +120,5 @@ def from_top_logprobs(
     fallback = [c for c in candidates if not tokens[c]]
     for c in fallback:
         raw[c] = floor
-    probs = _normalise(raw)
-    if probs is None:
-        return TokenDistribution(
-            ok=False,
-            raw=raw,
-            method="top_logprobs",
-            model=model,
-            cached=cached,
-            error="candidate probabilities sum to zero",
-        )
-    return TokenDistribution(
-        ok=True,
-        probs=probs,
-        raw=raw,
-        method="top_logprobs",
-        model=model,
-        cached=cached,
-        candidate_tokens={c: "|".join(tokens[c]) for c in candidates},
-        fallback=fallback,
-    )
+    shown = {c: "|".join(tokens[c]) for c in candidates}
+    return _from_raw(raw, "top_logprobs", model, cached, shown, fallback)
