@@ -58,27 +58,20 @@ def _read_any(path: Path) -> pl.DataFrame:
     raise SchemaError(f"{path}: bring-your-own QA file must be .parquet, .jsonl or .json")
 
 
-def load_byo_qa(path: Path | str, documents: pl.DataFrame) -> pl.DataFrame:
-    """Validate a user's QA file against the qa schema and the documents; return a ``qa`` frame.
+_BYO_DTYPES: dict[str, PolarsDtype] = {
+    "question_id": pl.String, "question": pl.String, "doc_id": pl.String,
+    "char_start": pl.Int64, "char_end": pl.Int64, "reference_answers": pl.List(pl.String),
+}  # fmt: skip
 
-    Required: question_id (unique), question, reference_answers (non-empty list of strings, a
-    plain string is taken as a one-item list), doc_id (a known document), char_start < char_end
-    within the document. ``context`` is optional; when present it must equal the document
-    slice. Provenance columns are null, ``origin`` is 'byo'. Errors name file, row, column.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise SchemaError(f"{path}: qagen.qa_file not found")
-    df = _read_any(path)
+
+def _typed_columns(path: Path, df: pl.DataFrame) -> pl.DataFrame:
+    """The required columns present and cast to their dtypes (a plain-string
+    ``reference_answers`` becomes a one-item list; a float offset must be a whole number)."""
     for col in BYO_REQUIRED:
         if col not in df.columns:
             raise SchemaError(f"{path}: missing column '{col}' (bring-your-own QA file)")
     if df.schema["reference_answers"] == pl.String:
         df = df.with_columns(pl.concat_list(pl.col("reference_answers")))
-    wanted: dict[str, PolarsDtype] = {
-        "question_id": pl.String, "question": pl.String, "doc_id": pl.String,
-        "char_start": pl.Int64, "char_end": pl.Int64, "reference_answers": pl.List(pl.String),
-    }  # fmt: skip
     for col in ("char_start", "char_end"):  # a float offset must be a whole number, not truncated
         if df.schema[col].is_float():
             frac = df.with_row_index("_row", offset=1).filter(
@@ -90,13 +83,20 @@ def load_byo_qa(path: Path | str, documents: pl.DataFrame) -> pl.DataFrame:
                     f"{path}: row {row['_row']}: column '{col}': {row[col]} is not a whole "
                     "character offset"
                 )
-    for col, dtype in wanted.items():
+    for col, dtype in _BYO_DTYPES.items():
         try:
             df = df.with_columns(pl.col(col).cast(dtype, strict=True))
         except Exception:
             raise SchemaError(
                 f"{path}: column '{col}' has dtype {df.schema[col]}, expected {dtype}"
             ) from None
+    return df
+
+
+def _checked_spans(path: Path, df: pl.DataFrame, documents: pl.DataFrame) -> list[str]:
+    """Each row's document slice [char_start:char_end], after checking the row: a unique
+    non-empty id, a question, non-empty answers, a known document, a span inside it and any
+    ``context`` equal to the slice."""
     texts = dict(zip(documents["doc_id"].to_list(), documents["text"].to_list(), strict=True))
     has_context = "context" in df.columns
     seen: set[str] = set()
@@ -131,6 +131,22 @@ def load_byo_qa(path: Path | str, documents: pl.DataFrame) -> pl.DataFrame:
         if has_context and r["context"] is not None and r["context"] != span:
             raise bad("context", "differs from the document text at [char_start:char_end]")
         contexts.append(span)
+    return contexts
+
+
+def load_byo_qa(path: Path | str, documents: pl.DataFrame) -> pl.DataFrame:
+    """Validate a user's QA file against the qa schema and the documents; return a ``qa`` frame.
+
+    Required: question_id (unique), question, reference_answers (non-empty list of strings, a
+    plain string is taken as a one-item list), doc_id (a known document), char_start < char_end
+    within the document. ``context`` is optional; when present it must equal the document
+    slice. Provenance columns are null, ``origin`` is 'byo'. Errors name file, row, column.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SchemaError(f"{path}: qagen.qa_file not found")
+    df = _typed_columns(path, _read_any(path))
+    contexts = _checked_spans(path, df, documents)
     out = df.select(*BYO_REQUIRED).with_columns(
         pl.Series("context", contexts, dtype=pl.String),
         pl.lit("byo").alias("origin"),

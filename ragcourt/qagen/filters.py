@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -175,78 +176,52 @@ def _run(
     return _outcomes(judge, results, cfg.model)
 
 
-def _same_length(a: Sequence[str], b: Sequence[str], what: str) -> None:
-    if len(a) != len(b):
-        raise ValueError(f"{what}: got {len(a)} and {len(b)} items")
+@dataclass(frozen=True)
+class PairJudge:
+    """A QA filter judge reading two texts per item, ``first`` and ``second`` (prompt field
+    names, also the :class:`QAItem` attributes they come from)."""
+
+    judge: JudgeName
+    first: str
+    second: str
+
+    def __call__(
+        self,
+        gw: Gateway,
+        firsts: Sequence[str],
+        seconds: Sequence[str],
+        cfg: JudgeSettings,
+        desc: str | None = None,
+    ) -> list[JudgeOutcome]:
+        """One outcome per (firsts[i], seconds[i]) pair, in order."""
+        if len(firsts) != len(seconds):
+            raise ValueError(
+                f"{self.judge} {self.first}s/{self.second}s: "
+                f"got {len(firsts)} and {len(seconds)} items"
+            )
+        fields = [{self.first: a, self.second: b} for a, b in zip(firsts, seconds, strict=True)]
+        return _run(gw, self.judge, fields, cfg, desc)
+
+    def on_items(
+        self, gw: Gateway, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None
+    ) -> list[JudgeOutcome]:
+        """The judge as a registered QA filter: its two fields read off each item."""
+        firsts = [getattr(i, self.first) for i in items]
+        return self(gw, firsts, [getattr(i, self.second) for i in items], cfg, desc)
 
 
-def judge_answerability(
-    gw: Gateway,
-    questions: Sequence[str],
-    contexts: Sequence[str],
-    cfg: JudgeSettings,
-    desc: str | None = None,
-) -> list[JudgeOutcome]:
-    """Answerability (0/1): can each question be answered from its context alone?"""
-    _same_length(questions, contexts, "answerability questions/contexts")
-    fields = [{"question": q, "context": c} for q, c in zip(questions, contexts, strict=True)]
-    return _run(gw, "answerability", fields, cfg, desc)
-
-
-def judge_faithfulness(
-    gw: Gateway,
-    answers: Sequence[str],
-    contexts: Sequence[str],
-    cfg: JudgeSettings,
-    desc: str | None = None,
-) -> list[JudgeOutcome]:
-    """Faithfulness (0-1): share of each answer's claims stated in its context."""
-    _same_length(answers, contexts, "faithfulness answers/contexts")
-    fields = [{"answer": a, "context": c} for a, c in zip(answers, contexts, strict=True)]
-    return _run(gw, "faithfulness", fields, cfg, desc)
-
-
-def judge_relevance(
-    gw: Gateway,
-    questions: Sequence[str],
-    answers: Sequence[str],
-    cfg: JudgeSettings,
-    desc: str | None = None,
-) -> list[JudgeOutcome]:
-    """Answer relevance (0-1): how directly each answer responds to its question."""
-    _same_length(questions, answers, "relevance questions/answers")
-    fields = [{"question": q, "answer": a} for q, a in zip(questions, answers, strict=True)]
-    return _run(gw, "relevance", fields, cfg, desc)
-
+judge_answerability = PairJudge("answerability", "question", "context")
+"""Answerability (0/1): can each question be answered from its context alone?"""
+judge_faithfulness = PairJudge("faithfulness", "answer", "context")
+"""Faithfulness (0-1): share of each answer's claims stated in its context."""
+judge_relevance = PairJudge("relevance", "question", "answer")
+"""Answer relevance (0-1): how directly each answer responds to its question."""
 
 # --- the registered QA filters -----------------------------------------------------------
 
-
-@QA_FILTERS.register("answerability")
-def answerability_filter(
-    gw: Gateway, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None
-) -> list[JudgeOutcome]:
-    """:func:`judge_answerability` of each item's question against its context."""
-    questions, contexts = [i.question for i in items], [i.context for i in items]
-    return judge_answerability(gw, questions, contexts, cfg, desc)
-
-
-@QA_FILTERS.register("faithfulness")
-def faithfulness_filter(
-    gw: Gateway, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None
-) -> list[JudgeOutcome]:
-    """:func:`judge_faithfulness` of each item's answer against its context."""
-    answers, contexts = [i.answer for i in items], [i.context for i in items]
-    return judge_faithfulness(gw, answers, contexts, cfg, desc)
-
-
-@QA_FILTERS.register("relevance")
-def relevance_filter(
-    gw: Gateway, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None
-) -> list[JudgeOutcome]:
-    """:func:`judge_relevance` of each item's answer to its question."""
-    questions, answers = [i.question for i in items], [i.answer for i in items]
-    return judge_relevance(gw, questions, answers, cfg, desc)
+answerability_filter = QA_FILTERS.register("answerability")(judge_answerability.on_items)
+faithfulness_filter = QA_FILTERS.register("faithfulness")(judge_faithfulness.on_items)
+relevance_filter = QA_FILTERS.register("relevance")(judge_relevance.on_items)
 
 
 # --- self-contained questions --------------------------------------------------------------

@@ -167,6 +167,20 @@ def next_batch_size(needed: int, accepted: int, attempts: int, batch_size: int, 
 # --- one round: agents, then judges --------------------------------------------------------
 
 
+def accepted_reply(
+    c: Candidate, res: ChatResult, error: str, clean: Callable[[str], str | None], empty: str
+) -> str | None:
+    """The reply's text through ``clean``, or None after failing ``c`` with ``error``: a failed
+    call (its error), or a reply ``clean`` finds nothing in (``empty``)."""
+    if not res.ok:
+        c.fail(error, f"model call failed: {res.error}", res.text or None)
+        return None
+    text = clean(res.text)
+    if text is None:
+        c.fail(error, empty, res.text)
+    return text
+
+
 class Generator:
     """Runs the agents and judges of spec §2 over candidates, one round at a time."""
 
@@ -264,14 +278,11 @@ class Generator:
     def take_question(c: Candidate, res: ChatResult) -> bool:
         """Sets ``c.question`` from a writer's reply (True), or fails ``c`` with
         ``question_generation_error``: a failed call or a reply holding no question (False)."""
-        if not res.ok:
-            c.fail(QUESTION_ERROR, f"model call failed: {res.error}", res.text or None)
-        elif (q := clean_question(res.text)) is None:
-            c.fail(QUESTION_ERROR, "reply holds no usable question", res.text)
-        else:
-            c.question = q
-            return True
-        return False
+        q = accepted_reply(c, res, QUESTION_ERROR, clean_question, "reply holds no usable question")
+        if q is None:
+            return False
+        c.question = q
+        return True
 
     def write_answers(self, batch: Sequence[Candidate]) -> None:
         live = [c for c in batch if c.alive]
@@ -288,11 +299,9 @@ class Generator:
         ]
         results = self.gw.chat(reqs, desc="qagen answers") if reqs else []
         for c, res in zip(live, results, strict=True):
-            if not res.ok:
-                c.fail(ANSWER_ERROR, f"model call failed: {res.error}", res.text or None)
-            elif (a := clean_answer(res.text)) is None:
-                c.fail(ANSWER_ERROR, "empty answer", res.text)
-            else:
+            if (
+                a := accepted_reply(c, res, ANSWER_ERROR, clean_answer, "empty answer")
+            ) is not None:
                 c.answer = a
 
     def gate(self, batch: Sequence[Candidate]) -> None:

@@ -4,6 +4,7 @@ correctness was scored and the grading-fallback caveats."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -12,7 +13,7 @@ from ragcourt.core.provenance import is_external, systems_without_contexts
 from ragcourt.judging.retrieval_skips import systems_without_passages
 from ragcourt.judging.summaries import JudgeSummary
 from ragcourt.reporting.artifacts import Artifacts
-from ragcourt.reporting.model import fmt, pct
+from ragcourt.reporting.model import Section, Table, fmt, pct
 from ragcourt.tournament.summaries import KendallTau
 
 NO_VALID_JUDGEMENTS_NOTE = (
@@ -87,3 +88,24 @@ def grading_fallback_notes(js: JudgeSummary | None) -> list[str]:
                 f"label probabilities ({methods})."
             )
     return notes
+
+
+def add_row_table(
+    sec: Section,
+    art: Artifacts,
+    name: str,
+    columns: list[str],
+    cells: Callable[[dict[str, Any]], list[str]],
+    caption: str,
+    sort_by: tuple[str, ...] = (),
+) -> None:
+    """Append to ``sec`` a table of ``cells(row)`` per row of the artifact table ``name``
+    (sorted by ``sort_by``); nothing when it has no rows, the artifact's note when missing."""
+    df = art.table(name)
+    if df is None:
+        sec.notes += art.note(name)
+        return
+    if df.height:
+        ordered = df.sort(*sort_by) if sort_by else df
+        rows = [cells(r) for r in ordered.iter_rows(named=True)]
+        sec.tables.append(Table(columns, rows, caption=caption))

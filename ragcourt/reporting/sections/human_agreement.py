@@ -9,10 +9,12 @@ kappa is below ``calibration.kappa_warning``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ragcourt.reporting.artifacts import Artifacts
-from ragcourt.reporting.model import Section, Table, fmt, pct
+from ragcourt.reporting.model import Section, fmt, pct
+from ragcourt.reporting.sections.common import add_row_table
 
 
 def _iv(mid: Any, lo: Any, hi: Any) -> str:
@@ -25,6 +27,66 @@ def _ci_num(mid: Any, lo: Any, hi: Any) -> str:
     if mid is None:
         return "–"
     return f"{fmt(mid)} [{fmt(lo)}, {fmt(hi)}]"
+
+
+PPI_COLUMNS = [
+    "system",
+    "judge",
+    "labels",
+    "judge-only [95% CI]",
+    "human-only [95% CI]",
+    "PPI [95% CI]",
+    "PPI / human width",
+]
+AGREEMENT_COLUMNS = ["judge", "role", "labels of", "n", "accuracy", "kappa", "Spearman", ""]
+
+
+def _ppi_cells(r: dict[str, Any]) -> list[str]:
+    """One ``calibration_ppi_systems`` row: a system's accuracy three ways."""
+    return [
+        r["system"],
+        r["predictor"],
+        fmt(r["n_labeled"]),
+        _iv(r["judge_mean"], r["judge_lo"], r["judge_hi"]),
+        _iv(r["human_mean"], r["human_lo"], r["human_hi"]),
+        _iv(r["ppi_mean"], r["ppi_lo"], r["ppi_hi"]),
+        fmt(r["width_ratio"]),
+    ]
+
+
+def _agreement_cells(r: dict[str, Any]) -> list[str]:
+    """One ``calibration_agreement`` row: a judge's agreement with people."""
+    return [
+        r["judge"],
+        r["role"],
+        r["target"],
+        fmt(r["n"]),
+        _iv(r["accuracy"], r["accuracy_lo"], r["accuracy_hi"]),
+        _ci_num(r["kappa"], r["kappa_lo"], r["kappa_hi"]),
+        _ci_num(r["spearman"], r["spearman_lo"], r["spearman_hi"]),
+        "LOW" if r["low_agreement"] else "",
+    ]
+
+
+# artifact table, its columns, a row's cells, caption, row order
+_TABLES: tuple[
+    tuple[str, list[str], Callable[[dict[str, Any]], list[str]], str, tuple[str, ...]], ...
+] = (
+    (
+        "calibration_ppi_systems",
+        PPI_COLUMNS,
+        _ppi_cells,
+        "Accuracy per system",
+        ("system", "predictor"),
+    ),
+    (
+        "calibration_agreement",
+        AGREEMENT_COLUMNS,
+        _agreement_cells,
+        "Agreement of each judge with the human labels",
+        (),
+    ),
+)
 
 
 def human_labels(art: Artifacts) -> Section:
@@ -51,61 +113,8 @@ def human_labels(art: Artifacts) -> Section:
     if not summary.label_files:
         sec.notes += warnings
         return sec
-    ppi = art.table("calibration_ppi_systems")
-    if ppi is not None and ppi.height:
-        rows = [
-            [
-                r["system"],
-                r["predictor"],
-                fmt(r["n_labeled"]),
-                _iv(r["judge_mean"], r["judge_lo"], r["judge_hi"]),
-                _iv(r["human_mean"], r["human_lo"], r["human_hi"]),
-                _iv(r["ppi_mean"], r["ppi_lo"], r["ppi_hi"]),
-                fmt(r["width_ratio"]),
-            ]
-            for r in ppi.sort("system", "predictor").iter_rows(named=True)
-        ]
-        sec.tables.append(
-            Table(
-                [
-                    "system",
-                    "judge",
-                    "labels",
-                    "judge-only [95% CI]",
-                    "human-only [95% CI]",
-                    "PPI [95% CI]",
-                    "PPI / human width",
-                ],
-                rows,
-                caption="Accuracy per system",
-            )
-        )
-    elif ppi is None:
-        sec.notes += art.note("calibration_ppi_systems")
-    agree = art.table("calibration_agreement")
-    if agree is not None and agree.height:
-        rows = [
-            [
-                r["judge"],
-                r["role"],
-                r["target"],
-                fmt(r["n"]),
-                _iv(r["accuracy"], r["accuracy_lo"], r["accuracy_hi"]),
-                _ci_num(r["kappa"], r["kappa_lo"], r["kappa_hi"]),
-                _ci_num(r["spearman"], r["spearman_lo"], r["spearman_hi"]),
-                "LOW" if r["low_agreement"] else "",
-            ]
-            for r in agree.iter_rows(named=True)
-        ]
-        sec.tables.append(
-            Table(
-                ["judge", "role", "labels of", "n", "accuracy", "kappa", "Spearman", ""],
-                rows,
-                caption="Agreement of each judge with the human labels",
-            )
-        )
-    elif agree is None:
-        sec.notes += art.note("calibration_agreement")
+    for name, columns, cells, caption, sort_by in _TABLES:
+        add_row_table(sec, art, name, columns, cells, caption, sort_by)
     sec.notes += [f"Warning: {w}" for w in warnings]
     for what in summary.not_corrected:
         sec.notes.append(f"Not corrected by the labels: {what}")

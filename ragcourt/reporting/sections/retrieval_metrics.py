@@ -143,15 +143,7 @@ def long_chunks_table(art: Artifacts, params: Params) -> Table:
                 ]
             )
     return Table(
-        [
-            "chunking",
-            "chunk_size",
-            "embedder",
-            "window",
-            "chunks over window",
-            "long chunks",
-            "flag",
-        ],
+        LONG_CHUNK_COLUMNS,
         rows,
         "Chunks longer than the embedder's window (its own word pieces) per chunk size x embedder",
     )
