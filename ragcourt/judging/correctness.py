@@ -1,24 +1,26 @@
-"""Answer correctness (RAGalyst, spec §5): an LLM grades the candidate against the reference
-answer(s) on 0.0-1.0 with the anchored rubric 0 / 0.3 / 0.5 / 0.7 / 1.0, rationale first.
+"""Answer correctness by the LLM graders and the similarity grader (spec §5).
 
-RAGalyst's scale is continuous with those anchor levels, so any reply in [0, 1] is kept as
-given (a bare number, a JSON number or a numeric string such as "0.7 - minor omissions");
-a value outside [0, 1] or no number is a parse failure -> error row with null correctness.
+``judge.correctness_mode: rubric`` (RAGalyst): the model grades the candidate against the
+reference answer(s) on 0.0-1.0 with the anchored rubric 0 / 0.3 / 0.5 / 0.7 / 1.0, in a JSON
+reply with the rationale first (:func:`grade_correctness`). The scale is continuous with those
+anchor levels, so any score in [0, 1] is kept as given (a JSON number, or the first number of a
+string such as "0.7 - minor omissions"); a value outside [0, 1] or no number is a parse
+failure -> error row with null correctness.
 
-``judge.correctness_mode: expected`` instead asks for the rubric level as one digit and
-scores E[level] = sum_i P(digit i) * level_i from next-token probabilities (G-Eval-style
-probability weighting): no generation, and a continuous score from a small local model whose
-greedy rubric reply barely varies. From prompt v2 a hosted model without logprobs (or
-``judge.reason``) falls back to the generated digit; each grade names its ``form`` and its
+``correctness_mode: expected`` (:func:`grade_correctness_expected`) asks for the rubric level
+as one digit and scores E[level] = sum_i P(digit i) * level_i from next-token probabilities
+(G-Eval-style probability weighting): no generation, and a continuous score from a small local
+model whose greedy rubric reply barely varies. From prompt v2 a model without logprobs (or
+``judge.reason``) gives the generated digit instead; each grade names its ``form`` and its
 ``method`` (:mod:`ragcourt.llm.grading_methods`; e.g. ``label_probe`` when a hosted model's
 top logprobs miss a digit).
 
-``correctness_mode: similarity`` uses no LLM: the score is the max cosine similarity of the
-answer to a reference under an embedding_similarity judge, clipped to [0, 1] (semantic answer
-similarity). On the STS-B train file it tracks human similarity far better than the embedded
-135M model's rubric (benchmarks/calibrate_correctness.py), so the offline demo uses it.
+``correctness_mode: similarity`` (:func:`similarity_correctness`) uses no LLM: the score is
+the max cosine similarity of the answer to a reference under the embedding_similarity judge
+``judge.correctness_judge``, clipped to [0, 1].
 
-This module holds the grading itself; each mode is a correctness grader, one module of
+The default, ``correctness_mode: trained`` (no LLM either), is the trained correctness judge
+of :mod:`ragcourt.judging.trained_correctness`. Each mode is a correctness grader of
 :mod:`ragcourt.judging.graders` registered under its name in ``CORRECTNESS_GRADERS``
 (:mod:`ragcourt.judging.vocabulary`); :func:`ragcourt.judging.builders.build_grader` builds
 the one ``judge.correctness_mode`` names.
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import AliasChoices, Field, field_validator
 
@@ -37,8 +39,8 @@ from ragcourt.judging.llm_judges import (
     ask_requests,
     item_fields,
     one_token,
+    prompt_requests,
     reason_field,
-    render,
 )
 from ragcourt.judging.vocabulary import (
     AnswerItem,
@@ -80,24 +82,6 @@ class CorrectnessReply(ReplyModel):
         return v
 
 
-def _grading_requests(
-    items: Sequence[AnswerItem], model: str, version: str, prompt: str, **opts: Any
-) -> list[ChatRequest]:
-    """One request per item from prompts ``<prompt>_system`` / ``<prompt>_user``."""
-    from ragcourt.llm import ChatRequest
-
-    system = render(f"{prompt}_system", version)
-    return [
-        ChatRequest.of(
-            model,
-            system,
-            render(f"{prompt}_user", version, item_fields(it)),
-            **opts,
-        )
-        for it in items
-    ]
-
-
 def correctness_requests(
     items: Sequence[AnswerItem],
     model: str,
@@ -106,8 +90,9 @@ def correctness_requests(
     seed: int | None = 0,
 ) -> list[ChatRequest]:
     """One rubric-grading request per item (``seed`` = ``llm.seed``)."""
-    return _grading_requests(
-        items, model, version, "correctness", max_tokens=256, temperature=temperature,
+    return prompt_requests(
+        "correctness", version, model, map(item_fields, items), max_tokens=256,
+        temperature=temperature,
         seed=seed, json_mode=True, tag="judge.correctness",
     )  # fmt: skip
 
@@ -162,8 +147,9 @@ def expected_requests(
     items: Sequence[AnswerItem], model: str, version: str, seed: int | None = 0
 ) -> list[ChatRequest]:
     """One digit-rubric request per item; only the first answer token's distribution is read."""
-    return _grading_requests(
-        items, model, version, "correctness_digit", max_tokens=1, temperature=0.0, seed=seed,
+    return prompt_requests(
+        "correctness_digit", version, model, map(item_fields, items), max_tokens=1,
+        temperature=0.0, seed=seed,
         tag="judge.correctness_expected",
     )  # fmt: skip
 

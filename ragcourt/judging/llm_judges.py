@@ -12,7 +12,7 @@ A failed call or an unparseable reply becomes a verdict with ``error`` set (neve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -140,6 +140,21 @@ def item_fields(it: AnswerItem) -> dict[str, str]:
     }
 
 
+def prompt_requests(
+    name: str, version: str, model: str, fields: Iterable[dict[str, str]], **opts: Any
+) -> list[ChatRequest]:
+    """One chat request per ``fields`` mapping: the ``<name>_system`` prompt of ``version``
+    and its ``<name>_user`` template with those (untrusted) fields; ``opts`` go to
+    :meth:`ChatRequest.of` (max_tokens, temperature, seed, json_mode, tag)."""
+    from ragcourt.llm import ChatRequest
+
+    system = render(f"{name}_system", version)
+    return [
+        ChatRequest.of(model, system, render(f"{name}_user", version, data), **opts)
+        for data in fields
+    ]
+
+
 def judge_requests(
     items: Sequence[AnswerItem],
     model: str,
@@ -150,22 +165,10 @@ def judge_requests(
 ) -> list[ChatRequest]:
     """One chat request per item with the verdict prompt of ``version`` (``seed`` =
     ``llm.seed``, sent to the provider and part of the cache key)."""
-    from ragcourt.llm import ChatRequest
-
-    system = render("verdict_system", version)
-    return [
-        ChatRequest.of(
-            model,
-            system,
-            render("verdict_user", version, item_fields(it)),
-            max_tokens=256,
-            temperature=temperature,
-            seed=seed,
-            json_mode=True,
-            tag=tag,
-        )
-        for it in items
-    ]
+    return prompt_requests(
+        "verdict", version, model, map(item_fields, items), max_tokens=256,
+        temperature=temperature, seed=seed, json_mode=True, tag=tag,
+    )  # fmt: skip
 
 
 def graded_verdict(name: str, g: Graded, threshold: float) -> AnswerVerdict:

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 from pydantic import field_validator
 
-from ragcourt.judging.llm_judges import ReplyModel, ask_requests, one_token, reason_field, render
+from ragcourt.judging.llm_judges import (
+    ReplyModel,
+    ask_requests,
+    one_token,
+    prompt_requests,
+    reason_field,
+)
 from ragcourt.llm.graded import grade as grade_items
 from ragcourt.llm.grading_methods import GENERATED
 
@@ -104,22 +110,11 @@ def relevance_requests(
     seed: int | None = 0,
 ) -> list[ChatRequest]:
     """One grading request per (question, passage) (``seed`` = ``llm.seed``)."""
-    from ragcourt.llm import ChatRequest
-
-    system = render("relevance_system", version)
-    return [
-        ChatRequest.of(
-            model,
-            system,
-            render("relevance_user", version, {"question": q, "passage": p}),
-            max_tokens=160,
-            temperature=temperature,
-            seed=seed,
-            json_mode=True,
-            tag="judge.relevance",
-        )
-        for q, p in zip(questions, passages, strict=True)
-    ]
+    fields = ({"question": q, "passage": p} for q, p in zip(questions, passages, strict=True))
+    return prompt_requests(
+        "relevance", version, model, fields, max_tokens=160, temperature=temperature,
+        seed=seed, json_mode=True, tag="judge.relevance",
+    )  # fmt: skip
 
 
 def with_questions(passages: pl.DataFrame, questions: pl.DataFrame) -> pl.DataFrame:

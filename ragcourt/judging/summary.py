@@ -115,6 +115,67 @@ def _mean(column: pl.Series) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+def _correctness_section(params: Params, correctness: pl.DataFrame) -> CorrectnessSection:
+    jp = params.judge
+    return CorrectnessSection(
+        mode=jp.correctness_mode,
+        model=(
+            f"judge {jp.correctness_judge} (no LLM)"
+            if jp.correctness_mode == "similarity"
+            else TRAINED_SOURCE
+            if jp.correctness_mode == "trained"
+            else params.llm.resolve(jp.correctness_model)
+        ),
+        prompt_version=jp.prompt_version,
+        forms=form_counts(correctness["form"]),
+        rows=correctness.height,
+        scored=int(correctness["correctness"].is_not_null().sum()),
+        errors=int(correctness["correctness"].is_null().sum()),
+        mean=_mean(correctness["correctness"]),
+    )
+
+
+def _relevance_model(params: Params, role_model: str | None) -> str:
+    """What graded relevance (and UDCG's P(NO-RESPONSE)): the trained judge or the role's LLM."""
+    if params.judge.relevance_grader == "trained":
+        return TRAINED_SOURCE
+    return params.llm.resolve(role_model)
+
+
+def _relevance_section(params: Params, relevance: pl.DataFrame) -> RelevanceSection:
+    n_passage_rows = int(relevance["n_systems"].sum() or 0)
+    grades = relevance["relevance"].value_counts()
+    return RelevanceSection(
+        model=_relevance_model(params, params.judge.relevance_model),
+        unique_passages=relevance.height,
+        passage_rows_across_systems=n_passage_rows,
+        judgments_saved_by_dedup=n_passage_rows - relevance.height,
+        forms=form_counts(relevance["form"]),
+        errors=int(relevance["relevance"].is_null().sum()),
+        grades={
+            ("error" if g is None else str(g)): int(n)
+            for g, n in sorted(grades.iter_rows(), key=lambda r: (r[0] is None, r[0] or 0))
+        },
+    )
+
+
+def _udcg_section(
+    params: Params, udcg: pl.DataFrame, theta: ThetaFitReport | ThetaNotFitted
+) -> UdcgSection:
+    up = params.judge.udcg
+    return UdcgSection(
+        model=_relevance_model(params, up.model),
+        gamma=up.gamma,
+        k=up.k,
+        relevance_threshold=up.relevance_threshold,
+        rows=udcg.height,
+        scored=int(udcg["udcg"].is_not_null().sum()),
+        errors=int(udcg["udcg"].is_null().sum()),
+        mean=_mean(udcg["udcg"]),
+        theta=theta,
+    )
+
+
 def judge_summary(
     params: Params,
     verdicts: pl.DataFrame,
@@ -131,8 +192,6 @@ def judge_summary(
     """The run's :class:`JudgeSummary` from the judge tables and the summary tables
     (``retrieval_not_judged``: system -> why its retrieval was not judged)."""
     jp = params.judge
-    n_passage_rows = int(relevance["n_systems"].sum() or 0)
-    grades = relevance["relevance"].value_counts()
     corr = correlation.filter(pl.col("target") == "correctness")
     dafe = dafe_summary(decisions_from_verdicts(verdicts), llm_roles) | {
         "primaries": jp.primaries,
@@ -144,53 +203,9 @@ def judge_summary(
     return JudgeSummary(
         dafe=DafeSection.model_validate(dafe),
         accuracy_per_system=dict(sys_summary.select("system", "accuracy").iter_rows()),
-        correctness=CorrectnessSection(
-            mode=jp.correctness_mode,
-            model=(
-                f"judge {jp.correctness_judge} (no LLM)"
-                if jp.correctness_mode == "similarity"
-                else TRAINED_SOURCE
-                if jp.correctness_mode == "trained"
-                else params.llm.resolve(jp.correctness_model)
-            ),
-            prompt_version=jp.prompt_version,
-            forms=form_counts(correctness["form"]),
-            rows=correctness.height,
-            scored=int(correctness["correctness"].is_not_null().sum()),
-            errors=int(correctness["correctness"].is_null().sum()),
-            mean=_mean(correctness["correctness"]),
-        ),
-        relevance=RelevanceSection(
-            model=(
-                TRAINED_SOURCE
-                if jp.relevance_grader == "trained"
-                else params.llm.resolve(jp.relevance_model)
-            ),
-            unique_passages=relevance.height,
-            passage_rows_across_systems=n_passage_rows,
-            judgments_saved_by_dedup=n_passage_rows - relevance.height,
-            forms=form_counts(relevance["form"]),
-            errors=int(relevance["relevance"].is_null().sum()),
-            grades={
-                ("error" if g is None else str(g)): int(n)
-                for g, n in sorted(grades.iter_rows(), key=lambda r: (r[0] is None, r[0] or 0))
-            },
-        ),
-        udcg=UdcgSection(
-            model=(
-                TRAINED_SOURCE
-                if jp.relevance_grader == "trained"
-                else params.llm.resolve(jp.udcg.model)
-            ),
-            gamma=jp.udcg.gamma,
-            k=jp.udcg.k,
-            relevance_threshold=jp.udcg.relevance_threshold,
-            rows=udcg.height,
-            scored=int(udcg["udcg"].is_not_null().sum()),
-            errors=int(udcg["udcg"].is_null().sum()),
-            mean=_mean(udcg["udcg"]),
-            theta=theta,
-        ),
+        correctness=_correctness_section(params, correctness),
+        relevance=_relevance_section(params, relevance),
+        udcg=_udcg_section(params, udcg, theta),
         spearman_with_correctness={
             r["label"]: SpearmanWithCorrectness(
                 spearman=r["spearman"], se=r["spearman_se"], n=r["n"]

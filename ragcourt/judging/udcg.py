@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from ragcourt.judging.llm_judges import render
+from ragcourt.judging.llm_judges import prompt_requests
 from ragcourt.judging.relevance import with_questions
 from ragcourt.llm import grading_methods
 
@@ -69,20 +69,10 @@ def udcg_requests(
     questions: Sequence[str], passages: Sequence[str], model: str, version: str
 ) -> list[ChatRequest]:
     """The answering prompt with one passage each (greedy, one token: only P is read)."""
-    from ragcourt.llm import ChatRequest
-
-    system = render("udcg_system", version)
-    return [
-        ChatRequest.of(
-            model,
-            system,
-            render("udcg_user", version, {"question": q, "passage": p}),
-            max_tokens=1,
-            temperature=0.0,
-            tag="judge.udcg",
-        )
-        for q, p in zip(questions, passages, strict=True)
-    ]
+    fields = ({"question": q, "passage": p} for q, p in zip(questions, passages, strict=True))
+    return prompt_requests(
+        "udcg", version, model, fields, max_tokens=1, temperature=0.0, tag="judge.udcg"
+    )
 
 
 def passage_udcg_requests(

@@ -12,9 +12,11 @@ import pytest
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import JudgeSpec, Params, load_params
 from ragcourt.judging.builders import build_grader, build_judge, build_judges, registered_kinds
-from ragcourt.judging.graders.expected import ExpectedGrader
-from ragcourt.judging.graders.rubric import RubricGrader
-from ragcourt.judging.graders.similarity import SimilarityGrader
+from ragcourt.judging.graders.builtin import (
+    ExpectedGrader,
+    RubricGrader,
+    SimilarityGrader,
+)
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
     CORRECTNESS_GRADERS,

@@ -1,0 +1,112 @@
+"""The built-in correctness graders, one class each, registered under the kind
+``judge.correctness_mode`` names (spec §5): ``rubric`` and ``expected`` ask an LLM
+(:mod:`ragcourt.judging.correctness`); ``similarity`` and ``trained`` use none."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragcourt.judging.correctness import (
+    grade_correctness,
+    grade_correctness_expected,
+    similarity_correctness,
+)
+from ragcourt.judging.trained_correctness import trained_reference_scores
+from ragcourt.judging.vocabulary import (
+    CORRECTNESS_GRADERS,
+    AnswerItem,
+    CorrectnessGrade,
+    JudgeContext,
+    VerdictsOf,
+)
+from ragcourt.retrieval.trained_judges.judges import TrainedJudges
+
+
+@dataclass
+class _LLMGrader:
+    """A grader asking ``judge.correctness_model`` (null: ``llm.model``) through the gateway."""
+
+    ctx: JudgeContext
+
+    @property
+    def model(self) -> str:
+        return self.ctx.params.llm.resolve(self.ctx.params.judge.correctness_model)
+
+
+class RubricGrader(_LLMGrader):
+    """``rubric``: the RAGalyst 0-1 rubric, JSON rationale then score (one chat call each)."""
+
+    def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
+        jp, llm = self.ctx.params.judge, self.ctx.params.llm
+        return grade_correctness(
+            items, self.ctx.gateway, self.model, jp.prompt_version, llm.temperature, llm.seed
+        )
+
+
+class ExpectedGrader(_LLMGrader):
+    """``expected``: E[rubric level] from the next-token distribution over the digits 0-4."""
+
+    def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
+        jp, llm = self.ctx.params.judge, self.ctx.params.llm
+        return grade_correctness_expected(
+            items,
+            self.ctx.gateway,
+            self.model,
+            jp.prompt_version,
+            llm.seed,
+            jp.reason,
+            llm.temperature,
+        )
+
+
+@dataclass
+class SimilarityGrader:
+    """``similarity``: clipped max cosine from the verdicts of ``judge.correctness_judge``
+    (an embedding_similarity judge; no LLM)."""
+
+    judge: str
+
+    def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
+        return similarity_correctness(verdicts_of(self.judge))
+
+
+@dataclass
+class TrainedGrader:
+    """``trained``: the max over references of the trained correctness judge's score, in
+    [0, 1] (:mod:`ragcourt.judging.trained_correctness`; no LLM)."""
+
+    judges: TrainedJudges
+
+    def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
+        out: list[CorrectnessGrade] = []
+        for score, idx in trained_reference_scores(self.judges, items):
+            if idx < 0:
+                out.append(CorrectnessGrade(None, "", "no reference answer"))
+            else:
+                out.append(
+                    CorrectnessGrade(
+                        score, f"trained correctness {score:.3f} (reference {idx + 1})"
+                    )
+                )
+        return out
+
+
+@CORRECTNESS_GRADERS.register("rubric")
+def _rubric(ctx: JudgeContext) -> RubricGrader:
+    return RubricGrader(ctx)
+
+
+@CORRECTNESS_GRADERS.register("expected")
+def _expected(ctx: JudgeContext) -> ExpectedGrader:
+    return ExpectedGrader(ctx)
+
+
+@CORRECTNESS_GRADERS.register("similarity")
+def _similarity(ctx: JudgeContext) -> SimilarityGrader:
+    return SimilarityGrader(ctx.params.judge.correctness_judge)
+
+
+@CORRECTNESS_GRADERS.register("trained")
+def _trained(ctx: JudgeContext) -> TrainedGrader:
+    return TrainedGrader(ctx.trained_judges)
