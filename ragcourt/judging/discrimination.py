@@ -11,6 +11,7 @@ any known pair the check reports :data:`~ragcourt.core.control_kinds.NO_CONTROLS
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -51,13 +52,28 @@ def count_verdicts(verdicts: Sequence[str]) -> dict[str, int]:
     }
 
 
-class DafePair(FixedModel):
-    """DAFE accuracy of a known pair over the questions both systems have a verdict for."""
+class KnownPair(FixedModel):
+    """A pair of known order: the better and the worse system and their control kinds."""
 
     better: str
     worse: str
     better_control: str | None
     worse_control: str | None
+
+
+def known_pair_fields(good: str, bad: str, controls: Mapping[str, str]) -> dict[str, Any]:
+    """The :class:`KnownPair` fields of (``good``, ``bad``) (``controls``: system -> kind)."""
+    return {
+        "better": good,
+        "worse": bad,
+        "better_control": controls.get(good),
+        "worse_control": controls.get(bad),
+    }
+
+
+class DafePair(KnownPair):
+    """DAFE accuracy of a known pair over the questions both systems have a verdict for."""
+
     questions: int
     accuracy_better: float | None
     accuracy_worse: float | None
@@ -116,10 +132,7 @@ def dafe_check(
         lo, hi = ci if ci is not None else (None, None)
         out.append(
             DafePair(
-                better=good,
-                worse=bad,
-                better_control=controls.get(good),
-                worse_control=controls.get(bad),
+                **known_pair_fields(good, bad, controls),
                 questions=len(qs),
                 accuracy_better=float(np.mean([g[q] for q in qs])) if qs else None,
                 accuracy_worse=float(np.mean([b[q] for q in qs])) if qs else None,

@@ -21,7 +21,13 @@ import numpy as np
 from ragcourt.core.control_kinds import NO_CONTROLS, known_pairs
 from ragcourt.core.fixed_model import FixedModel
 from ragcourt.core.intervals import percentile_interval
-from ragcourt.judging.discrimination import CHECKED, count_verdicts, verdict
+from ragcourt.judging.discrimination import (
+    CHECKED,
+    KnownPair,
+    count_verdicts,
+    known_pair_fields,
+    verdict,
+)
 from ragcourt.tournament.memo import JudgementMemo
 from ragcourt.tournament.swiss import Pair
 
@@ -31,13 +37,9 @@ RESOLVABLE_NOTE = (
 )
 
 
-class EloPair(FixedModel):
+class EloPair(KnownPair):
     """One pair of known order: judged win rate, Elo gap, its interval and the verdict."""
 
-    better: str
-    worse: str
-    better_control: str | None
-    worse_control: str | None
     questions: int  # valid judgements
     errors: int
     win_rate: float | None
@@ -100,10 +102,7 @@ def tournament_check(
         lo, hi = ci if ci is not None else (None, None)
         out.append(
             EloPair(
-                better=good,
-                worse=bad,
-                better_control=controls.get(good),
-                worse_control=controls.get(bad),
+                **known_pair_fields(good, bad, controls),
                 questions=m.n,
                 errors=m.n_errors,
                 win_rate=m.s_a / m.n if m.n else None,

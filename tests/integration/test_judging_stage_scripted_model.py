@@ -210,6 +210,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
         },
         primaries=["tf1", "em"],
         arbitrator="llm",
+        # the LLM graders and the v1 judge prompts (params.yaml has the trained ones, v5)
+        correctness_mode="rubric",
+        relevance_grader="llm",
+        prompt_version="v1",
         udcg=UDCGParams(theta_min_pairs=1000),  # too few contexts here: reported, not fitted
     )
     _write_inputs()
@@ -387,6 +391,8 @@ def test_similarity_correctness_reuses_the_dafe_primary_scores_scripted_model(
         arbitrator="llm",
         correctness_mode="similarity",
         correctness_judge="sim",
+        relevance_grader="llm",
+        prompt_version="v1",
         udcg=UDCGParams(theta_min_pairs=1000),
     )
     with scripted_model("judge3", reply, next_token=next_token) as m:
@@ -436,6 +442,7 @@ def test_trained_judges_replace_every_pointwise_llm_call_scripted_model(project:
         arbitrator="llm",
         correctness_mode="trained",
         relevance_grader="trained",
+        prompt_version="v1",
         udcg=UDCGParams(theta_min_pairs=1000),
     )
     with scripted_model("judge_trained", reply, next_token=next_token) as m:
