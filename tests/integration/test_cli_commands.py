@@ -88,14 +88,15 @@ def test_local_models_collects_every_local_role() -> None:
             "tournament": {"model": "local/qwen"},
         }
     )
-    assert local_models(p) == ["qwen", "smollm2-135m"]
+    # qwen2.5-coder-1.5b: the default QA writer and reader, and the default LLM judge's model
+    assert local_models(p) == ["qwen", "qwen2.5-coder-1.5b", "smollm2-135m"]
     # the candidate systems' generators and RAG-Fusion models are checked too
     systems = [  # what a system reports through llm_models(): generator, RAG-Fusion model
         SimpleNamespace(llm_models=lambda: ("local/gen",)),
         SimpleNamespace(llm_models=lambda: ("openai/gpt-4o", "local/fus")),
         SimpleNamespace(llm_models=lambda: ()),  # an external system calls no model of ours
     ]
-    assert local_models(p, systems) == ["fus", "gen", "qwen", "smollm2-135m"]
+    assert local_models(p, systems) == ["fus", "gen", "qwen", "qwen2.5-coder-1.5b", "smollm2-135m"]
 
 
 def test_judge_embedders_given_as_registry_names_are_checked() -> None:
@@ -119,9 +120,19 @@ def test_judge_embedders_given_as_registry_names_are_checked() -> None:
 
 
 def test_doctor_checks_the_trained_judges_the_params_use(tmp_path: Path) -> None:
-    p = parse_params({})  # built-in defaults: LLM judges everywhere
-    assert check_trained_judges(p) == []
-    p = parse_params({"judge": {"relevance_grader": "trained", "trained_weights": str(tmp_path)}})
+    llm_judges: dict[str, object] = {
+        "primaries": ["token_f1", "ref_similarity"],
+        "correctness_mode": "rubric",
+        "relevance_grader": "llm",
+    }
+    qagen = {"filter_kinds": {"answerability": "answerability"}}
+    # the hosted profile: LLM judges everywhere, no trained judge used
+    assert check_trained_judges(parse_params({"qagen": qagen, "judge": llm_judges})) == []
+    trained_relevance = llm_judges | {
+        "relevance_grader": "trained",
+        "trained_weights": str(tmp_path),
+    }
+    p = parse_params({"qagen": qagen, "judge": trained_relevance})
     (check,) = check_trained_judges(p)
     assert check.name == "trained judge relevance" and check.status == "fail"
     assert "ragcourt judges train" in check.detail and "\n" not in check.detail
