@@ -55,7 +55,7 @@ import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -216,6 +216,29 @@ def paired_differences(
     """(D, D̂, D̂ on all judged questions) = Y_a − Y_b and f_a − f_b per question: with
     :func:`estimate`, the estimates of E[Y_a − Y_b] (module doc)."""
     return _arr(y_a) - _arr(y_b), _arr(yhat_a) - _arr(yhat_b), _arr(yhat_all_a) - _arr(yhat_all_b)
+
+
+class EstimateSettings(TypedDict, total=False):
+    """The keyword arguments of :func:`estimate`."""
+
+    alpha: float
+    weights: Sequence[float] | FloatArray | None
+    min_labels: int
+    power_tuning: bool
+
+
+def ppi_difference(
+    y_a: Sequence[float] | FloatArray,
+    y_b: Sequence[float] | FloatArray,
+    yhat_a: Sequence[float] | FloatArray,
+    yhat_b: Sequence[float] | FloatArray,
+    yhat_all_a: Sequence[float] | FloatArray,
+    yhat_all_b: Sequence[float] | FloatArray,
+    **settings: Unpack[EstimateSettings],
+) -> Estimates:
+    """Estimates of E[Y_a − Y_b]: :func:`estimate` of the :func:`paired_differences`."""
+    d = paired_differences(y_a, y_b, yhat_a, yhat_b, yhat_all_a, yhat_all_b)
+    return estimate(*d, **settings)
 
 
 @dataclass(frozen=True)
