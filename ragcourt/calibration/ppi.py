@@ -42,7 +42,7 @@ scores are informative gives a wider interval than human-only (the calibrate sta
 CLT intervals are unreliable with few labels (and have zero width when every label and judge
 value agree); callers require a minimum number of labels (``min_labels``).
 
-Pairwise (:func:`paired_differences`, then :func:`estimate`): the per-question outcome
+Pairwise (:func:`ppi_difference`): the per-question outcome
 difference D = Y_a − Y_b with judge difference f_a − f_b over the questions where the judge
 scored both systems (N) and the people labelled both (n): the same PPI mean of D, so the
 interval of system a minus system b accounts for the judge's errors on both and for their
@@ -205,19 +205,6 @@ def estimate(
     )
 
 
-def paired_differences(
-    y_a: Sequence[float] | FloatArray,
-    y_b: Sequence[float] | FloatArray,
-    yhat_a: Sequence[float] | FloatArray,
-    yhat_b: Sequence[float] | FloatArray,
-    yhat_all_a: Sequence[float] | FloatArray,
-    yhat_all_b: Sequence[float] | FloatArray,
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(D, D̂, D̂ on all judged questions) = Y_a − Y_b and f_a − f_b per question: with
-    :func:`estimate`, the estimates of E[Y_a − Y_b] (module doc)."""
-    return _arr(y_a) - _arr(y_b), _arr(yhat_a) - _arr(yhat_b), _arr(yhat_all_a) - _arr(yhat_all_b)
-
-
 class EstimateSettings(TypedDict, total=False):
     """The keyword arguments of :func:`estimate`."""
 
@@ -236,9 +223,12 @@ def ppi_difference(
     yhat_all_b: Sequence[float] | FloatArray,
     **settings: Unpack[EstimateSettings],
 ) -> Estimates:
-    """Estimates of E[Y_a − Y_b]: :func:`estimate` of the :func:`paired_differences`."""
-    d = paired_differences(y_a, y_b, yhat_a, yhat_b, yhat_all_a, yhat_all_b)
-    return estimate(*d, **settings)
+    """Estimates of E[Y_a − Y_b] from per-question pairs (labelled questions: both systems
+    labelled and judged; all questions where the judge scored both): :func:`estimate` of the
+    differences Y_a − Y_b and f_a − f_b (module doc)."""
+    d = _arr(y_a) - _arr(y_b)
+    dhat = _arr(yhat_a) - _arr(yhat_b)
+    return estimate(d, dhat, _arr(yhat_all_a) - _arr(yhat_all_b), **settings)
 
 
 @dataclass(frozen=True)

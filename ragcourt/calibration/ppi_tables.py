@@ -23,10 +23,11 @@ import polars as pl
 from ragcourt.calibration.judge_table import Predictor
 from ragcourt.calibration.ppi import (
     Estimates,
+    EstimateSettings,
     FloatArray,
     Interval,
-    paired_differences,
     poststratified_weights,
+    ppi_difference,
 )
 from ragcourt.calibration.ppi import estimate as ppi_estimate
 from ragcourt.core.params import CalibrationParams
@@ -79,23 +80,14 @@ def _weights(
     return sw.weights, notes
 
 
-def _estimate(
-    p: CalibrationParams,
-    weights: FloatArray | None,
-    y: FloatArray,
-    yhat: FloatArray,
-    yhat_all: FloatArray,
-) -> Estimates:
-    """:func:`ragcourt.calibration.ppi.estimate` under the calibration params."""
-    return ppi_estimate(
-        y,
-        yhat,
-        yhat_all,
-        alpha=p.alpha,
-        weights=weights,
-        min_labels=p.min_labels,
-        power_tuning=p.power_tuning,
-    )
+def _settings(p: CalibrationParams, weights: FloatArray | None) -> EstimateSettings:
+    """The keyword arguments of :func:`ragcourt.calibration.ppi.estimate` under the params."""
+    return {
+        "alpha": p.alpha,
+        "weights": weights,
+        "min_labels": p.min_labels,
+        "power_tuning": p.power_tuning,
+    }
 
 
 def ppi_systems(
@@ -110,7 +102,9 @@ def ppi_systems(
             pop = js.filter(pl.col(col).is_not_null())
             lab = pop.filter(pl.col("y").is_not_null())
             w, notes = _weights(lab["stratum"].to_list(), pop["stratum"].to_list())
-            est = _estimate(p, w, lab["y"].to_numpy(), lab[col].to_numpy(), pop[col].to_numpy())
+            est = ppi_estimate(
+                lab["y"].to_numpy(), lab[col].to_numpy(), pop[col].to_numpy(), **_settings(p, w)
+            )
             rows.append({"system": s, "predictor": name, "role": role} | _est_cols(est, notes))
     return pl.DataFrame(rows, schema=PPI_SYSTEMS_SCHEMA)
 
@@ -162,17 +156,14 @@ def _difference_rows(
         pop = ab.filter(pl.col(col).is_not_null() & pl.col(f"{col}_b").is_not_null())
         lab = pop.filter(pl.col("y").is_not_null() & pl.col("y_b").is_not_null())
         w, notes = _weights(lab["stratum"].to_list(), pop["stratum"].to_list())
-        est = _estimate(
-            p,
-            w,
-            *paired_differences(
-                lab["y"].to_numpy(),
-                lab["y_b"].to_numpy(),
-                lab[col].to_numpy(),
-                lab[f"{col}_b"].to_numpy(),
-                pop[col].to_numpy(),
-                pop[f"{col}_b"].to_numpy(),
-            ),
+        est = ppi_difference(
+            lab["y"].to_numpy(),
+            lab["y_b"].to_numpy(),
+            lab[col].to_numpy(),
+            lab[f"{col}_b"].to_numpy(),
+            pop[col].to_numpy(),
+            pop[f"{col}_b"].to_numpy(),
+            **_settings(p, w),
         )
         rows.append(_pair_row(sa, sb, "accuracy_diff", name, 0.0, est, notes))
     return rows

@@ -11,7 +11,6 @@ from ragcourt.calibration.ppi import (
     estimate,
     human_only,
     judge_only,
-    paired_differences,
     poststratified_weights,
     ppi_difference,
     ppi_mean,
@@ -94,9 +93,6 @@ def test_estimate_needs_min_labels() -> None:
 def test_difference_is_ppi_of_the_per_question_difference() -> None:
     ya, yha, yua = _data(seed=1)
     yb, yhb, yub = _data(seed=2)
-    d, dh, du = paired_differences(ya, yb, yha, yhb, yua, yub)
-    assert np.array_equal(d, ya - yb) and np.array_equal(dh, yha - yhb)
-    assert np.array_equal(du, yua - yub)
     diff = ppi_difference(ya, yb, yha, yhb, yua, yub, alpha=0.1)
     direct = estimate(ya - yb, yha - yhb, yua - yub, alpha=0.1)
     assert diff.ppi == direct.ppi and diff.judge == direct.judge
