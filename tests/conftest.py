@@ -31,9 +31,12 @@ apply_offline()  # the tests are an entry point too: no hub, telemetry or cost-m
 
 def pytest_configure(config: pytest.Config) -> None:
     """Child processes run ``python -m stages <name>`` from temp folders: put the
-    project root on their PYTHONPATH, as running from the root would."""
+    project root on their PYTHONPATH, as running from the root would; stages get guarded
+    params views (:mod:`ragcourt.orchestration.declared_params`)."""
     parts = [str(REPO_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
+    # every stage sees only the params it declares: an undeclared read fails the test
+    os.environ["RAGCOURT_STRICT_PARAMS"] = "1"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -25,6 +25,7 @@ from ragcourt.core.entry import dvc_partition
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import sweep_stale_temps
 from ragcourt.core.params import DEFAULT_PARAMS_PATH, Params
+from ragcourt.orchestration.declared_params import declared_view
 from ragcourt.orchestration.stage_def import StageDef
 from ragcourt.orchestration.stage_graph import load_stage_graph
 from ragcourt.orchestration.stage_graph import stages_dir as default_stages_dir
@@ -114,4 +115,4 @@ def main(argv: Sequence[str] | None = None, stages_dir: Path | None = None) -> N
     partition = partition_kwargs(sd, args, params)
     for tmp in sweep_stale_temps(own_outputs(sd, partition, params)):
         log.info("removed a temp file a killed run left: %s", tmp)
-    sd.load()(params, **partition, **options)
+    sd.load()(declared_view(params, sd, partition), **partition, **options)

@@ -28,6 +28,7 @@ from ragcourt.core.io import output_set, sweep_stale_temps, write_json
 from ragcourt.core.params import Params, load_params
 from ragcourt.llm.accounting import fresh_accounts, merge_account_dicts
 from ragcourt.orchestration.caching import STATE_DIR, call_key, write_stamp
+from ragcourt.orchestration.declared_params import declared_view
 from ragcourt.orchestration.plan import StageCall, metrics_path
 from ragcourt.orchestration.stage_graph import stage_graph
 
@@ -79,10 +80,12 @@ def run_stage(call: StageCall, workdir: str, params_path: str) -> dict[str, Any]
     params = load_params(root / params_path)
     sweep_stale_temps(root / o for o in call.outputs)
     key = call_key(call, root, params)
-    stage_fn = stage_graph()[call.stage].load()
+    sd = stage_graph()[call.stage]
+    stage_fn = sd.load()
+    view = declared_view(params, sd, {k: v for k, v in call.kwargs if isinstance(v, str)})
     start = time.perf_counter()
     with fresh_accounts() as accounts, output_set():
-        stage_fn(params, **call.call_kwargs)
+        stage_fn(view, **call.call_kwargs)
     seconds = time.perf_counter() - start
     _record_accounts(call, root, params, accounts)
     missing = [o for o in call.outputs if not (root / o).exists()]

@@ -21,6 +21,7 @@ STAGE = StageDef(
         "judge.prompt_version",
         "llm",
         "embedders",
+        "failure",
     ),
     models=(EMBEDDERS, LLMS),
     llm_metrics=True,

@@ -19,6 +19,7 @@ STAGE = StageDef(
         "judge.prompt_version",
         "judge.udcg",
         "llm",
+        "failure",
     ),
     models=(EMBEDDERS, LLMS),  # the trained relevance judge embeds
     llm_metrics=True,

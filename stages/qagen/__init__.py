@@ -18,7 +18,13 @@ STAGE = StageDef(
         Dep(param="qagen.qa_file", optional=True),
         Dep(param="qagen.few_shot_file", optional=True),
     ),
-    params=("qagen", "llm", "embedders", "judge.trained_weights"),
+    params=(
+        "qagen",
+        "llm",
+        "embedders",
+        "judge.trained_weights",
+        "failure",
+    ),
     models=(EMBEDDERS, LLMS),  # near-duplicate removal embeds questions
     llm_metrics=True,
 )

@@ -39,5 +39,8 @@ STAGE = StageDef(
         "llm.model",
         "llm.metrics_dir",
         "tournament.initial_elo",
+        "qagen.reference_chunking",
+        "retrieval.relevance",
+        "retrieval.bm25",
     ),
 )

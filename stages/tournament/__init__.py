@@ -11,7 +11,11 @@ STAGE = StageDef(
     "DICE Swiss tournament + round-robin, Elo and Bradley-Terry with bootstrap CIs. The\n"
     "correctness table is read only by the correctness_margin judge.",
     deps=(Dep(prompts="tournament"), *arts("answers", "qa", "correctness", "llm_routes")),
-    params=("tournament", "llm"),
+    params=(
+        "tournament",
+        "llm",
+        "failure",
+    ),
     models=(LLMS,),
     llm_metrics=True,
     options=(
