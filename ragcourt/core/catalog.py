@@ -30,6 +30,11 @@ DEFAULT_EXTERNAL_DIR = "data/external"  # answers files registered by `ragcourt 
 DEFAULT_LABELS_DIR = "data/labels"  # params calibration.labels_dir default (human labels)
 DEFAULT_CORPUS_DIR = "data/corpus"  # params corpus.dir default
 DEFAULT_METRICS_DIR = "data/metrics"  # params llm.metrics_dir default (llm_<stage>.json)
+DEMO_QA_DIR = "data/demo_qa"  # a hand-written QA file for the demo corpus
+CORPUS_NOTE = "data/CORPUS.md"  # where the demo corpus comes from
+#: the inputs a new project gets (``ragcourt init``): the demo corpus, its note, a QA file and
+#: the human labels folder
+PROJECT_INPUTS = (CORPUS_NOTE, DEFAULT_CORPUS_DIR, DEMO_QA_DIR, DEFAULT_LABELS_DIR)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import sys
 from contextlib import chdir
 from pathlib import Path
 
-from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
+from ragcourt.core.catalog import DEFAULT_PARAMS_FILE, PROJECT_INPUTS
 from ragcourt.core.errors import ConfigError
 from ragcourt.orchestration.project_code import TEMPLATE_ROOT
 
@@ -28,10 +28,7 @@ PROJECT_FILES = (
     "flows",
     ".dvcignore",
     ".gitignore",
-    "data/CORPUS.md",
-    "data/corpus",
-    "data/demo_qa",
-    "data/labels",
+    *PROJECT_INPUTS,
 )
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc")
 
