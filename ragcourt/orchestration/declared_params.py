@@ -60,7 +60,8 @@ class Undeclared:
     def __eq__(self, other: object) -> bool:
         self._fail()
 
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:
+        self._fail()
 
 
 def _failing(name: str) -> Any:

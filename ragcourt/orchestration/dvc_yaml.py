@@ -140,9 +140,11 @@ def _stage_body(sd: StageDef, root: Path, params: Params | None) -> dict[str, An
             for p in _external_inputs(root, params)
             if p not in deps and not any(p == f or p.startswith(f + "/") for f in own)
         )
+    if sd.models:  # the model registry (llm.models_file) as one file, as the Prefect key has it
+        registry = _interp("llm.models_file")
+        if registry not in deps:
+            deps.append(registry)
     keys: list[Any] = [k.format(**{f: _var(sd, f) for f in fields}) for k in sd.params]
-    if sd.models:
-        keys.append({catalog.DEFAULT_MODELS_FILE: list(sd.models)})
     # a volatile stage (the environment) is not always_changed: `ragcourt run` refreshes its
     # output before `dvc repro` when the environment changed, so a no-op run stays cheap
     body: dict[str, Any] = {"cmd": cmd, "deps": deps}

@@ -12,6 +12,22 @@ STAGE = StageDef(
     "the sampling params sent: runs every time, rewrites an identical file unless a\n"
     "route changed, so the model-calling stages re-run exactly when one did.",
     deps=(Dep(param="systems_file"),),
-    params=("llm", "qagen", "judge", "tournament.model", "systems_file"),
+    params=(
+        "llm",
+        "qagen.question_model",
+        "qagen.answer_model",
+        "qagen.filter_model",
+        "judge.correctness_model",
+        "judge.judges",
+        "judge.relevance_model",
+        "judge.udcg.model",
+        "tournament.model",
+        "systems_file",
+        "chunkings",
+        "embedders",
+        "retrieval.depth",
+        "controls.kinds",
+        "controls.base",
+    ),
     volatile="ragcourt.orchestration.llm_routes:current_record",
 )
