@@ -63,6 +63,10 @@ class Undeclared:
     def __hash__(self) -> int:
         self._fail()
 
+    def __repr__(self) -> str:
+        stage, key = self._where
+        return f"<params '{key}' undeclared by stage '{stage}'>"
+
 
 def _failing(name: str) -> Any:
     def use(self: Undeclared, *args: object) -> NoReturn:

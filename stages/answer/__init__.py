@@ -29,6 +29,7 @@ STAGE = StageDef(
         "failure",
         "chunkings",
         "embedders",
+        "chunk_tokenizer",
     ),
     models=(EMBEDDERS, LLMS),
     partition=("system",),

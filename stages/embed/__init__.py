@@ -10,7 +10,11 @@ STAGE = StageDef(
     "Chunk vectors + a FAISS index per (chunking, embedder); chunks over the\n"
     "embedder's window are windowed, pooled or truncated (embedders.<e>.long_chunks).",
     deps=(art("chunks", chunking="$chunking"),),
-    params=("embedders.{embedder}",),
+    params=(
+        "embedders.{embedder}",
+        "chunkings.{chunking}.size",
+        "chunkings.{chunking}.overlap",
+    ),
     models=(EMBEDDERS,),
     partition=("chunking", "embedder"),
 )

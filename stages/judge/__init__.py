@@ -22,6 +22,8 @@ STAGE = StageDef(
         "llm",
         "embedders",
         "failure",
+        "judge.relevance_grader",
+        "judge.reason",
     ),
     models=(EMBEDDERS, LLMS),
     llm_metrics=True,

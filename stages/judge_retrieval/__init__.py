@@ -20,6 +20,8 @@ STAGE = StageDef(
         "judge.udcg",
         "llm",
         "failure",
+        "judge.judges",
+        "judge.correctness_mode",
     ),
     models=(EMBEDDERS, LLMS),  # the trained relevance judge embeds
     llm_metrics=True,

@@ -21,5 +21,6 @@ STAGE = StageDef(
         "retrieval.relevance",
         "controls.bootstrap",
         "controls.seed",
+        "llm.seed",
     ),
 )
