@@ -157,11 +157,17 @@ def stage_files(stage: str, root: Path | None = None) -> list[Path]:
     return sorted((stages_dir(root) / stage).rglob("*.py"))
 
 
+#: the package root: it only installs log redaction from ``ragcourt.core`` (a test keeps it
+#: so), so the ``ragcourt/core`` folder every stage depends on covers it for DVC
+PACKAGE_ROOT_FILE = f"{PACKAGE}/__init__.py"
+
+
 def code_dirs(stage: str, root: Path = PROJECT_ROOT) -> list[str]:
     """:func:`code_paths` folded into the top-level ``ragcourt`` packages that hold them
-    (``ragcourt/corpus``), plus ``ragcourt/__init__.py``: the code deps dvc.yaml lists."""
+    (``ragcourt/corpus``): the code deps dvc.yaml lists (:data:`PACKAGE_ROOT_FILE` aside)."""
     out: set[str] = set()
     for rel in code_paths(stage, root):
         parts = rel.split("/")
-        out.add("/".join(parts[:2]) if len(parts) > 2 else rel)
+        if rel != PACKAGE_ROOT_FILE:
+            out.add("/".join(parts[:2]) if len(parts) > 2 else rel)
     return sorted(out)

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.orchestration.code_deps import _ragcourt_imports, code_paths, module_closure
+from ragcourt.orchestration.code_deps import (
+    PACKAGE_ROOT_FILE,
+    _ragcourt_imports,
+    code_dirs,
+    code_paths,
+    module_closure,
+)
 from ragcourt.orchestration.stage_graph import stage_graph
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -70,3 +76,21 @@ def test_lazy_imports_and_registry_builtins_count(tmp_path: Path) -> None:
 def test_unknown_stage_is_a_one_line_error() -> None:
     with pytest.raises(ConfigError, match=r"no stage 'nope' \(stages: ingest, "):
         code_paths("nope")
+
+
+def test_the_package_root_holds_only_core_imports_so_core_covers_it() -> None:
+    """dvc.yaml leaves ragcourt/__init__.py out of the code deps: it may only import from
+    ragcourt.core (a dep of every stage) and call what it imports, nothing else."""
+    import ast
+
+    tree = ast.parse((ROOT / PACKAGE_ROOT_FILE).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(node, ast.ImportFrom):
+            assert (node.module or "").startswith("ragcourt.core."), ast.unparse(node)
+            continue
+        assert isinstance(node, ast.Expr) and isinstance(node.value, ast.Call), ast.unparse(node)
+        assert not node.value.args and not node.value.keywords, ast.unparse(node)
+    for stage in stage_graph():
+        assert "ragcourt/core" in code_dirs(stage), stage
