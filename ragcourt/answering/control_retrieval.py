@@ -26,18 +26,11 @@ from ragcourt.answering.retrieval_key import RetrievalKey
 from ragcourt.answering.retriever_kinds import CONTROL_RETRIEVERS
 from ragcourt.core.io import read_table
 from ragcourt.core.params import Params
+from ragcourt.core.schemas import RETRIEVED
 from ragcourt.retrieval.span_relevance import overlap
 
-_HIT_SCHEMA: dict[str, Any] = {
-    "query_id": pl.String,
-    "chunk_id": pl.String,
-    "rank": pl.Int32,
-    "score": pl.Float64,
-    "doc_id": pl.String,
-    "char_start": pl.Int64,
-    "char_end": pl.Int64,
-    "text": pl.String,
-}
+# a retrieved passage's fields (the answers table's ``retrieved`` struct) and its query
+_HIT_SCHEMA: dict[str, Any] = {"query_id": pl.String} | {f.name: f.dtype for f in RETRIEVED.fields}
 
 
 def question_seed(seed: int, question_id: str) -> int:

@@ -12,7 +12,7 @@ older run's leaderboard as if it were this run's.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,22 @@ def _records(df: pl.DataFrame) -> list[dict[str, Any]]:
     rounded = df.with_columns(pl.col(pl.Float64).round(4))
     return rounded.to_dicts()
 
+
+#: (artifact key, catalog table, the rows shown, description) of the table artifacts
+TABLE_ARTIFACTS: tuple[tuple[str, str, Callable[[pl.DataFrame], pl.DataFrame], str], ...] = (
+    (
+        "ragcourt-leaderboard",
+        "leaderboard",
+        lambda df: df.sort("rank"),
+        "Swiss Elo and Bradley-Terry with 95% bootstrap CIs (leaderboard.parquet)",
+    ),
+    (
+        "ragcourt-retrieval-summary",
+        "retrieval_summary",
+        lambda df: df.drop("measure"),
+        "Mean retrieval metrics per chunking, embedder and retriever",
+    ),
+)
 
 ARTIFACT_STAGE: dict[str, str] = {
     "ragcourt-leaderboard": "tournament",
@@ -51,22 +67,11 @@ def publish_artifacts(
     def wanted(key: str) -> bool:
         return stages is None or ARTIFACT_STAGE[key] in stages
 
-    board = art.table("leaderboard") if wanted("ragcourt-leaderboard") else None
-    if board is not None:
-        create_table_artifact(
-            table=_records(board.sort("rank")),
-            key="ragcourt-leaderboard",
-            description="Swiss Elo and Bradley-Terry with 95% bootstrap CIs (leaderboard.parquet)",
-        )
-        created.append("ragcourt-leaderboard")
-    summary = art.table("retrieval_summary") if wanted("ragcourt-retrieval-summary") else None
-    if summary is not None:
-        create_table_artifact(
-            table=_records(summary.drop("measure")),
-            key="ragcourt-retrieval-summary",
-            description="Mean retrieval metrics per chunking, embedder and retriever",
-        )
-        created.append("ragcourt-retrieval-summary")
+    for key, table, shown, description in TABLE_ARTIFACTS:
+        df = art.table(table) if wanted(key) else None
+        if df is not None:
+            create_table_artifact(table=_records(shown(df)), key=key, description=description)
+            created.append(key)
     if wanted("ragcourt-dafe-summary") and art.judge_summary() is not None:
         create_markdown_artifact(
             markdown=section_markdown(sections.dafe(art)),

@@ -21,9 +21,10 @@ import contextlib
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from ragcourt.llm import batching
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -136,14 +137,5 @@ def in_thread(fn: Callable[[], R]) -> Awaitable[R]:
 
 def run_sync(make: Callable[[], Awaitable[R]]) -> R:
     """Run the coroutine ``make()`` from sync code (in a helper thread when this thread
-    already runs an event loop, e.g. under a Prefect task)."""
-
-    async def wrap() -> R:
-        return await make()
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(wrap())
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, wrap()).result()
+    already runs an event loop, e.g. under a Prefect task): the gateway's own runner."""
+    return batching.run_sync(make())
