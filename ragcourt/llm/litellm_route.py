@@ -5,8 +5,8 @@ timeout / 5xx / connection errors (:func:`ragcourt.llm.call_errors.retryable`). 
 that cannot answer (a missing or refused key, an unknown model, no server:
 :func:`ragcourt.llm.endpoints.fatal_reason`) is remembered in :class:`HostedRoutes`, so the
 rest of the batch fails at once with the same one-line reason instead of calling and retrying.
-In-process models (``scripted/...``, and ``local/...`` when the gateway sends it through
-litellm) have no timeout here and are never retried. Each hosted call runs in a
+In-process models (a registered custom provider's, and ``local/...`` when the gateway sends it
+through litellm) have no timeout here and are never retried. Each hosted call runs in a
 :func:`~ragcourt.core.bounded_http.guarded_call`: a redirect to another origin is fatal for the
 route (:func:`~ragcourt.llm.endpoints.fatal_reason`), and a reply the guarded transport refused
 (over the size bound, an encoding it cannot bound) is one line, not retried.

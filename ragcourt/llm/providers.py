@@ -1,4 +1,4 @@
-"""litellm setup and in-process custom providers (``local/...``, ``scripted/...``).
+"""litellm setup and in-process custom providers (``local/...``, and any registered here).
 
 In-process providers are ``litellm.CustomLLM`` handlers listed in
 ``litellm.custom_provider_map``, so they go through ``litellm.acompletion`` like any hosted
@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from litellm.llms.custom_llm import CustomLLM
     from litellm.types.utils import ModelResponse
 
-IN_PROCESS_PROVIDERS = ("local", "scripted")
+#: providers whose handlers run in this process: ``local`` (llama.cpp), and every provider
+#: :func:`register` adds (a plug-in's, or a test's scripted models)
+_IN_PROCESS: set[str] = {"local"}
 _LOCK = threading.Lock()
 
 
@@ -40,15 +42,18 @@ def provider_of(model: str) -> str:
 
 
 def is_in_process(model: str) -> bool:
-    return provider_of(model) in IN_PROCESS_PROVIDERS
+    """Whether ``model``'s provider runs in this process (no route, key or network)."""
+    return provider_of(model) in _IN_PROCESS
 
 
 def register(provider: str, handler: CustomLLM) -> None:
-    """Add (or replace) ``provider -> handler`` in ``litellm.custom_provider_map``."""
+    """Add (or replace) ``provider -> handler`` in ``litellm.custom_provider_map``; its
+    models are in-process from now on (:func:`is_in_process`)."""
     configure_litellm()
     import litellm
 
     with _LOCK:
+        _IN_PROCESS.add(provider)
         items = [i for i in litellm.custom_provider_map if i["provider"] != provider]
         items.append({"provider": provider, "custom_handler": handler})
         litellm.custom_provider_map = items

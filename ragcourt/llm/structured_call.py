@@ -36,7 +36,6 @@ def json_format(req: ChatRequest, model: type[BaseModel] | None) -> dict[str, An
     """The ``response_format`` to ask for JSON: a schema for local models (llama.cpp grammar)
     and hosted models that support response schemas, ``json_object`` where supported, else
     none (the prompt asks for JSON and the reply is parsed leniently)."""
-    provider = providers.provider_of(req.model)
     schema_fmt = (
         {
             "type": "json_schema",
@@ -45,7 +44,7 @@ def json_format(req: ChatRequest, model: type[BaseModel] | None) -> dict[str, An
         if model is not None
         else None
     )
-    if provider in providers.IN_PROCESS_PROVIDERS:
+    if providers.is_in_process(req.model):
         return schema_fmt or {"type": "json_object"}
     providers.configure_litellm()
     import litellm
