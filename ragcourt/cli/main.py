@@ -27,6 +27,7 @@ from ragcourt.cli.consoles import cli_console
 from ragcourt.cli.errors import err_console, user_errors
 from ragcourt.cli.external_cmd import answers_app, questions_app
 from ragcourt.cli.judges_cmd import app as judges_app
+from ragcourt.cli.kinds_cmd import kinds as kinds_command
 from ragcourt.cli.label_cmd import app as label_app
 from ragcourt.cli.profile_cmd import app as profile_app
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
@@ -46,6 +47,7 @@ app.add_typer(systems_app, name="systems")
 dvc_app = typer.Typer(help="dvc.yaml, generated from the stage graph and the artifact catalog.")
 app.add_typer(dvc_app, name="dvc")
 app.add_typer(judges_app, name="judges")
+app.command("kinds")(kinds_command)
 app.add_typer(label_app, name="label")
 app.add_typer(profile_app, name="profile")
 app.add_typer(questions_app, name="questions")

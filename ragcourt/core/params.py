@@ -424,9 +424,11 @@ class JudgeParams(Strict):
 
 class TournamentParams(Strict):
     """DICE tournament (spec §6). ``judge``: a kind of the pairwise judge registry
-    (:data:`ragcourt.tournament.pairwise.PAIRWISE_JUDGES`)."""
+    (:data:`ragcourt.tournament.pairwise.PAIRWISE_JUDGES`); ``judge_settings``: that kind's own
+    settings, validated against the model it registered (``ragcourt kinds`` lists them)."""
 
     judge: str = "correctness_margin"
+    judge_settings: dict[str, Any] = Field(default_factory=dict)
     model: str | None = None
     # None: max_rounds(N) when round_robin (every pair is judged anyway), else ceil(log2 N) + 1
     rounds: StrictInt | None = Field(default=None, gt=0, le=10_000)
@@ -447,8 +449,6 @@ class TournamentParams(Strict):
     # false: no stage-I analysis; the label is read right after the answers (one call per order;
     # needs a prompt version with a `direct` template, v3+). true: the DICE two-stage form.
     analysis: StrictBool = True
-    correctness_scale: float = Field(default=0.1, gt=0)  # ordered-logit scale s
-    correctness_tie_band: float = Field(default=0.1, ge=0)  # ordered-logit cut point tau
 
 
 ControlKind = Literal["oracle", "random", "none", "shuffled"]

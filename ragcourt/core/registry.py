@@ -14,6 +14,13 @@ Plug-ins from outside the package are Python entry points of group :data:`PLUGIN
 whose ``@register`` decorators add kinds. They are loaded once per process, on the first
 lookup of any registry.
 
+A kind may declare its own settings: ``@REGISTRY.register("kind", config=Model)`` with a
+pydantic model whose fields (types, defaults, descriptions) are the kind's settings. Params
+hold them as a plain mapping beside the kind's name; :meth:`Registry.settings` validates it
+against the model (one-line error naming the key and the field), and :meth:`Registry.described`
+lists every kind with its settings (``ragcourt kinds`` prints it), so a new kind with a new
+setting is one module.
+
 Lookup errors are one line naming the params key, the unknown kind and the registered ones.
 """
 
@@ -21,9 +28,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from ragcourt.core.errors import ConfigError
 
@@ -76,11 +86,13 @@ class Registry(Generic[F]):
         self.family = family
         self.builtins = tuple(builtins)
         self._factories: dict[str, F] = {}
+        self._configs: dict[str, type[BaseModel]] = {}
         self._loaded = False
 
-    def register(self, kind: str) -> Callable[[F], F]:
-        """Decorator: make ``kind`` resolvable; registering a second factory under a taken
-        kind is a ConfigError (re-registering the same object is a no-op)."""
+    def register(self, kind: str, *, config: type[BaseModel] | None = None) -> Callable[[F], F]:
+        """Decorator: make ``kind`` resolvable, with ``config`` the model of its own settings
+        (:meth:`settings`); registering a second factory under a taken kind is a ConfigError
+        (re-registering the same object is a no-op)."""
         if not kind or not kind.replace("_", "").replace("-", "").isalnum():
             raise ConfigError(f"{self.family}: kind {kind!r} must be letters, digits, '_', '-'")
 
@@ -89,9 +101,37 @@ class Registry(Generic[F]):
             if known is not None and known is not factory:
                 raise ConfigError(f"{self.family} kind '{kind}' is already registered")
             self._factories[kind] = factory
+            if config is not None:
+                self._configs[kind] = config
             return factory
 
         return deco
+
+    def config_model(self, kind: str) -> type[BaseModel] | None:
+        """The settings model ``kind`` registered, or None (it takes no settings)."""
+        self.load()
+        return self._configs.get(kind)
+
+    def settings(self, kind: str, data: Mapping[str, Any] | None, key: str) -> BaseModel | None:
+        """``data`` validated as ``kind``'s settings (its model's defaults for what is unset);
+        None for a kind without settings. One-line ConfigError naming ``key`` and the field,
+        or saying the kind takes no settings."""
+        model = self.config_model(self.check(kind, key))
+        if model is None:
+            if data:
+                given = ", ".join(sorted(data))
+                raise ConfigError(f"{key}: {self.family} '{kind}' takes no settings ({given})")
+            return None
+        try:
+            return model.model_validate(dict(data or {}))
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"{key}.{where}: {first['msg']} ({self.family} '{kind}')") from None
+
+    def described(self) -> list[KindInfo]:
+        """Every kind with its settings (name, type, default, description), sorted by kind."""
+        return [KindInfo.of(kind, self._configs.get(kind)) for kind in self.kinds()]
 
     def load(self) -> None:
         """Import the built-in modules and the entry-point plug-ins (first call only)."""
@@ -126,3 +166,39 @@ class Registry(Generic[F]):
     def __contains__(self, kind: object) -> bool:
         self.load()
         return kind in self._factories
+
+
+@dataclass(frozen=True)
+class SettingInfo:
+    """One setting of a kind: its name, type, default and description."""
+
+    name: str
+    type: str
+    default: str
+    description: str
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """A registered kind and its settings (empty: it takes none)."""
+
+    kind: str
+    settings: tuple[SettingInfo, ...]
+
+    @classmethod
+    def of(cls, kind: str, model: type[BaseModel] | None) -> KindInfo:
+        fields = model.model_fields.items() if model is not None else ()
+        return cls(
+            kind,
+            tuple(
+                SettingInfo(
+                    name,
+                    getattr(f.annotation, "__name__", str(f.annotation)),
+                    "required"
+                    if f.is_required()
+                    else repr(f.get_default(call_default_factory=True)),
+                    f.description or "",
+                )
+                for name, f in fields
+            ),
+        )

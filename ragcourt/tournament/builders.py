@@ -12,5 +12,9 @@ from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, PairwiseJudge
 
 
 def build_pairwise_judge(kind: str, ctx: JudgeContext) -> PairwiseJudge:
-    """The pairwise judge of ``kind`` (one-line ConfigError naming ``tournament.judge``)."""
-    return PAIRWISE_JUDGES.get(kind, "tournament.judge")(ctx)
+    """The pairwise judge of ``kind`` (one-line ConfigError naming ``tournament.judge``), its
+    ``tournament.judge_settings`` checked against the kind's settings model first."""
+    factory = PAIRWISE_JUDGES.get(kind, "tournament.judge")
+    given = ctx.params.tournament.judge_settings
+    PAIRWISE_JUDGES.settings(kind, given, "tournament.judge_settings")
+    return factory(ctx)

@@ -2,7 +2,8 @@
 
 A non-LLM judge derived from ``data/judge/correctness.parquet`` via an ordered logit on the
 difference of the two answers' correctness (:func:`ordered_logit_probs`). Deterministic and
-symmetric, so it has no position bias.
+symmetric, so it has no position bias. Its settings (``tournament.judge_settings``) are
+:class:`CorrectnessMarginSettings`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import math
 from collections.abc import Sequence
 
 import polars as pl
+from pydantic import BaseModel, ConfigDict, Field
 
 from ragcourt.core.errors import ConfigError, SchemaError
 from ragcourt.core.schemas import check_one_row_per_answer
@@ -32,6 +34,17 @@ def ordered_logit_probs(d: float, scale: float, tie_band: float) -> Probs:
     return Probs(float(p_a), float(p_b), float(p_t))
 
 
+class CorrectnessMarginSettings(BaseModel):
+    """The ``correctness_margin`` judge's settings (``tournament.judge_settings``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scale: float = Field(default=0.1, gt=0, description="ordered-logit scale s")
+    tie_band: float = Field(
+        default=0.1, ge=0, description="ordered-logit cut point τ: |d| well below it is a tie"
+    )
+
+
 class CorrectnessMarginJudge:
     """Pairwise verdicts from per-answer correctness scores (table: system, question_id,
     correctness float in [0, 1] or null, error). Missing, null, errored or out-of-range
@@ -44,7 +57,7 @@ class CorrectnessMarginJudge:
         if missing := sorted(need - set(correctness.columns)):
             raise SchemaError(f"correctness table: missing column(s) {missing}")
         if scale <= 0 or tie_band < 0:
-            raise ConfigError("tournament: correctness_scale must be > 0, tie band >= 0")
+            raise ConfigError("correctness_margin: scale must be > 0, tie band >= 0")
         check_one_row_per_answer(correctness, "correctness table", "row")
         self.scale, self.tie_band = scale, tie_band
         self._scores: dict[tuple[str, str], tuple[float | None, str | None]] = {
@@ -80,10 +93,12 @@ class CorrectnessMarginJudge:
         return out
 
 
-@PAIRWISE_JUDGES.register("correctness_margin")
+@PAIRWISE_JUDGES.register("correctness_margin", config=CorrectnessMarginSettings)
 def _correctness_margin(ctx: JudgeContext) -> CorrectnessMarginJudge:
+    tp = ctx.params.tournament
+    settings = PAIRWISE_JUDGES.settings(tp.judge, tp.judge_settings, "tournament.judge_settings")
+    assert isinstance(settings, CorrectnessMarginSettings)
     correctness = ctx.correctness_table()
     if correctness is None:
         raise ConfigError("tournament.judge 'correctness_margin' needs the correctness table")
-    tp = ctx.params.tournament
-    return CorrectnessMarginJudge(correctness, tp.correctness_scale, tp.correctness_tie_band)
+    return CorrectnessMarginJudge(correctness, settings.scale, settings.tie_band)
