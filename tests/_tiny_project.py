@@ -1,8 +1,9 @@
 """A tiny ragcourt project in a temp folder for orchestration tests (flows, CLI, DVC).
 
 Three short documents, small chunkings, the MiniLM embedder and a bring-your-own QA file (so
-QA "generation" and retrieval evaluation need no LLM). ``dvc=True`` also copies ragcourt/, stages/ and
-.dvcignore, generates dvc.yaml for it and makes it a committed git + DVC repository.
+QA "generation" and retrieval evaluation need no LLM). ``dvc=True`` also copies ragcourt/,
+stages/ and .dvcignore, generates dvc.yaml for it and makes it a committed git + DVC
+repository.
 """
 
 from __future__ import annotations
