@@ -17,7 +17,8 @@ score, retriever. Inputs are the stage artifacts under the current directory:
   Chunks scoring 0 (no query term in common) are not returned, so a query can get < k hits.
 * **hybrid**: RRF of the dense and BM25 rankings, each taken to depth k (:func:`rrf_fuse`).
 
-Each kind is a :class:`RetrieverKind` in :data:`RETRIEVERS`; :func:`open_retriever` opens one.
+Each kind is a :class:`RetrieverKind` in :data:`RETRIEVERS` (built-ins:
+:mod:`ragcourt.retrieval.retriever_kinds`); :func:`open_retriever` opens one.
 Ties are broken deterministically: dense and BM25 by chunk order in the chunks table, RRF as
 documented on :func:`rrf_fuse`.
 """
@@ -388,38 +389,12 @@ class RetrieverKind:
     bm25: bool
 
 
-RETRIEVERS: Registry[RetrieverKind] = Registry("retriever")
-"""Retrievers with an index, by kind (a system's ``retriever``; registered below, plug-ins
-through entry points); control retrievers without an index are
-:data:`ragcourt.answering.retriever_kinds.CONTROL_RETRIEVERS`."""
-
-
-def _needs_embedder(kind: str, embedder: str | None) -> str:
-    if embedder is None:
-        raise ConfigError(f"retriever '{kind}' needs an embedder")
-    return embedder
-
-
-def _open_hybrid(chunking: str, embedder: str | None, params: Params) -> Retriever:
-    dense = open_dense(chunking, _needs_embedder("hybrid", embedder), params)
-    return HybridRetriever(dense, open_bm25(chunking, params), rrf_k=params.retrieval.rrf_k)
-
-
-RETRIEVERS.register("dense")(
-    RetrieverKind(
-        lambda chunking, embedder, params: open_dense(
-            chunking, _needs_embedder("dense", embedder), params
-        ),
-        embedder=True,
-        bm25=False,
-    )
+RETRIEVERS: Registry[RetrieverKind] = Registry(
+    "retriever", builtins=("ragcourt.retrieval.retriever_kinds",)
 )
-RETRIEVERS.register("bm25")(
-    RetrieverKind(
-        lambda chunking, embedder, params: open_bm25(chunking, params), embedder=False, bm25=True
-    )
-)
-RETRIEVERS.register("hybrid")(RetrieverKind(_open_hybrid, embedder=True, bm25=True))
+"""Retrievers with an index, by kind (a system's ``retriever``; the built-in ones in
+:mod:`ragcourt.retrieval.retriever_kinds`, plug-ins through entry points); control retrievers
+without an index are :data:`ragcourt.answering.retriever_kinds.CONTROL_RETRIEVERS`."""
 
 
 def open_retriever(kind: str, chunking: str, embedder: str | None, params: Params) -> Retriever:
