@@ -231,6 +231,16 @@ ARTIFACTS: dict[str, Artifact] = {
 }
 
 
+def register(*artifacts: Artifact) -> None:
+    """Add the artifacts a project's own stage declares (its ``StageDef.artifacts``); a name
+    already catalogued as another artifact is a ConfigError."""
+    for a in artifacts:
+        known = ARTIFACTS.get(a.name)
+        if known is not None and known != a:
+            raise ConfigError(f"artifact '{a.name}' is already catalogued as {known.template}")
+        ARTIFACTS[a.name] = a
+
+
 def spec(name: str) -> Artifact:
     """The catalogued artifact ``name`` (a ConfigError naming the known ones otherwise)."""
     try:

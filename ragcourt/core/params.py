@@ -545,6 +545,9 @@ class Params(Strict):
     failure: FailureParams = Field(default_factory=FailureParams)
     controls: ControlsParams = Field(default_factory=ControlsParams)
     limits: LimitsParams = Field(default_factory=LimitsParams)
+    #: settings of a project's own stages, by stage name (``stages/<name>/`` declares their
+    #: model in ``StageDef.settings``; validated when the stage runs)
+    stage_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @field_validator("chunkings", "embedders")
     @classmethod

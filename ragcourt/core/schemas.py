@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ragcourt.core.errors import SchemaError
+from ragcourt.core.errors import ConfigError, SchemaError
 
 ARRAY_F32 = "Array[Float32]"  # sentinel: fixed-size float32 array, width checked elsewhere
 
@@ -406,6 +406,15 @@ def _dtype_ok(actual: pl.DataType, expected: PolarsDtype | str) -> bool:
     if expected == ARRAY_F32:
         return isinstance(actual, pl.Array) and actual.inner == pl.Float32
     return actual == expected
+
+
+def register_table(name: str, columns: dict[str, PolarsDtype | str]) -> None:
+    """Add the schema of a table a project's own stage writes (its ``StageDef.tables``);
+    a name already used by another schema is a ConfigError."""
+    known = TABLES.get(name)
+    if known is not None and known != columns:
+        raise ConfigError(f"table schema '{name}' is already defined differently")
+    TABLES[name] = dict(columns)
 
 
 def check(df: pl.DataFrame, table: str, source: Path | str) -> pl.DataFrame:

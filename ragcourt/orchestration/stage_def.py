@@ -14,7 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from ragcourt.core import catalog
+from ragcourt.core.errors import ConfigError
 
 LLMS, EMBEDDERS = "llms", "embedders"  # sections of the model registry (llm.models_file)
 
@@ -91,10 +94,37 @@ class StageDef:
     partition: tuple[str, ...] = ()
     llm_metrics: bool = False
     options: tuple[EntryOption, ...] = ()
+    #: a project's own stage: the catalog entries of what it writes, the schemas of its tables
+    #: (name -> {column: dtype}) and the pydantic model of its settings
+    #: (``stage_params.<name>`` in params.yaml, tracked as a params key of the stage)
+    artifacts: tuple[catalog.Artifact, ...] = ()
+    tables: tuple[tuple[str, dict[str, Any]], ...] = ()
+    settings: type[BaseModel] | None = None
     #: "module:function" returning JSON data the outputs depend on beyond files and params (the
     #: environment): Prefect hashes the data into the call's key; for DVC, ``ragcourt run``
     #: refreshes the stage's output first when the data changed (e.g. llm_routes.refresh)
     volatile: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.settings is not None and self.settings_key not in self.params:
+            object.__setattr__(self, "params", (*self.params, self.settings_key))
+
+    @property
+    def settings_key(self) -> str:
+        """Where its own settings live in params.yaml."""
+        return f"stage_params.{self.name}"
+
+    def read_settings(self, params: Any) -> BaseModel:
+        """Its ``stage_params.<name>`` validated by :attr:`settings` (defaults for what is
+        unset); a one-line ConfigError naming the key and field."""
+        if self.settings is None:
+            raise ConfigError(f"stage '{self.name}' declares no settings model")
+        try:
+            return self.settings.model_validate(params.stage_params.get(self.name, {}))
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"{self.settings_key}.{where}: {first['msg']}") from None
 
     @property
     def command(self) -> str:

@@ -21,7 +21,9 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.schemas import register_table
 from ragcourt.orchestration.project_code import code_root
 from ragcourt.orchestration.stage_def import StageDef
 
@@ -34,10 +36,17 @@ def stages_dir(root: Path | None = None) -> Path:
     return code_root(STAGES_DIRNAME, root) / STAGES_DIRNAME
 
 
-def _load_package(folder: Path) -> ModuleType:
-    """The stage package in ``folder`` under a private module name (one per folder), so
-    two projects' ``stages`` never shadow each other in one process."""
-    digest = hashlib.sha1(str(folder).encode()).hexdigest()[:12]
+def _signature(folder: Path) -> tuple[tuple[str, int], ...]:
+    """The stage package's files and their modification times: a changed folder is loaded
+    afresh (``ragcourt init`` then a new stage, in one process)."""
+    files = sorted(folder.rglob("*.py"))
+    return tuple((str(f), f.stat().st_mtime_ns) for f in files)
+
+
+def _load_package(folder: Path, signature: tuple[tuple[str, int], ...]) -> ModuleType:
+    """The stage package in ``folder`` under a private module name (one per folder and
+    version of its files), so two projects' ``stages`` never shadow each other."""
+    digest = hashlib.sha1(repr((str(folder), signature)).encode()).hexdigest()[:12]
     name = f"_ragcourt_stages_{digest}"
     if name in sys.modules:
         return sys.modules[name]
@@ -53,11 +62,16 @@ def _load_package(folder: Path) -> ModuleType:
     return module
 
 
-@cache
 def load_stage_graph(folder: Path) -> dict[str, StageDef]:
     """The stages of the package in ``folder``, in its ``PIPELINE`` order; one-line errors
-    for a missing folder or ``STAGE``, or a stage whose declared name differs."""
-    package = _load_package(folder)
+    for a missing folder or ``STAGE``, or a stage whose declared name differs (memoised
+    until a file of the folder changes)."""
+    return _load_graph(folder, _signature(folder))
+
+
+@cache
+def _load_graph(folder: Path, signature: tuple[tuple[str, int], ...]) -> dict[str, StageDef]:
+    package = _load_package(folder, signature)
     order = getattr(package, "PIPELINE", None)
     if not isinstance(order, tuple) or not all(isinstance(n, str) for n in order):
         raise ConfigError(f"{folder / '__init__.py'}: PIPELINE must be a tuple of stage names")
@@ -69,6 +83,9 @@ def load_stage_graph(folder: Path) -> dict[str, StageDef]:
         if not isinstance(stage, StageDef) or stage.name != name:
             raise ConfigError(f"{folder / name / '__init__.py'}: STAGE must be StageDef('{name}')")
         graph[name] = stage
+        catalog.register(*stage.artifacts)  # a project's own stage: its outputs and tables
+        for table, columns in stage.tables:
+            register_table(table, columns)
     return graph
 
 
