@@ -156,6 +156,9 @@ class RetrievalParams(Strict):
     )
     relevance: RelevanceRule = Field(default_factory=RelevanceRule)
     bm25: BM25Params = Field(default_factory=BM25Params)
+    # each retriever kind's own settings, by kind (validated against the model the kind
+    # registered, ragcourt.core.registry; `ragcourt kinds retriever` lists them)
+    settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -56,12 +56,14 @@ _MEASURE = re.compile(r"^(?P<metric>.+?)@(?P<k>\d+)$")
 def evaluation_grid(params: Params) -> Iterator[tuple[str, str | None, str]]:
     """(chunking, embedder or None, retriever) triples; a retriever that reads no embedder
     (BM25) once per chunking. An unregistered kind is a one-line ConfigError."""
-    from ragcourt.retrieval.retrieve import RETRIEVERS
+    from ragcourt.retrieval.retrieve import RETRIEVERS, retriever_settings
 
     kinds = [
         (r, RETRIEVERS.get(r, f"retrieval.retrievers[{i}]"))
         for i, r in enumerate(params.retrieval.retrievers)
     ]
+    for r, _ in kinds:  # a bad setting fails before any retrieval
+        retriever_settings(r, params)
     for chunking in params.chunkings:
         for retriever, kind in kinds:
             if not kind.embedder:

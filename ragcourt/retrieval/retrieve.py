@@ -397,10 +397,20 @@ RETRIEVERS: Registry[RetrieverKind] = Registry(
 without an index are :data:`ragcourt.answering.retriever_kinds.CONTROL_RETRIEVERS`."""
 
 
+def retriever_settings(kind: str, params: Params) -> Any:
+    """``retrieval.settings.<kind>`` validated against the kind's settings model (None for a
+    kind without one; one-line ConfigError naming the key and field)."""
+    key = f"retrieval.settings.{kind}"
+    return RETRIEVERS.settings(kind, params.retrieval.settings.get(kind), key)
+
+
 def open_retriever(kind: str, chunking: str, embedder: str | None, params: Params) -> Retriever:
-    """A retriever over the artifacts of ``chunking`` (and ``embedder`` for dense/hybrid)."""
+    """A retriever over the artifacts of ``chunking`` (and ``embedder`` for dense/hybrid),
+    its settings checked first (:func:`retriever_settings`)."""
     if chunking not in params.chunkings:
         raise ConfigError(
             f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
         )
-    return RETRIEVERS.get(kind, "retriever").open(chunking, embedder, params)
+    opener = RETRIEVERS.get(kind, "retriever").open
+    retriever_settings(kind, params)
+    return opener(chunking, embedder, params)

@@ -97,6 +97,9 @@ class System(CandidateSystem):
                 for n in FUSION_PROMPTS
             }
         bm25 = params.retrieval.bm25.model_dump() if reads_bm25(key.retriever) else None
+        # the retriever kind's own settings, when it has any (absent: the hash is unchanged)
+        given = params.retrieval.settings.get(key.retriever)
+        own = {"settings": given} if given else {}
         return object_sha256(
             {
                 **({"control_seed": params.controls.seed} if self.control == "random" else {}),
@@ -107,7 +110,7 @@ class System(CandidateSystem):
                 },
                 "prompts": texts,
                 "sampling": {"temperature": params.llm.temperature, "seed": params.llm.seed},
-                "retrieval": {"rrf_k": params.retrieval.rrf_k, "bm25": bm25},
+                "retrieval": {"rrf_k": params.retrieval.rrf_k, "bm25": bm25, **own},
                 "chunking": params.chunkings[key.chunking].model_dump(),
                 "chunk_tokenizer": params.chunk_tokenizer,
                 "embedder": params.embedders[key.embedder].model_dump() if key.embedder else None,
