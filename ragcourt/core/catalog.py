@@ -231,22 +231,34 @@ ARTIFACTS: dict[str, Artifact] = {
 }
 
 
-def register(*artifacts: Artifact) -> None:
-    """Add the artifacts a project's own stage declares (its ``StageDef.artifacts``); a name
-    already catalogued as another artifact is a ConfigError."""
+#: the artifacts of a project's own stages, by project root (registered when the project's
+#: ``stages/`` is loaded); lookups see the built-in ones and those of the working directory
+_PROJECT_ARTIFACTS: dict[Path, dict[str, Artifact]] = {}
+
+
+def register(root: Path, *artifacts: Artifact) -> None:
+    """Add the artifacts a project's own stage declares (its ``StageDef.artifacts``) for the
+    project at ``root``; a name already catalogued as another artifact is a ConfigError."""
+    own = _PROJECT_ARTIFACTS.setdefault(root.resolve(), {})
     for a in artifacts:
-        known = ARTIFACTS.get(a.name)
+        known = ARTIFACTS.get(a.name) or own.get(a.name)
         if known is not None and known != a:
             raise ConfigError(f"artifact '{a.name}' is already catalogued as {known.template}")
-        ARTIFACTS[a.name] = a
+        own[a.name] = a
+
+
+def known(root: Path | None = None) -> dict[str, Artifact]:
+    """The built-in artifacts and those of the project at ``root`` (default: the working
+    directory)."""
+    return ARTIFACTS | _PROJECT_ARTIFACTS.get((root or Path.cwd()).resolve(), {})
 
 
 def spec(name: str) -> Artifact:
     """The catalogued artifact ``name`` (a ConfigError naming the known ones otherwise)."""
     try:
-        return ARTIFACTS[name]
+        return known()[name]
     except KeyError:
-        raise ConfigError(f"unknown artifact '{name}' (known: {', '.join(ARTIFACTS)})") from None
+        raise ConfigError(f"unknown artifact '{name}' (known: {', '.join(known())})") from None
 
 
 def path(name: str, **parts: str) -> Path:
@@ -260,7 +272,7 @@ def produced_by(stage: str, metric: bool | None = None) -> list[Artifact]:
     only its other outputs, when ``metric`` is given)."""
     return [
         a
-        for a in ARTIFACTS.values()
+        for a in known().values()
         if a.stage == stage and not a.on_demand and (metric is None or a.metric == metric)
     ]
 

@@ -408,22 +408,31 @@ def _dtype_ok(actual: pl.DataType, expected: PolarsDtype | str) -> bool:
     return actual == expected
 
 
-def register_table(name: str, columns: dict[str, PolarsDtype | str]) -> None:
-    """Add the schema of a table a project's own stage writes (its ``StageDef.tables``);
-    a name already used by another schema is a ConfigError."""
-    known = TABLES.get(name)
+#: the table schemas of a project's own stages, by project root (see :func:`register_table`)
+_PROJECT_TABLES: dict[Path, dict[str, dict[str, PolarsDtype | str]]] = {}
+
+
+def register_table(root: Path, name: str, columns: dict[str, PolarsDtype | str]) -> None:
+    """Add the schema of a table a project's own stage writes (its ``StageDef.tables``) for
+    the project at ``root``; a name already used by another schema is a ConfigError."""
+    own = _PROJECT_TABLES.setdefault(root.resolve(), {})
+    known = TABLES.get(name) or own.get(name)
     if known is not None and known != columns:
         raise ConfigError(f"table schema '{name}' is already defined differently")
-    TABLES[name] = dict(columns)
+    own[name] = dict(columns)
+
+
+def _columns(table: str) -> dict[str, PolarsDtype | str]:
+    """A built-in table's schema, or one of the working directory's project (SchemaError)."""
+    found = TABLES.get(table) or _PROJECT_TABLES.get(Path.cwd().resolve(), {}).get(table)
+    if found is None:
+        raise SchemaError(f"unknown table schema '{table}'")
+    return found
 
 
 def check(df: pl.DataFrame, table: str, source: Path | str) -> pl.DataFrame:
     """Raise SchemaError if ``df`` lacks a column of ``table`` or has a wrong dtype."""
-    try:
-        spec = TABLES[table]
-    except KeyError:
-        raise SchemaError(f"unknown table schema '{table}'") from None
-    for col, expected in spec.items():
+    for col, expected in _columns(table).items():
         if col not in df.columns:
             raise SchemaError(f"{source}: missing column '{col}' (table '{table}')")
         actual = df.schema[col]
@@ -439,7 +448,7 @@ def frame_schema(table: str) -> dict[str, PolarsDtype]:
     """``TABLES[table]`` as a polars schema (the same dtype objects, in order); SchemaError for
     a table with an ``ARRAY_F32`` column, whose width is not declared."""
     out: dict[str, PolarsDtype] = {}
-    for col, dtype in TABLES[table].items():
+    for col, dtype in _columns(table).items():
         if isinstance(dtype, str):
             raise SchemaError(f"table '{table}': column '{col}' has no fixed dtype ({dtype})")
         out[col] = dtype
@@ -449,7 +458,7 @@ def frame_schema(table: str) -> dict[str, PolarsDtype]:
 def empty(table: str) -> pl.DataFrame:
     """An empty frame with ``table``'s declared columns (array columns become Float32 lists)."""
     cols: dict[str, PolarsDtype] = {
-        c: pl.Array(pl.Float32, 1) if isinstance(t, str) else t for c, t in TABLES[table].items()
+        c: pl.Array(pl.Float32, 1) if isinstance(t, str) else t for c, t in _columns(table).items()
     }
     return pl.DataFrame(schema=cols)
 

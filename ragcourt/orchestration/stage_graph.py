@@ -83,9 +83,10 @@ def _load_graph(folder: Path, signature: tuple[tuple[str, int], ...]) -> dict[st
         if not isinstance(stage, StageDef) or stage.name != name:
             raise ConfigError(f"{folder / name / '__init__.py'}: STAGE must be StageDef('{name}')")
         graph[name] = stage
-        catalog.register(*stage.artifacts)  # a project's own stage: its outputs and tables
+        # a project's own stage: its outputs and tables, for lookups from this project
+        catalog.register(folder.parent, *stage.artifacts)
         for table, columns in stage.tables:
-            register_table(table, columns)
+            register_table(folder.parent, table, columns)
     return graph
 
 
