@@ -341,14 +341,17 @@ class QAGenParams(Strict):
 
 class JudgeSpec(Strict):
     """A judge instance: ``kind`` names a registered judge type (``token_f1``,
-    ``containment``, ``embedding_similarity``, ``llm`` or a user-registered one); other keys
-    configure it (``model`` null -> ``llm.model``; ``embedder`` a key of ``embedders``)."""
+    ``containment``, ``embedding_similarity``, ``llm`` or a user-registered one); the other
+    keys configure it (``model`` null -> ``llm.model``; ``embedder`` a key of ``embedders``);
+    ``settings``: the kind's own settings, validated against the model it registered
+    (``ragcourt kinds answer_judge``)."""
 
     kind: str
     model: str | None = None
     embedder: str | None = None
     threshold: float | None = None
     prompt_version: str = "v1"
+    settings: dict[str, Any] = Field(default_factory=dict)
 
 
 def _default_judges() -> dict[str, JudgeSpec]:

@@ -29,8 +29,11 @@ def registered_kinds() -> list[str]:
 
 
 def build_judge(name: str, spec: JudgeSpec, ctx: JudgeContext) -> AnswerJudge:
-    """Instantiate answer judge ``name`` from its spec (key ``judge.judges.<name>.kind``)."""
-    return ANSWER_JUDGES.get(spec.kind, f"judge.judges.{name}.kind")(name, spec, ctx)
+    """Instantiate answer judge ``name`` from its spec (key ``judge.judges.<name>.kind``),
+    its ``settings`` checked against the kind's settings model first."""
+    factory = ANSWER_JUDGES.get(spec.kind, f"judge.judges.{name}.kind")
+    ANSWER_JUDGES.settings(spec.kind, spec.settings, f"judge.judges.{name}.settings")
+    return factory(name, spec, ctx)
 
 
 def build_judges(names: Sequence[str], ctx: JudgeContext) -> dict[str, AnswerJudge]:

@@ -124,3 +124,62 @@ def test_correctness_margin_reads_its_settings_and_llm_refuses_any() -> None:
     with pytest.raises(ConfigError, match=r"pairwise judge 'llm' takes no settings \(scale\)"):
         build_pairwise_judge("llm", _ctx("llm", {"scale": 0.3}))
     assert "correctness_margin" in PAIRWISE_JUDGES.kinds()
+
+
+ANSWER_PLUGIN = """
+from pydantic import BaseModel, Field
+
+from ragcourt.judging.vocabulary import ANSWER_JUDGES, AnswerVerdict
+
+
+class LengthSettings(BaseModel, extra="forbid"):
+    max_words: int = Field(default=5, ge=1, description="longest answer judged correct")
+
+
+class LengthJudge:
+    uses_llm = False
+
+    def __init__(self, name, max_words):
+        self.name, self.max_words = name, max_words
+
+    def judge(self, items):
+        return [AnswerVerdict(self.name, len(i.answer.split()) <= self.max_words) for i in items]
+
+
+@ANSWER_JUDGES.register("length_for_test", config=LengthSettings)
+def _length(name, spec, ctx):
+    s = ANSWER_JUDGES.settings(spec.kind, spec.settings, f"judge.judges.{name}.settings")
+    return LengthJudge(name, s.max_words)
+"""
+
+
+def test_an_answer_judge_with_its_own_setting_is_one_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragcourt.core.params import JudgeParams, JudgeSpec
+    from ragcourt.judging.builders import build_judge
+    from ragcourt.judging.vocabulary import ANSWER_JUDGES, AnswerItem
+
+    ANSWER_JUDGES.load()
+    monkeypatch.setattr(ANSWER_JUDGES, "_factories", dict(ANSWER_JUDGES._factories))
+    monkeypatch.setattr(ANSWER_JUDGES, "_configs", dict(ANSWER_JUDGES._configs))
+    path = tmp_path / "length_judge.py"
+    path.write_text(ANSWER_PLUGIN)
+    spec = importlib.util.spec_from_file_location("length_judge_for_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+
+    one = JudgeSpec(kind="length_for_test", settings={"max_words": 2})
+    judges = JudgeParams().judges | {"short": one}  # beside the primaries it names
+    ctx = JudgeContext(Params(judge=JudgeParams(judges=judges)))
+    judge = build_judge("short", one, ctx)
+    items = [AnswerItem("q", "in 1851", ("1851",)), AnswerItem("q", "it was in 1851", ("1851",))]
+    assert [v.verdict for v in judge.judge(items)] == [True, False]
+    bad = JudgeSpec(kind="length_for_test", settings={"max_words": "many"})
+    with pytest.raises(ConfigError, match=r"^judge\.judges\.short\.settings\.max_words: "):
+        build_judge("short", bad, ctx)
+    plain = JudgeSpec(kind="token_f1", threshold=0.5, settings={"max_words": 2})
+    with pytest.raises(ConfigError, match=r"answer judge 'token_f1' takes no settings"):
+        build_judge("f1", plain, ctx)
