@@ -6,12 +6,11 @@ imported as a plug-in would be)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+from _plugins import load_plugin
 from pydantic import BaseModel, Field
 from typer.testing import CliRunner
 
@@ -90,16 +89,7 @@ def _ctx(judge: str, settings: dict[str, object], **tables: pl.DataFrame) -> Jud
 def test_a_pairwise_judge_with_its_own_setting_is_one_module(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    PAIRWISE_JUDGES.load()  # the plug-in's kind is registered in copies, gone after the test
-    monkeypatch.setattr(PAIRWISE_JUDGES, "_factories", dict(PAIRWISE_JUDGES._factories))
-    monkeypatch.setattr(PAIRWISE_JUDGES, "_configs", dict(PAIRWISE_JUDGES._configs))
-    path = tmp_path / "coin_judge.py"
-    path.write_text(PLUGIN)
-    spec = importlib.util.spec_from_file_location("coin_judge_for_test", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)
-    spec.loader.exec_module(module)
+    load_plugin(PLUGIN, "coin_judge_for_test", PAIRWISE_JUDGES, tmp_path, monkeypatch)
     key = OrderKey("a", "b", "q1")
     judge = build_pairwise_judge("coin_for_test", _ctx("coin_for_test", {"p_first": 0.9}))
     (verdict,) = judge.judge([key])
@@ -160,16 +150,7 @@ def test_an_answer_judge_with_its_own_setting_is_one_module(
     from ragcourt.judging.builders import build_judge
     from ragcourt.judging.vocabulary import ANSWER_JUDGES, AnswerItem
 
-    ANSWER_JUDGES.load()
-    monkeypatch.setattr(ANSWER_JUDGES, "_factories", dict(ANSWER_JUDGES._factories))
-    monkeypatch.setattr(ANSWER_JUDGES, "_configs", dict(ANSWER_JUDGES._configs))
-    path = tmp_path / "length_judge.py"
-    path.write_text(ANSWER_PLUGIN)
-    spec = importlib.util.spec_from_file_location("length_judge_for_test", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)
-    spec.loader.exec_module(module)
+    load_plugin(ANSWER_PLUGIN, "length_judge_for_test", ANSWER_JUDGES, tmp_path, monkeypatch)
 
     one = JudgeSpec(kind="length_for_test", settings={"max_words": 2})
     judges = JudgeParams().judges | {"short": one}  # beside the primaries it names

@@ -5,12 +5,11 @@ file and imported as a plug-in would be; real chunks Parquet in a temp project f
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+from _plugins import load_plugin
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
@@ -57,16 +56,7 @@ RETRIEVERS.register("in_order_for_test", config=InOrderSettings)(
 def test_a_retriever_kind_with_its_own_setting_is_one_module(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    RETRIEVERS.load()  # the plug-in's kind is registered in copies, gone after the test
-    monkeypatch.setattr(RETRIEVERS, "_factories", dict(RETRIEVERS._factories))
-    monkeypatch.setattr(RETRIEVERS, "_configs", dict(RETRIEVERS._configs))
-    path = tmp_path / "in_order.py"
-    path.write_text(PLUGIN)
-    spec = importlib.util.spec_from_file_location("in_order_retriever_for_test", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)
-    spec.loader.exec_module(module)
+    load_plugin(PLUGIN, "in_order_retriever_for_test", RETRIEVERS, tmp_path, monkeypatch)
 
     monkeypatch.chdir(tmp_path)
     chunks = catalog.path("chunks", chunking="c256")
