@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.params import Params
 
 LLMS, EMBEDDERS = "llms", "embedders"  # sections of the model registry (llm.models_file)
 
@@ -114,7 +115,7 @@ class StageDef:
         """Where its own settings live in params.yaml."""
         return f"stage_params.{self.name}"
 
-    def read_settings(self, params: Any) -> BaseModel:
+    def read_settings(self, params: Params) -> BaseModel:
         """Its ``stage_params.<name>`` validated by :attr:`settings` (defaults for what is
         unset); a one-line ConfigError naming the key and field."""
         if self.settings is None:
