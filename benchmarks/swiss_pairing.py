@@ -13,22 +13,8 @@ import argparse
 import time
 from collections.abc import Sequence
 
-import numpy as np
-
-from ragcourt.tournament.swiss import MatchScore, Pair, PlayRound, max_rounds, swiss
-
-
-def random_play(seed: int, n_q: int = 10) -> PlayRound:
-    rng = np.random.default_rng(seed)
-
-    def play(pairs: list[Pair]) -> list[MatchScore]:
-        out = []
-        for a, b in pairs:
-            s = float(rng.integers(0, n_q + 1))
-            out.append(MatchScore(a, b, s, n_q - s, n_q, 0))
-        return out
-
-    return play
+from ragcourt.tournament.simulate import random_play
+from ragcourt.tournament.swiss import max_rounds, swiss
 
 
 def main(argv: Sequence[str] | None = None) -> None:

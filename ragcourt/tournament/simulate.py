@@ -29,7 +29,29 @@ from scipy.stats import kendalltau
 
 from ragcourt.tournament import bradley_terry
 from ragcourt.tournament.scoring import ordered_logit, score_arrays
-from ragcourt.tournament.swiss import MatchScore, Pair, TournamentResult, round_robin, swiss
+from ragcourt.tournament.swiss import (
+    MatchScore,
+    Pair,
+    PlayRound,
+    TournamentResult,
+    round_robin,
+    swiss,
+)
+
+
+def random_play(seed: int, n_q: int = 10) -> PlayRound:
+    """A judge of no knowledge: each match's score for the first system is uniform on
+    0..``n_q`` questions (seeded), the rest go to the second; no ties, no failed calls."""
+    rng = np.random.default_rng(seed)
+
+    def play(pairs: list[Pair]) -> list[MatchScore]:
+        out = []
+        for a, b in pairs:
+            s = float(rng.integers(0, n_q + 1))
+            out.append(MatchScore(a, b, s, n_q - s, n_q, 0))
+        return out
+
+    return play
 
 
 @dataclass(frozen=True)

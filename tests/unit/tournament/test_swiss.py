@@ -2,7 +2,6 @@
 
 import itertools
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,10 +12,10 @@ from ragcourt.tournament.matchings import (
     has_perfect_matching,
     matchings_in_order,
 )
+from ragcourt.tournament.simulate import random_play
 from ragcourt.tournament.swiss import (
     MatchScore,
     Pair,
-    PlayRound,
     default_rounds,
     max_rounds,
     pair_round,
@@ -24,19 +23,6 @@ from ragcourt.tournament.swiss import (
     round_robin_schedule,
     swiss,
 )
-
-
-def random_play(seed: int, n_q: int = 10) -> PlayRound:
-    rng = np.random.default_rng(seed)
-
-    def play(pairs: list[Pair]) -> list[MatchScore]:
-        out = []
-        for a, b in pairs:
-            s = float(rng.integers(0, n_q + 1))
-            out.append(MatchScore(a, b, s, n_q - s, n_q, 0))
-        return out
-
-    return play
 
 
 def names(n: int) -> list[str]:
