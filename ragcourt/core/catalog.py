@@ -255,10 +255,12 @@ def known(root: Path | None = None) -> dict[str, Artifact]:
 
 def spec(name: str) -> Artifact:
     """The catalogued artifact ``name`` (a ConfigError naming the known ones otherwise)."""
-    try:
-        return known()[name]
-    except KeyError:
-        raise ConfigError(f"unknown artifact '{name}' (known: {', '.join(known())})") from None
+    found = ARTIFACTS.get(name)  # built-in: no working-directory lookup on the common path
+    if found is None:
+        found = known().get(name)
+    if found is None:
+        raise ConfigError(f"unknown artifact '{name}' (known: {', '.join(known())})")
+    return found
 
 
 def path(name: str, **parts: str) -> Path:
