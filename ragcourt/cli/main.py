@@ -26,6 +26,7 @@ from ragcourt.cli.cache_cmd import app as cache_app
 from ragcourt.cli.consoles import cli_console
 from ragcourt.cli.errors import err_console, user_errors
 from ragcourt.cli.external_cmd import answers_app, questions_app
+from ragcourt.cli.gate_cmd import gate as gate_command
 from ragcourt.cli.judges_cmd import app as judges_app
 from ragcourt.cli.kinds_cmd import kinds as kinds_command
 from ragcourt.cli.label_cmd import app as label_app
@@ -48,6 +49,7 @@ dvc_app = typer.Typer(help="dvc.yaml, generated from the stage graph and the art
 app.add_typer(dvc_app, name="dvc")
 app.add_typer(judges_app, name="judges")
 app.command("kinds")(kinds_command)
+app.command("gate")(gate_command)
 app.add_typer(label_app, name="label")
 app.add_typer(profile_app, name="profile")
 app.add_typer(questions_app, name="questions")

@@ -527,6 +527,35 @@ class LimitsParams(Strict):
     max_systems: StrictInt = Field(default=1_000, ge=1, le=1_000_000)
 
 
+class GateParams(Strict):
+    """The release gate (``ragcourt gate``; spec §6, "Gate"): each candidate against
+    ``baseline`` (null: the command's ``--baseline`` is required). ``margin``: Elo points a
+    candidate may trail by (Elo view); ``accuracy_margin``: the same in DAFE accuracy (0-1).
+    ``require_validity``: a run without pairs of controls fails the gate (exit 3)."""
+
+    baseline: str | None = None
+    view: Literal["elo", "dafe"] = "elo"
+    margin: float = Field(default=0.0, ge=0, le=10_000)
+    accuracy_margin: float = Field(default=0.0, ge=0, le=1)
+    require_validity: StrictBool = False
+
+
+class RaceParams(Strict):
+    """The adaptive race (``ragcourt race``; spec §6, "Race"): rounds of ``round_questions``
+    fresh questions, at most ``rounds`` of them (the planned looks of the Bonferroni rule);
+    each survivor plays the ``opponents`` best-rated other survivors; a configuration is
+    dropped when its win rate against another is below 1/2 at level
+    ``alpha`` / (rounds · (N − 1)) (Hoeffding). ``max_calls``: stop before a round that
+    would pass this many answer + judge calls (null: no call budget)."""
+
+    round_questions: StrictInt = Field(default=10, gt=0, le=1_000_000)
+    rounds: StrictInt = Field(default=5, gt=0, le=10_000)
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    opponents: StrictInt = Field(default=2, ge=1, le=1_000)
+    max_calls: StrictInt | None = Field(default=None, gt=0)
+    seed: StrictInt = 0
+
+
 class Params(Strict):
     """Root of params.yaml."""
 
@@ -551,6 +580,8 @@ class Params(Strict):
     failure: FailureParams = Field(default_factory=FailureParams)
     controls: ControlsParams = Field(default_factory=ControlsParams)
     limits: LimitsParams = Field(default_factory=LimitsParams)
+    gate: GateParams = Field(default_factory=GateParams)
+    race: RaceParams = Field(default_factory=RaceParams)
     #: settings of a project's own stages, by stage name (``stages/<name>/`` declares their
     #: model in ``StageDef.settings``; validated when the stage runs)
     stage_params: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -42,5 +42,6 @@ STAGE = StageDef(
         "qagen.reference_chunking",
         "retrieval.relevance",
         "retrieval.bm25",
+        "gate",
     ),
 )

@@ -21,6 +21,7 @@ from ragcourt.reporting.sections.metric_correlation import udcg_correlation
 from ragcourt.reporting.sections.model_calls import model_usage
 from ragcourt.reporting.sections.qa_set import qa_generation
 from ragcourt.reporting.sections.ranking import leaderboard
+from ragcourt.reporting.sections.release_gate import release_gate
 from ragcourt.reporting.sections.retrieval_metrics import retrieval, retrieval_intro
 from ragcourt.reporting.sections.run_overview import overview
 from ragcourt.reporting.sections.tournament_cost import swiss_cost
@@ -36,6 +37,7 @@ __all__ = [
     "model_usage",
     "overview",
     "qa_generation",
+    "release_gate",
     "retrieval",
     "retrieval_intro",
     "swiss_cost",
@@ -52,6 +54,7 @@ def build_sections(art: Artifacts, params: Params, head: Headline | None = None)
         validity(art),
         overview(art, params),
         leaderboard(art, params),
+        *([release_gate(art, params)] if params.gate.baseline else []),
         human_labels(art),
         swiss_cost(art),
         dafe(art),
