@@ -60,6 +60,7 @@ class SimConfig:
     n_questions: int = 50
     strength_sd: float = 200.0
     spacing: float | None = None
+    strengths: tuple[float, ...] | None = None  # explicit latent Elo strengths (one per system)
     question_sd: float = 1.0
     judge_sd: float = 0.5
     tie_band: float = 0.5
@@ -81,7 +82,9 @@ class Oracle:
         self.cfg = cfg
         self.names = [f"S{i:02d}" for i in range(n)]
         self.index = {s: i for i, s in enumerate(self.names)}
-        if cfg.spacing is None:
+        if cfg.strengths is not None:
+            self.theta = np.asarray(cfg.strengths, dtype=float)
+        elif cfg.spacing is None:
             self.theta = rng.normal(0.0, cfg.strength_sd, n)
         else:  # evenly spaced, in a seeded random order of names
             self.theta = rng.permutation(cfg.spacing * (np.arange(n) - (n - 1) / 2))
@@ -94,6 +97,17 @@ class Oracle:
     def _order_probs(self, i: int, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         d = self.quality[i] - self.quality[j] + self.cfg.position_bias + self.noise[i, j]
         return ordered_logit(d, 1.0, self.cfg.tie_band)
+
+    def question_scores(self, a: str, b: str, questions: npt.ArrayLike) -> np.ndarray:
+        """a's DICE score on each of ``questions`` (indices) against b, both orders combined
+        and scored by the real code; b's is 1 minus it."""
+        q = np.asarray(questions, dtype=np.int64)
+        i, j = self.index[a], self.index[b]
+        ab, ba = self._order_probs(i, j), self._order_probs(j, i)
+        p_a, p_b, p_t = (ab[0] + ba[1]) / 2, (ab[1] + ba[0]) / 2, (ab[2] + ba[2]) / 2
+        s_a, _, _, _ = score_arrays(p_a[q], p_b[q], p_t[q], self.cfg.margin)
+        self.judged.add(frozenset((a, b)))
+        return np.asarray(s_a, dtype=float)
 
     def play(self, pairs: list[Pair]) -> list[MatchScore]:
         out = []

@@ -148,3 +148,33 @@ def test_printed_lines_keep_one_line_per_candidate() -> None:
     assert len(out) == 2 and all("\n" not in line for line in out)
     assert out[0].endswith("gap -80 [-100, -60] Elo points vs base")
     assert out[1].startswith("gate: exit 1: a candidate is significantly worse")
+
+
+def test_dafe_view_pairs_questions_both_systems_have_a_verdict_for() -> None:
+    import polars as pl
+
+    from ragcourt.tournament.gate import dafe_gate
+
+    rows = []
+    for j in range(40):
+        rows += [
+            {"system": "base", "question_id": f"q{j}", "final_verdict": True},
+            {"system": "down", "question_id": f"q{j}", "final_verdict": j % 4 == 0},
+            {"system": "same", "question_id": f"q{j}", "final_verdict": j != 3},
+            # a failed verdict is left out of both sides, never counted as wrong
+            {"system": "gaps", "question_id": f"q{j}", "final_verdict": None if j < 20 else True},
+            {"system": "ctl", "question_id": f"q{j}", "final_verdict": False},
+        ]
+    verdicts = pl.DataFrame(
+        rows, schema={"system": pl.String, "question_id": pl.String, "final_verdict": pl.Boolean}
+    )
+    result = dafe_gate(verdicts, None, "base", 0.05, 500, 0, controls={"ctl": "random"})
+    by = {c.candidate: c for c in result.candidates}
+    assert set(by) == {"down", "same", "gaps"}  # the control is no candidate
+    assert by["down"].gap == pytest.approx(-0.75) and by["down"].verdict == WORSE
+    assert by["same"].gap == pytest.approx(-1 / 40)
+    assert by["same"].lo is not None and by["same"].lo <= -0.05  # one miss in 40: undecided
+    assert by["same"].verdict == UNDECIDED and by["same"].questions_needed is not None
+    # 20 shared questions, all correct for both: interval [0, 0], above -0.05 -> not worse
+    assert (by["gaps"].gap, by["gaps"].lo, by["gaps"].verdict) == (0.0, 0.0, NOT_WORSE)
+    assert result.unit == "accuracy" and result.exit_code == EXIT_WORSE
