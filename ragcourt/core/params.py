@@ -325,6 +325,9 @@ class QAGenParams(Strict):
     filter_prompt_version: str = "v2"  # QA filter prompts (configs/prompts/qagen_filters.yaml)
     filter_reason: StrictBool = False  # v2 filters: generated form with a reason, not P(yes)
     filter_kinds: QAGenFilterKinds = Field(default_factory=QAGenFilterKinds)
+    # each QA-filter kind's own settings, by kind (validated against the model the kind
+    # registered, ragcourt.core.registry; `ragcourt kinds qa_filter` lists them)
+    filter_settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
     qa_file: str | None = None  # bring-your-own QA set: validated and used instead
     batch_size: StrictInt = Field(default=8, gt=0)  # candidates per generation round (concurrency)
     min_context_tokens: StrictInt = Field(default=40, ge=1)  # shorter chunks are not sampled
@@ -390,15 +393,19 @@ class JudgeParams(Strict):
     # it by ragcourt.judging.builders.check_judge_params): trained: no LLM, the trained
     # correctness judge's score, max over references; rubric: JSON rationale + score
     # (RAGalyst); expected: one next-token call, the score is the probability-weighted mean of
-    # the rubric levels (G-Eval style, needs logprobs); similarity: no LLM, the score of judge
-    # ``correctness_judge`` (an embedding_similarity judge: max cosine to a reference, in [0, 1])
+    # the rubric levels (G-Eval style, needs logprobs); similarity: no LLM, the score of an
+    # embedding_similarity answer judge (its settings' ``judge``): max cosine to a reference)
     correctness_mode: str = "trained"
-    correctness_judge: str = "ref_similarity"
+    # the correctness grader kind's own settings, validated against the model it registered
+    # (`ragcourt kinds correctness_grader`)
+    correctness_settings: dict[str, Any] = Field(default_factory=dict)
     relevance_model: str | None = None
     # a kind of the relevance grader registry (ragcourt.judging.relevance_graders, checked by
     # ragcourt.judging.builders.check_judge_params): trained: P(relevant) of the trained judge
     # (no LLM; also UDCG's P(NO-RESPONSE)); llm: RAGElo 0/1/2 by relevance_model
     relevance_grader: NonEmptyStr = "trained"
+    # the relevance grader kind's own settings (`ragcourt kinds relevance_grader`)
+    relevance_settings: dict[str, Any] = Field(default_factory=dict)
     # weights folder of the trained judges (judge kind / correctness_mode / relevance_grader
     # ``trained``, QA filter ``trained_answerability``); null: the weights shipped in the package
     trained_weights: str | None = None
@@ -418,14 +425,17 @@ class JudgeParams(Strict):
         for name in [*self.primaries, self.arbitrator]:
             if name not in self.judges:
                 raise ValueError(f"judge '{name}' is not defined under judge.judges")
-        if self.correctness_mode == "similarity":
-            spec = self.judges.get(self.correctness_judge)
-            if spec is None or spec.kind != "embedding_similarity":
-                raise ValueError(
-                    f"correctness_judge '{self.correctness_judge}' must name an "
-                    "embedding_similarity judge under judge.judges (correctness_mode: similarity)"
-                )
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "correctness_judge" in data:
+            raise ValueError(
+                "correctness_judge moved to judge.correctness_settings.judge (the settings of "
+                "the correctness grader kind that reads it)"
+            )
+        return data
 
 
 class TournamentParams(Strict):

@@ -147,12 +147,12 @@ def judge_answers(inputs: pl.DataFrame, ctx: JudgeContext) -> tuple[pl.DataFrame
     jp = ctx.params.judge
     check_judge_params(jp)  # an unknown kind fails before any model call
     judges = build_judges([*jp.primaries, jp.arbitrator], ctx)
+    grader = build_grader(ctx)  # so do bad settings
     ok_idx = [i for i, e in enumerate(inputs["input_error"].to_list()) if e is None]
     items = to_items(inputs[ok_idx])
     p1, p2 = (judges[n] for n in jp.primaries)
     decisions = run_dafe(items, p1, p2, judges[jp.arbitrator])
     verdicts = verdicts_frame(inputs, dict(zip(ok_idx, decisions, strict=True)))
-    grader = build_grader(ctx)
     graded = grader.grade(items, _verdicts_of(items, decisions, ctx)) if items else []
     correctness = correctness_frame(inputs, dict(zip(ok_idx, graded, strict=True)))
     return verdicts, correctness

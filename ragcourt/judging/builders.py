@@ -20,6 +20,8 @@ from ragcourt.judging.vocabulary import (
     CorrectnessGrader,
     JudgeContext,
     RelevanceGrader,
+    correctness_settings,
+    relevance_settings,
 )
 
 
@@ -60,12 +62,16 @@ def check_judge_params(judge: JudgeParams) -> None:
 
 
 def build_grader(ctx: JudgeContext) -> CorrectnessGrader:
-    """The correctness grader ``judge.correctness_mode`` names."""
-    mode = ctx.params.judge.correctness_mode
-    return CORRECTNESS_GRADERS.get(mode, "judge.correctness_mode")(ctx)
+    """The correctness grader ``judge.correctness_mode`` names, its
+    ``judge.correctness_settings`` checked against the kind's settings model first."""
+    factory = CORRECTNESS_GRADERS.get(ctx.params.judge.correctness_mode, "judge.correctness_mode")
+    correctness_settings(ctx.params)
+    return factory(ctx)
 
 
 def build_relevance_grader(ctx: JudgeContext) -> RelevanceGrader:
-    """The relevance grader ``judge.relevance_grader`` names."""
-    kind = ctx.params.judge.relevance_grader
-    return RELEVANCE_GRADERS.get(kind, "judge.relevance_grader")(ctx)
+    """The relevance grader ``judge.relevance_grader`` names, its ``judge.relevance_settings``
+    checked against the kind's settings model first."""
+    factory = RELEVANCE_GRADERS.get(ctx.params.judge.relevance_grader, "judge.relevance_grader")
+    relevance_settings(ctx.params)
+    return factory(ctx)

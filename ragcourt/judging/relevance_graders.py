@@ -15,12 +15,17 @@ For both, grade 0 when p < t (the model's fitted threshold), 2 when p >= (1 + t)
 ``relevance_expected`` = 2p. UDCG reads the same p: P(NO-RESPONSE) = 1 - p, so a passage's
 utility is +p when relevant and -p otherwise (a passage that looks relevant but is not
 distracts more).
+
+Each grader says what graded in ``source`` and, when it also gives UDCG's P(NO-RESPONSE), in
+``abstention_source`` (the judge summary's models); building one loads nothing (the trained
+models load on first grade).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import polars as pl
 
@@ -31,9 +36,8 @@ from ragcourt.judging.relevance import (
     relevance_token_requests,
     with_questions,
 )
-from ragcourt.judging.vocabulary import RELEVANCE_GRADERS, JudgeContext
+from ragcourt.judging.vocabulary import RELEVANCE_GRADERS, TRAINED_SOURCE, JudgeContext
 from ragcourt.llm import ChatRequest, TokenDistribution
-from ragcourt.retrieval.trained_judges.judges import TrainedJudges
 
 TRAINED_METHOD = "trained"  # grading_method / p_method of the trained judges
 
@@ -43,6 +47,11 @@ class LLMRelevanceGrader:
     """``llm``: the prompted 0/1/2 grade of ``judge.relevance_model`` (module doc)."""
 
     ctx: JudgeContext
+    abstention_source: str | None = None  # UDCG asks its own model (judge.udcg.model)
+
+    @property
+    def source(self) -> str:
+        return self.ctx.params.llm.resolve(self.ctx.params.judge.relevance_model)
 
     def token_requests(
         self, passages: pl.DataFrame, qa: pl.DataFrame
@@ -99,12 +108,21 @@ PairScorer = Callable[[Sequence[str], Sequence[str]], list[float]]
 @dataclass
 class ProbabilityRelevanceGrader:
     """A trained pair model's probability as relevance (``trained``, ``reader``: module doc);
-    each (question, passage) is scored once per grader, for both the grade and UDCG."""
+    ``load`` gives (scorer, threshold) on first use; each (question, passage) is scored once
+    per grader, for both the grade and UDCG."""
 
-    score: PairScorer
-    threshold: float
+    load: Callable[[], tuple[PairScorer, float]]
     model: str
+    source: str
     _seen: dict[tuple[str, str], float] = field(default_factory=dict, repr=False)
+
+    @property
+    def abstention_source(self) -> str:
+        return self.source
+
+    @cached_property
+    def _loaded(self) -> tuple[PairScorer, float]:
+        return self.load()
 
     def token_requests(
         self, passages: pl.DataFrame, qa: pl.DataFrame
@@ -114,7 +132,8 @@ class ProbabilityRelevanceGrader:
     def _p(self, joined: pl.DataFrame) -> list[float]:
         pairs = list(zip(joined["question"].to_list(), joined["text"].to_list(), strict=True))
         todo = sorted({pair for pair in pairs if pair not in self._seen})
-        scores = self.score([q for q, _ in todo], [t for _, t in todo]) if todo else []
+        score = self._loaded[0]
+        scores = score([q for q, _ in todo], [t for _, t in todo]) if todo else []
         self._seen.update(zip(todo, scores, strict=True))
         return [self._seen[pair] for pair in pairs]
 
@@ -126,7 +145,7 @@ class ProbabilityRelevanceGrader:
     ) -> pl.DataFrame:
         joined = with_questions(passages, qa)
         p = self._p(joined)
-        t = self.threshold
+        t = self._loaded[1]
         return joined.select("question_id", "chunk_id", "doc_id", "n_systems").with_columns(
             pl.Series("relevance", [trained_grade(x, t) for x in p], dtype=pl.Int8),
             pl.Series("relevance_expected", [2.0 * x for x in p], dtype=pl.Float64),
@@ -150,21 +169,23 @@ class ProbabilityRelevanceGrader:
         )
 
 
-def trained_relevance_grader(judges: TrainedJudges) -> ProbabilityRelevanceGrader:
-    """The trained relevance judge as a grader (``trained``)."""
+@RELEVANCE_GRADERS.register("trained")
+def _trained(ctx: JudgeContext) -> ProbabilityRelevanceGrader:
+    """The trained relevance judge (of ``judge.trained_weights``) as a grader."""
     return ProbabilityRelevanceGrader(
-        judges.relevance, judges.model("relevance").threshold, "trained/relevance"
+        lambda: (ctx.trained_judges.relevance, ctx.trained_judges.model("relevance").threshold),
+        "trained/relevance",
+        TRAINED_SOURCE,
     )
 
 
-@RELEVANCE_GRADERS.register("trained")
-def _trained(ctx: JudgeContext) -> ProbabilityRelevanceGrader:
-    return trained_relevance_grader(ctx.trained_judges)
+def _shipped_reader() -> tuple[PairScorer, float]:
+    from ragcourt.retrieval.reader.model import shipped_reader
+
+    reader = shipped_reader()
+    return reader.answerability, reader.threshold
 
 
 @RELEVANCE_GRADERS.register("reader")
 def _reader(ctx: JudgeContext) -> ProbabilityRelevanceGrader:
-    from ragcourt.retrieval.reader.model import shipped_reader
-
-    reader = shipped_reader()
-    return ProbabilityRelevanceGrader(reader.answerability, reader.threshold, "trained/reader")
+    return ProbabilityRelevanceGrader(_shipped_reader, "trained/reader", "trained reader (no LLM)")

@@ -21,6 +21,9 @@ from ragcourt.judging.vocabulary import (
     require_threshold,
 )
 
+EMBEDDING_SIMILARITY = "embedding_similarity"
+"""This module's answer judge kind (the ``similarity`` correctness grader reads its verdicts)."""
+
 
 def embedder_model(params: Params, embedder: str) -> str:
     """Registry model name for ``embedder``: a key of ``params.embedders`` or a registry name."""
@@ -84,7 +87,7 @@ class EmbeddingSimilarityJudge:
         return out
 
 
-@ANSWER_JUDGES.register("embedding_similarity")
+@ANSWER_JUDGES.register(EMBEDDING_SIMILARITY)
 def _embedding_similarity(
     name: str, spec: JudgeSpec, ctx: JudgeContext
 ) -> EmbeddingSimilarityJudge:

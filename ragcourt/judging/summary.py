@@ -19,7 +19,7 @@ from ragcourt.core.control_kinds import controls_of
 from ragcourt.core.io import read_table, write_json, write_parquet
 from ragcourt.core.params import Params
 from ragcourt.judging import retrieval_skips
-from ragcourt.judging.builders import build_judges
+from ragcourt.judging.builders import build_grader, build_judges, build_relevance_grader
 from ragcourt.judging.dafe import DafeDecision, dafe_summary
 from ragcourt.judging.discrimination import DafeDiscrimination, dafe_check
 from ragcourt.judging.per_question import metric_correlation, per_question_table, system_summary
@@ -36,15 +36,12 @@ from ragcourt.judging.summaries import (
     ThetaNotFitted,
     UdcgSection,
 )
-from ragcourt.judging.vocabulary import AnswerVerdict, JudgeContext
+from ragcourt.judging.vocabulary import AnswerVerdict, JudgeContext, source_of
 from ragcourt.llm.grading_methods import is_fallback
 
 log = logging.getLogger("ragcourt.judge")
 
 ROLES = ("primary1", "primary2", "arbitrator")
-
-
-TRAINED_SOURCE = "trained judge (no LLM)"  # the model field of a trained-judge role
 
 
 def _role_verdict(row: dict[str, Any], role: str) -> AnswerVerdict | None:
@@ -117,15 +114,10 @@ def _mean(column: pl.Series) -> float | None:
 
 def _correctness_section(params: Params, correctness: pl.DataFrame) -> CorrectnessSection:
     jp = params.judge
+    grader = build_grader(JudgeContext(params))
     return CorrectnessSection(
         mode=jp.correctness_mode,
-        model=(
-            f"judge {jp.correctness_judge} (no LLM)"
-            if jp.correctness_mode == "similarity"
-            else TRAINED_SOURCE
-            if jp.correctness_mode == "trained"
-            else params.llm.resolve(jp.correctness_model)
-        ),
+        model=source_of(grader, jp.correctness_mode),
         prompt_version=jp.prompt_version,
         forms=form_counts(correctness["form"]),
         rows=correctness.height,
@@ -135,18 +127,11 @@ def _correctness_section(params: Params, correctness: pl.DataFrame) -> Correctne
     )
 
 
-def _relevance_model(params: Params, role_model: str | None) -> str:
-    """What graded relevance (and UDCG's P(NO-RESPONSE)): the trained judge or the role's LLM."""
-    if params.judge.relevance_grader == "trained":
-        return TRAINED_SOURCE
-    return params.llm.resolve(role_model)
-
-
-def _relevance_section(params: Params, relevance: pl.DataFrame) -> RelevanceSection:
+def _relevance_section(relevance: pl.DataFrame, source: str) -> RelevanceSection:
     n_passage_rows = int(relevance["n_systems"].sum() or 0)
     grades = relevance["relevance"].value_counts()
     return RelevanceSection(
-        model=_relevance_model(params, params.judge.relevance_model),
+        model=source,
         unique_passages=relevance.height,
         passage_rows_across_systems=n_passage_rows,
         judgments_saved_by_dedup=n_passage_rows - relevance.height,
@@ -160,11 +145,11 @@ def _relevance_section(params: Params, relevance: pl.DataFrame) -> RelevanceSect
 
 
 def _udcg_section(
-    params: Params, udcg: pl.DataFrame, theta: ThetaFitReport | ThetaNotFitted
+    params: Params, udcg: pl.DataFrame, theta: ThetaFitReport | ThetaNotFitted, source: str
 ) -> UdcgSection:
     up = params.judge.udcg
     return UdcgSection(
-        model=_relevance_model(params, up.model),
+        model=source,
         gamma=up.gamma,
         k=up.k,
         relevance_threshold=up.relevance_threshold,
@@ -193,6 +178,9 @@ def judge_summary(
     (``retrieval_not_judged``: system -> why its retrieval was not judged)."""
     jp = params.judge
     corr = correlation.filter(pl.col("target") == "correctness")
+    grader = build_relevance_grader(JudgeContext(params))
+    # the grader's own P(NO-RESPONSE), else UDCG's reader model
+    abstention = getattr(grader, "abstention_source", None)
     dafe = dafe_summary(decisions_from_verdicts(verdicts), llm_roles) | {
         "primaries": jp.primaries,
         "arbitrator": jp.arbitrator,
@@ -204,8 +192,8 @@ def judge_summary(
         dafe=DafeSection.model_validate(dafe),
         accuracy_per_system=dict(sys_summary.select("system", "accuracy").iter_rows()),
         correctness=_correctness_section(params, correctness),
-        relevance=_relevance_section(params, relevance),
-        udcg=_udcg_section(params, udcg, theta),
+        relevance=_relevance_section(relevance, source_of(grader, jp.relevance_grader)),
+        udcg=_udcg_section(params, udcg, theta, abstention or params.llm.resolve(jp.udcg.model)),
         spearman_with_correctness={
             r["label"]: SpearmanWithCorrectness(
                 spearman=r["spearman"], se=r["spearman_se"], n=r["n"]

@@ -24,8 +24,11 @@ Pairwise judges (:mod:`ragcourt.tournament.pairwise`), params ``tournament.judge
 
 Plugging in: decorate a factory with ``@ANSWER_JUDGES.register("my_kind")`` (alias
 ``@register_judge``), ``@CORRECTNESS_GRADERS.register(...)`` or ``@PAIRWISE_JUDGES.register``
-in a module of its own. Each registry names the modules holding its built-in kinds and imports
-them on first lookup (a new correctness grader is one module in
+in a module of its own, with ``config=Model`` when the kind has settings of its own
+(``judge.judges.<name>.settings``, ``judge.correctness_settings``,
+``judge.relevance_settings``, ``tournament.judge_settings``; the factory reads them
+validated, e.g. by :func:`correctness_settings`). Each registry names the modules holding
+its built-in kinds and imports them on first lookup (a new correctness grader is one module in
 :mod:`ragcourt.judging.graders`); a module outside the package plugs in as an entry point
 (:mod:`ragcourt.core.registry`). :mod:`ragcourt.judging.builders` and
 :mod:`ragcourt.tournament.builders` build instances; the registries' home modules (this one
@@ -37,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import polars as pl
 
@@ -48,6 +51,10 @@ from ragcourt.core.registry import Registry
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest, Gateway, TokenDistribution
     from ragcourt.retrieval.trained_judges.judges import TrainedJudges
+
+
+TRAINED_SOURCE = "trained judge (no LLM)"
+"""What graded, for the judge summary, when a trained judge did (no model call)."""
 
 
 @dataclass(eq=False)
@@ -86,6 +93,13 @@ class JudgeContext:
         if self.correctness is None and self.read_correctness is not None:
             self.correctness = self.read_correctness()
         return self.correctness
+
+
+def source_of(grader: object, default: str) -> str:
+    """What a grader says graded (its optional ``source``: a model, or a named judge that
+    calls none; the judge summary shows it), else ``default``."""
+    source = getattr(grader, "source", None)
+    return source if isinstance(source, str) else default
 
 
 # ---------------------------------------------------------------- answer judges
@@ -169,7 +183,8 @@ already ran it on them)."""
 
 
 class CorrectnessGrader(Protocol):
-    """A configured correctness grader; ``grade`` keeps the order and length of ``items``."""
+    """A configured correctness grader; ``grade`` keeps the order and length of ``items``.
+    It may say what graded in a ``source`` attribute (:func:`source_of`)."""
 
     def grade(
         self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf
@@ -182,6 +197,14 @@ CORRECTNESS_GRADERS: Registry[CorrectnessGraderFactory] = Registry(
 )
 
 
+def correctness_settings(params: Params) -> Any:
+    """``judge.correctness_settings`` validated against the settings model of the kind
+    ``judge.correctness_mode`` names (None: it registered none); one-line ConfigError."""
+    jp = params.judge
+    key = "judge.correctness_settings"
+    return CORRECTNESS_GRADERS.settings(jp.correctness_mode, jp.correctness_settings, key)
+
+
 # ---------------------------------------------------------------- relevance graders
 
 
@@ -192,7 +215,8 @@ class RelevanceGrader(Protocol):
     (question, passage) of ``passages`` (:func:`ragcourt.judging.relevance.unique_passages`).
     ``token_requests`` gives the next-token requests and labels it would ask, so the stage can
     send them in one batch with UDCG's (shared passage prefixes), or None; ``dists`` are their
-    answers, in order."""
+    answers, in order. It may say what graded in ``source`` and, when it gives UDCG's
+    P(NO-RESPONSE) itself, what gave it in ``abstention_source`` (the judge summary)."""
 
     def token_requests(
         self, passages: pl.DataFrame, qa: pl.DataFrame
@@ -218,3 +242,11 @@ RelevanceGraderFactory = Callable[[JudgeContext], RelevanceGrader]
 RELEVANCE_GRADERS: Registry[RelevanceGraderFactory] = Registry(
     "relevance grader", builtins=("ragcourt.judging.relevance_graders",)
 )
+
+
+def relevance_settings(params: Params) -> Any:
+    """``judge.relevance_settings`` validated against the settings model of the kind
+    ``judge.relevance_grader`` names (None: it registered none); one-line ConfigError."""
+    jp = params.judge
+    key = "judge.relevance_settings"
+    return RELEVANCE_GRADERS.settings(jp.relevance_grader, jp.relevance_settings, key)

@@ -8,14 +8,18 @@ and ``relevance`` judges register themselves in :mod:`ragcourt.qagen.filters`, w
 fixes the order they run in (spec §2), the quality rules in :mod:`ragcourt.qagen.quality`.
 The registry imports both (and entry-point plug-ins) on first lookup; this module imports
 none of them (no import cycles).
+
+A filter kind may register its own settings (``@QA_FILTERS.register("kind", config=Model)``);
+params give them under ``qagen.filter_settings.<kind>`` and :func:`with_kind_settings` hands the
+validated model to the filter as ``cfg.settings`` (``ragcourt kinds qa_filter`` lists them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragcourt.core.registry import Registry
 
@@ -45,6 +49,7 @@ class JudgeSettings:
     max_tokens: int = 160
     reason: bool = False  # one-token prompts: generated reason + label instead of P(yes)
     trained_weights: str | None = None  # trained judges' weights folder (None: shipped)
+    settings: Any = None  # the filter kind's own settings (its registered model); None: none
 
 
 @dataclass(frozen=True)
@@ -84,3 +89,18 @@ QA_FILTERS: Registry[QAFilter] = Registry(
     "QA filter",
     builtins=("ragcourt.qagen.filters", "ragcourt.qagen.quality", "ragcourt.qagen.trained_filter"),
 )
+
+
+def with_kind_settings(
+    kind: str, cfg: JudgeSettings, given: Mapping[str, Mapping[str, Any]]
+) -> JudgeSettings:
+    """``cfg`` carrying ``kind``'s own settings: ``given[kind]`` (``qagen.filter_settings``)
+    validated against the model the kind registered (one-line ConfigError naming the key)."""
+    key = f"qagen.filter_settings.{kind}"
+    return replace(cfg, settings=QA_FILTERS.settings(kind, given.get(kind), key))
+
+
+def check_filter_settings(given: Mapping[str, Mapping[str, Any]]) -> None:
+    """Every kind under ``qagen.filter_settings`` is registered and its settings validate."""
+    for kind, data in given.items():
+        QA_FILTERS.settings(kind, data, f"qagen.filter_settings.{kind}")

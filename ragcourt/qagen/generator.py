@@ -33,7 +33,15 @@ from ragcourt.core.prompts import prompt
 from ragcourt.corpus.language import UNDETERMINED, detect_language, language_name
 from ragcourt.llm.types import ChatRequest, ChatResult
 from ragcourt.qagen.duplicates import DuplicateIndex
-from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeOutcome, JudgeSettings, QAFilter, QAItem
+from ragcourt.qagen.filter_registry import (
+    QA_FILTERS,
+    JudgeOutcome,
+    JudgeSettings,
+    QAFilter,
+    QAItem,
+    check_filter_settings,
+    with_kind_settings,
+)
 from ragcourt.qagen.filters import JUDGES, not_standalone_reason
 from ragcourt.qagen.quality import GATE
 from ragcourt.qagen.summaries import (
@@ -206,11 +214,17 @@ class Generator:
             reason=self.q.filter_reason,
             trained_weights=params.judge.trained_weights,
         )
-        kinds = self.q.filter_kinds
+        kinds, given = self.q.filter_kinds, self.q.filter_settings
+        check_filter_settings(given)
         self.filters: dict[str, QAFilter] = {
             n: QA_FILTERS.get(getattr(kinds, n), "qagen") for n in JUDGES
         }
         self.gate_filters: dict[str, QAFilter] = {n: QA_FILTERS.get(n, "qagen") for n in GATE}
+        # each filter role's settings: the shared ones plus its kind's own
+        self.filter_cfgs = {
+            n: with_kind_settings(k, self.judge_cfg, given)
+            for n, k in [*((n, getattr(kinds, n)) for n in JUDGES), *((n, n) for n in GATE)]
+        }
         self._warned_language = False
 
     def _prompt(self, name: str) -> str:
@@ -314,7 +328,7 @@ class Generator:
                 return
             items = [QAItem(c.question or "", c.answer or "", c.context) for c in todo]
             for c, o in zip(
-                todo, self.gate_filters[name](self.gw, items, self.judge_cfg), strict=True
+                todo, self.gate_filters[name](self.gw, items, self.filter_cfgs[name]), strict=True
             ):
                 if not o.passes(1.0):
                     c.fail(name, o.reason or o.error or "rejected")
@@ -340,7 +354,7 @@ class Generator:
 
     def _run_judge(self, name: str, todo: Sequence[Candidate]) -> list[JudgeOutcome]:
         items = [QAItem(c.question or "", c.answer or "", c.context) for c in todo]
-        return self.filters[name](self.gw, items, self.judge_cfg, f"qagen {name}")
+        return self.filters[name](self.gw, items, self.filter_cfgs[name], f"qagen {name}")
 
     def thresholds(self) -> dict[str, float]:
         """Pass marks per filter: ``score >= qagen.thresholds.<filter>`` (P(yes) with filter

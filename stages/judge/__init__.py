@@ -15,7 +15,7 @@ STAGE = StageDef(
         "judge.primaries",
         "judge.arbitrator",
         "judge.correctness_mode",
-        "judge.correctness_judge",
+        "judge.correctness_settings",
         "judge.correctness_model",
         "judge.trained_weights",
         "judge.prompt_version",

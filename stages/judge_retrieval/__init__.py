@@ -14,6 +14,7 @@ STAGE = StageDef(
     deps=(Dep(prompts="judge"), *arts("answers", "qa", "llm_routes")),
     params=(
         "judge.relevance_grader",
+        "judge.relevance_settings",
         "judge.relevance_model",
         "judge.trained_weights",
         "judge.prompt_version",

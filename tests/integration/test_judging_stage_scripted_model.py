@@ -390,7 +390,7 @@ def test_similarity_correctness_reuses_the_dafe_primary_scores_scripted_model(
         primaries=["tf1", "sim"],
         arbitrator="llm",
         correctness_mode="similarity",
-        correctness_judge="sim",
+        correctness_settings={"judge": "sim"},
         relevance_grader="llm",
         prompt_version="v1",
         udcg=UDCGParams(theta_min_pairs=1000),

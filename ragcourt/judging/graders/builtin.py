@@ -1,26 +1,33 @@
 """The built-in correctness graders, one class each, registered under the kind
 ``judge.correctness_mode`` names (spec §5): ``rubric`` and ``expected`` ask an LLM
-(:mod:`ragcourt.judging.correctness`); ``similarity`` and ``trained`` use none."""
+(:mod:`ragcourt.judging.correctness`); ``similarity`` and ``trained`` use none. Each says
+what graded in ``source`` (the judge summary's ``correctness.model``); building one loads
+nothing (the trained judges load on first grade)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import BaseModel, Field
+
+from ragcourt.core.errors import ConfigError
 from ragcourt.judging.correctness import (
     grade_correctness,
     grade_correctness_expected,
     similarity_correctness,
 )
+from ragcourt.judging.semantic import EMBEDDING_SIMILARITY
 from ragcourt.judging.trained_correctness import trained_reference_scores
 from ragcourt.judging.vocabulary import (
     CORRECTNESS_GRADERS,
+    TRAINED_SOURCE,
     AnswerItem,
     CorrectnessGrade,
     JudgeContext,
     VerdictsOf,
+    correctness_settings,
 )
-from ragcourt.retrieval.trained_judges.judges import TrainedJudges
 
 
 @dataclass
@@ -32,6 +39,10 @@ class _LLMGrader:
     @property
     def model(self) -> str:
         return self.ctx.params.llm.resolve(self.ctx.params.judge.correctness_model)
+
+    @property
+    def source(self) -> str:
+        return self.model
 
 
 class RubricGrader(_LLMGrader):
@@ -60,12 +71,26 @@ class ExpectedGrader(_LLMGrader):
         )
 
 
+class SimilaritySettings(BaseModel, extra="forbid"):
+    """The ``similarity`` grader's settings (``judge.correctness_settings``)."""
+
+    judge: str = Field(
+        default="ref_similarity",
+        description="the embedding_similarity answer judge (a name under judge.judges) whose "
+        "max cosine to a reference is the score",
+    )
+
+
 @dataclass
 class SimilarityGrader:
-    """``similarity``: clipped max cosine from the verdicts of ``judge.correctness_judge``
-    (an embedding_similarity judge; no LLM)."""
+    """``similarity``: clipped max cosine from the verdicts of the embedding_similarity
+    answer judge its settings name (no LLM)."""
 
     judge: str
+
+    @property
+    def source(self) -> str:
+        return f"judge {self.judge} (no LLM)"
 
     def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
         return similarity_correctness(verdicts_of(self.judge))
@@ -76,11 +101,12 @@ class TrainedGrader:
     """``trained``: the max over references of the trained correctness judge's score, in
     [0, 1] (:mod:`ragcourt.judging.trained_correctness`; no LLM)."""
 
-    judges: TrainedJudges
+    ctx: JudgeContext
+    source: str = TRAINED_SOURCE
 
     def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
         out: list[CorrectnessGrade] = []
-        for score, idx in trained_reference_scores(self.judges, items):
+        for score, idx in trained_reference_scores(self.ctx.trained_judges, items):
             if idx < 0:
                 out.append(CorrectnessGrade(None, "", "no reference answer"))
             else:
@@ -102,11 +128,19 @@ def _expected(ctx: JudgeContext) -> ExpectedGrader:
     return ExpectedGrader(ctx)
 
 
-@CORRECTNESS_GRADERS.register("similarity")
+@CORRECTNESS_GRADERS.register("similarity", config=SimilaritySettings)
 def _similarity(ctx: JudgeContext) -> SimilarityGrader:
-    return SimilarityGrader(ctx.params.judge.correctness_judge)
+    """One-line ConfigError unless the settings' judge is an embedding_similarity judge."""
+    name = correctness_settings(ctx.params).judge
+    spec = ctx.params.judge.judges.get(name)
+    if spec is None or spec.kind != EMBEDDING_SIMILARITY:
+        raise ConfigError(
+            f"judge.correctness_settings.judge: '{name}' must name an {EMBEDDING_SIMILARITY} "
+            "judge under judge.judges (correctness_mode: similarity)"
+        )
+    return SimilarityGrader(name)
 
 
 @CORRECTNESS_GRADERS.register("trained")
 def _trained(ctx: JudgeContext) -> TrainedGrader:
-    return TrainedGrader(ctx.trained_judges)
+    return TrainedGrader(ctx)

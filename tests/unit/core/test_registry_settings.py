@@ -164,3 +164,112 @@ def test_an_answer_judge_with_its_own_setting_is_one_module(
     plain = JudgeSpec(kind="token_f1", threshold=0.5, settings={"max_words": 2})
     with pytest.raises(ConfigError, match=r"answer judge 'token_f1' takes no settings"):
         build_judge("f1", plain, ctx)
+
+
+GRADER_PLUGIN = """
+from pydantic import BaseModel, Field
+
+from ragcourt.judging.vocabulary import CORRECTNESS_GRADERS, CorrectnessGrade, correctness_settings
+
+
+class WordsSettings(BaseModel, extra="forbid"):
+    words: int = Field(default=3, ge=1, description="answer length (words) that scores 1")
+
+
+class WordsGrader:
+    source = "answer length (no LLM)"
+
+    def __init__(self, words):
+        self.words = words
+
+    def grade(self, items, verdicts_of):
+        return [CorrectnessGrade(min(1.0, len(i.answer.split()) / self.words), "") for i in items]
+
+
+@CORRECTNESS_GRADERS.register("words_for_test", config=WordsSettings)
+def _words(ctx):
+    return WordsGrader(correctness_settings(ctx.params).words)
+"""
+
+
+def test_a_correctness_grader_with_its_own_setting_is_one_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragcourt.core.params import JudgeParams
+    from ragcourt.judging.builders import build_grader
+    from ragcourt.judging.vocabulary import CORRECTNESS_GRADERS, AnswerItem, source_of
+
+    load_plugin(GRADER_PLUGIN, "words_grader_for_test", CORRECTNESS_GRADERS, tmp_path, monkeypatch)
+
+    def ctx(settings: dict[str, object]) -> JudgeContext:
+        jp = JudgeParams(correctness_mode="words_for_test", correctness_settings=settings)
+        return JudgeContext(Params(judge=jp))
+
+    grader = build_grader(ctx({"words": 4}))
+    items = [AnswerItem("q", "in 1851", ("1851",)), AnswerItem("q", "it was in 1851", ("1851",))]
+    assert [g.score for g in grader.grade(items, lambda name: [])] == [0.5, 1.0]
+    assert source_of(grader, "?") == "answer length (no LLM)"
+    with pytest.raises(ConfigError, match=r"^judge\.correctness_settings\.words: .*greater than"):
+        build_grader(ctx({"words": 0}))
+    with pytest.raises(ConfigError, match=r"^judge\.correctness_settings\.colour: Extra inputs"):
+        build_grader(ctx({"colour": "red"}))
+    out = CliRunner().invoke(app, ["kinds", "correctness_grader"], terminal_width=200)
+    assert out.exit_code == 0 and "words_for_test" in out.output and "answer length" in out.output
+
+
+RELEVANCE_PLUGIN = """
+import polars as pl
+from pydantic import BaseModel, Field
+
+from ragcourt.judging.vocabulary import RELEVANCE_GRADERS, relevance_settings
+
+
+class FixedSettings(BaseModel, extra="forbid"):
+    grade: int = Field(default=1, ge=0, le=2, description="the grade of every passage")
+
+
+class FixedGrader:
+    def __init__(self, grade):
+        self.value = grade
+
+    def token_requests(self, passages, qa):
+        return None
+
+    def grade(self, passages, qa, dists):
+        return passages.select("question_id", "chunk_id").with_columns(
+            pl.lit(self.value, dtype=pl.Int8).alias("relevance")
+        )
+
+    def no_response_probabilities(self, passages, qa):
+        return None
+
+
+@RELEVANCE_GRADERS.register("fixed_for_test", config=FixedSettings)
+def _fixed(ctx):
+    return FixedGrader(relevance_settings(ctx.params).grade)
+"""
+
+
+def test_a_relevance_grader_with_its_own_setting_is_one_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragcourt.core.params import JudgeParams
+    from ragcourt.judging.builders import build_relevance_grader
+    from ragcourt.judging.vocabulary import RELEVANCE_GRADERS
+
+    load_plugin(RELEVANCE_PLUGIN, "fixed_grader_for_test", RELEVANCE_GRADERS, tmp_path, monkeypatch)
+
+    def ctx(settings: dict[str, object]) -> JudgeContext:
+        jp = JudgeParams(relevance_grader="fixed_for_test", relevance_settings=settings)
+        return JudgeContext(Params(judge=jp))
+
+    passages = pl.DataFrame({"question_id": ["q1", "q2"], "chunk_id": ["c1", "c2"]})
+    graded = build_relevance_grader(ctx({"grade": 2})).grade(passages, pl.DataFrame(), None)
+    assert graded["relevance"].to_list() == [2, 2]
+    with pytest.raises(ConfigError, match=r"^judge\.relevance_settings\.grade: .*less than or"):
+        build_relevance_grader(ctx({"grade": 3}))
+    jp = JudgeParams(relevance_grader="llm", relevance_settings={"grade": 2})
+    with pytest.raises(ConfigError, match=r"relevance grader 'llm' takes no settings \(grade\)"):
+        build_relevance_grader(JudgeContext(Params(judge=jp)))
+    out = CliRunner().invoke(app, ["kinds", "relevance_grader"], terminal_width=200)
+    assert out.exit_code == 0 and "fixed_for_test" in out.output and "every passage" in out.output

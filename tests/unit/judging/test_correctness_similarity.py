@@ -1,5 +1,5 @@
 """correctness_mode 'similarity': clipped max cosine from an embedding_similarity judge (real
-MiniLM), judge errors as error results, and the params check of ``correctness_judge``."""
+MiniLM), judge errors as error results, and the check of the judge its settings name."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
-from ragcourt.core.params import JudgeParams, JudgeSpec, load_params
-from ragcourt.judging.builders import build_judge
+from ragcourt.core.errors import ConfigError, ParamsError
+from ragcourt.core.params import JudgeParams, JudgeSpec, Params, load_params, parse_params
+from ragcourt.judging.builders import build_grader, build_judge
 from ragcourt.judging.correctness import similarity_correctness
+from ragcourt.judging.graders.builtin import SimilarityGrader
 from ragcourt.judging.vocabulary import AnswerItem, AnswerVerdict, JudgeContext
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -49,11 +50,29 @@ def test_similarity_mode_needs_an_embedding_similarity_judge() -> None:
     judges = {
         "tf1": JudgeSpec(kind="token_f1", threshold=0.5),
         "em": JudgeSpec(kind="containment"),
+        "sim": JudgeSpec(kind="embedding_similarity", threshold=0.7),
         "llm": JudgeSpec(kind="llm"),
     }
     base: dict[str, Any] = {"judges": judges, "primaries": ["tf1", "em"], "arbitrator": "llm"}
-    with pytest.raises(ValidationError, match="correctness_judge 'tf1'"):
-        JudgeParams(**base, correctness_mode="similarity", correctness_judge="tf1")
-    with pytest.raises(ValidationError, match="correctness_judge 'nope'"):
-        JudgeParams(**base, correctness_mode="similarity", correctness_judge="nope")
-    JudgeParams(**base, correctness_mode="rubric", correctness_judge="nope")  # unused: fine
+
+    def grader(mode: str, settings: dict[str, Any]) -> object:
+        jp = JudgeParams(**base, correctness_mode=mode, correctness_settings=settings)
+        return build_grader(JudgeContext(Params(judge=jp)))
+
+    got = grader("similarity", {"judge": "sim"})
+    assert isinstance(got, SimilarityGrader) and got.judge == "sim"
+    with pytest.raises(ConfigError, match=r"^judge\.correctness_settings\.judge: 'tf1' must name"):
+        grader("similarity", {"judge": "tf1"})
+    with pytest.raises(ConfigError, match=r"^judge\.correctness_settings\.judge: 'ref_similarity'"):
+        grader("similarity", {})  # the default, ref_similarity, is not among these judges
+    with pytest.raises(ConfigError, match=r"correctness grader 'rubric' takes no settings"):
+        grader("rubric", {"judge": "sim"})
+
+
+def test_the_moved_flat_key_is_refused_in_one_line() -> None:
+    with pytest.raises(ParamsError) as err:
+        parse_params({"judge": {"correctness_judge": "ref_similarity"}}, "p.yaml")
+    assert str(err.value) == (
+        "p.yaml: key 'judge': correctness_judge moved to judge.correctness_settings.judge "
+        "(the settings of the correctness grader kind that reads it)"
+    )

@@ -104,7 +104,6 @@ def test_default_judges_build_without_a_gateway() -> None:
 def test_correctness_mode_selects_its_grader(mode: str, grader: type) -> None:
     params = _params().model_copy(deep=True)
     params.judge.correctness_mode = mode
-    params.judge.correctness_judge = "ref_similarity"
     assert isinstance(build_grader(JudgeContext(params)), grader)
 
 

@@ -128,3 +128,57 @@ def test_generator_dispatches_by_name_through_the_registry() -> None:
     assert c.failed_filter == "faithfulness"
     assert c.reason == "score 0 < 0.9: made up"
     assert "relevance" not in c.outcomes  # short-circuit: the later judge did not run
+
+
+FILTER_PLUGIN = """
+from pydantic import BaseModel, Field
+
+from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeOutcome
+
+
+class WordsSettings(BaseModel, extra="forbid"):
+    min_words: int = Field(default=3, ge=1, description="fewest words an answer may have")
+
+
+@QA_FILTERS.register("answer_words_for_test", config=WordsSettings)
+def answer_words(gw, items, cfg, desc=None):
+    s = cfg.settings
+    return [
+        JudgeOutcome("relevance", float(len(i.answer.split()) >= s.min_words), "words", model="-")
+        for i in items
+    ]
+"""
+
+
+def test_a_qa_filter_with_its_own_setting_is_one_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from _plugins import load_plugin
+    from typer.testing import CliRunner
+
+    from ragcourt.cli.main import app
+
+    load_plugin(FILTER_PLUGIN, "answer_words_for_test", QA_FILTERS, tmp_path, monkeypatch)
+    qagen: dict[str, Any] = {
+        "filter_kinds": {"answerability": "answerability", "relevance": "answer_words_for_test"},
+        "filter_prompt_version": "v1",
+        "filter_settings": {"answer_words_for_test": {"min_words": 2}},
+    }
+    gen = Generator(as_gateway(FakeGateway(score=1)), parse_params({"qagen": qagen}))
+    short = Candidate(0, "chunk-0", "d0", 0, 5, "CONTEXT", question="Q?", answer="A")
+    longer = Candidate(1, "chunk-0", "d0", 0, 5, "CONTEXT", question="Q?", answer="A B")
+    gen.judge([short, longer])
+    assert short.failed_filter == "relevance" and longer.alive
+    qagen["filter_settings"] = {"answer_words_for_test": {"min_words": 0}}
+    with pytest.raises(ConfigError, match=r"^qagen\.filter_settings\.answer_words_for_test\.min_"):
+        Generator(as_gateway(FakeGateway()), parse_params({"qagen": qagen}))
+    qagen["filter_settings"] = {"faithfulness": {"min_words": 2}}
+    with pytest.raises(ConfigError, match=r"QA filter 'faithfulness' takes no settings"):
+        Generator(as_gateway(FakeGateway()), parse_params({"qagen": qagen}))
+    qagen["filter_settings"] = {"nope": {}}
+    with pytest.raises(ConfigError, match=r"^qagen\.filter_settings\.nope: unknown QA filter"):
+        Generator(as_gateway(FakeGateway()), parse_params({"qagen": qagen}))
+    out = CliRunner().invoke(app, ["kinds", "qa_filter"], terminal_width=200)
+    assert (
+        out.exit_code == 0 and "answer_words_for_test" in out.output and "min_words" in out.output
+    )
