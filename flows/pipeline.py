@@ -34,10 +34,16 @@ from ragcourt.core.errors import RagcourtError
 from ragcourt.core.params import load_params
 from ragcourt.orchestration import progress
 from ragcourt.orchestration.caching import STATE_DIR, stage_cache_policy
-from ragcourt.orchestration.plan import plan_for
+from ragcourt.orchestration.plan import StageCall, plan_for
 from ragcourt.orchestration.runners import make_task_runner
+from ragcourt.orchestration.sharding import may_shard, merging_call, shard_calls
 from ragcourt.orchestration.stage_graph import selected_stages, stage_order
 from ragcourt.orchestration.stage_tasks import accounts_dir, final_state, run_stage
+
+
+def _completed(futures: list[PrefectFuture[Any]]) -> bool:
+    """Wait for ``futures``; True when every one completed (or was cached)."""
+    return all(final_state(f).is_completed() for f in futures)
 
 
 @flow(name="ragcourt-stages", log_prints=True)
@@ -47,30 +53,45 @@ def stages_flow(
     until: str | None = None,
     only: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Submit every stage call of the plan with its upstream calls as ``wait_for``; fail with
-    one line per failed call (calls behind a failure do not run)."""
+    """Submit every stage call of the plan with its upstream calls as ``wait_for``; a sharded
+    call (:mod:`ragcourt.orchestration.sharding`) is split once its inputs are ready: its
+    shards run as tasks of their own (retried ``scale.shard_retries`` times), then the call
+    merges them. Fail with one line per failed call (calls behind a failure do not run)."""
     root = Path(workdir).resolve()
     with chdir(root):
         params = load_params(params_path)
         plan = plan_for(params, until=until, only=only)
         policy = stage_cache_policy(root)
         storage = root / STATE_DIR / "results"  # a Path: a local result store, no block
-        progress.emit(progress.StageEvent("plan", total=len(plan.calls)))
-        futures: dict[str, PrefectFuture[Any]] = {}
-        for call in plan.calls:
-            submit = run_stage.with_options(
+        total = len(plan.calls)
+        progress.emit(progress.StageEvent("plan", total=total))
+
+        def submit(
+            call: StageCall, wait_for: list[PrefectFuture[Any]], retries: int = 0
+        ) -> PrefectFuture[Any]:
+            return run_stage.with_options(
                 name=f"stage-{call.stage}",
                 task_run_name=call.id,
                 cache_policy=policy,
                 result_storage=storage,
-            ).submit
-            futures[call.id] = submit(
-                call,
-                str(root),
-                params_path,
-                return_state=False,
-                wait_for=[futures[a] for a in call.after],
-            )
+                retries=retries,
+            ).submit(call, str(root), params_path, return_state=False, wait_for=wait_for)
+
+        futures: dict[str, PrefectFuture[Any]] = {}  # every submitted call, shards included
+        done_by: dict[str, PrefectFuture[Any]] = {}  # plan call id -> the call that ends it
+        for call in plan.calls:
+            upstream = [done_by[a] for a in call.after]
+            shards: list[StageCall] = []
+            if may_shard(call, params) and _completed(upstream):
+                shards = shard_calls(call, params)
+            for shard in shards:
+                futures[shard.id] = submit(shard, upstream, params.scale.shard_retries)
+            if shards:
+                total += len(shards)
+                progress.emit(progress.StageEvent("plan", total=total))
+            final = merging_call(call, bool(shards))
+            waits = upstream + [futures[s.id] for s in shards]
+            futures[final.id] = done_by[call.id] = submit(final, waits)
         by_future = {id(f): cid for cid, f in futures.items()}
         try:
             for fut in as_completed(list(futures.values())):

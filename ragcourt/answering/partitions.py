@@ -17,6 +17,11 @@ QA hash and the same metadata keys.
 Control systems: an ``oracle`` system's hash also holds the sha256 of the QA table (its
 passages follow the ground-truth spans), ``random`` and ``shuffled`` hold ``controls.seed``;
 a ``shuffled`` system's hash is its config, the seed and the sha256 of its base's partition.
+
+Shards (``scale.shard_questions`` > 0): a built-in system's questions split into blocks
+(:mod:`ragcourt.core.shards`), each answered into ``data/answers/shards/<name>/<block>.parquet``
+with the same metadata (its QA hash over the block's questions) and the same freshness rule;
+the partition is their concatenation in block order.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256
 from ragcourt.core.io import write_with
 from ragcourt.core.params import Params
 from ragcourt.core.schemas import TABLES, check
+from ragcourt.core.shards import shard_file
 
 META_CONFIG = "ragcourt.config_hash"
 META_QA = "ragcourt.qa_hash"
@@ -86,9 +92,17 @@ def partition_path(name: str) -> Path:
     return catalog.path("answer_partition", system=name)
 
 
-def write_partition(df: pl.DataFrame, name: str, cfg_hash: str, q_hash: str) -> Path:
-    """Atomically write one system's rows with its freshness hashes as Parquet metadata."""
-    path = partition_path(name)
+def shard_path(name: str, block: int) -> Path:
+    """The file of block ``block`` of system ``name``'s questions."""
+    return shard_file(catalog.path("answer_shards") / name, block)
+
+
+def write_partition(
+    df: pl.DataFrame, name: str, cfg_hash: str, q_hash: str, path: Path | None = None
+) -> Path:
+    """Atomically write one system's rows (or, at ``path``, one shard's) with its freshness
+    hashes as Parquet metadata."""
+    path = path or partition_path(name)
     check(df, "answers", path)
     meta = {META_CONFIG: cfg_hash, META_QA: q_hash}
     return write_with(
@@ -119,10 +133,10 @@ def upgrade_partition(name: str) -> bool:
     return True
 
 
-def partition_state(name: str, cfg_hash: str, q_hash: str) -> str:
+def partition_state(name: str, cfg_hash: str, q_hash: str, path: Path | None = None) -> str:
     """``missing``, ``stale`` (hashes differ or unreadable), ``errors`` (hashes match but some
-    rows are error rows) or ``fresh``."""
-    path = partition_path(name)
+    rows are error rows) or ``fresh``, of the system's partition (or of the shard at ``path``)."""
+    path = path or partition_path(name)
     if not path.is_file():
         return "missing"
     try:

@@ -24,6 +24,11 @@ reviewer should know live with the code that applies them:
   policy (``failure.max_error_rate``, ``failure.fail_on_system``) counts real systems only,
   so a control's error rows are logged as a WARNING and never fail the stage.
 
+Shards (``scale.shard_questions`` > 0): a built-in system's questions are answered in blocks,
+one file each (:mod:`ragcourt.answering.partitions`); ``run(params, [name], block=b)`` answers
+one block (a Prefect task, :func:`shards` lists them), ``run(params)`` answers the blocks not
+done in-process and merges each system's blocks into its partition (rows as unsharded).
+
 ``data/answers/answers.parquet`` is the concatenation of the partitions of the configured
 systems in config order (partitions of systems no longer configured stay on disk, left out of
 every table: ``ragcourt answers prune`` deletes them), and
@@ -33,7 +38,7 @@ every table: ``ragcourt answers prune`` deletes them), and
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +54,7 @@ from ragcourt.answering.partitions import (
     partitions_dir,
     qa_hash,
     read_partition,
+    shard_path,
     upgrade_partition,
     write_partition,
 )
@@ -73,6 +79,7 @@ from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_with
 from ragcourt.core.params import Params
+from ragcourt.core.shards import Shard, blocks, merge, prune
 
 if TYPE_CHECKING:
     from ragcourt.llm import Gateway
@@ -119,16 +126,17 @@ def answer_systems(
     for name in (n for n, st in status.items() if st == "kept"):
         log.info("%s: partition is fresh, kept (no retrieval, no model calls)", name)
     pending = [s for s in systems if status[s.name] == "answered"]
-    _answer_builtin(
-        builtin_systems(pending),
-        qa,
-        params,
-        gateway,
-        retriever_factory,
-        prompts_dir,
-        hashes,
-        q_hash,
-    )
+    builtin = builtin_systems(pending)
+    if params.scale.shard_questions > 0:
+        for block in range(len(blocks(qa.height, params.scale.shard_questions))):
+            _answer_block(builtin, qa, params, gateway, retriever_factory, prompts_dir, block)
+        _merge_blocks(builtin, qa, params, hashes, q_hash)
+    else:
+
+        def write(s: System, df: pl.DataFrame) -> None:
+            write_partition(df, s.name, hashes[s.name], q_hash)
+
+        _answer_builtin(builtin, qa, params, gateway, retriever_factory, prompts_dir, write)
     for s in self_answering(pending):
         retry_failed = reuse_fresh and states[s.name] == "errors"
         _answer_by_itself(s, qa, params, prompts_dir, q_hash, retry_failed)
@@ -170,6 +178,78 @@ def _log_written(name: str, df: pl.DataFrame) -> None:
     )
 
 
+def _answer_block(
+    systems: Sequence[System],
+    qa: pl.DataFrame,
+    params: Params,
+    gateway: Chatter,
+    retriever_factory: RetrieverFactory | None,
+    prompts_dir: Path | None,
+    block: int,
+) -> None:
+    """Answer question block ``block`` (:func:`ragcourt.core.shards.blocks` of
+    ``scale.shard_questions``) for each of ``systems`` whose shard of it is not fresh."""
+    bounds = blocks(qa.height, params.scale.shard_questions)
+    if block < 0 or block >= len(bounds):
+        raise ConfigError(f"answer: no question block {block} (there are {len(bounds)})")
+    lo, hi = bounds[block]
+    part = qa.slice(lo, hi - lo)
+    b_hash = qa_hash(part)
+    hashes = {s.name: config_hash(s, params, prompts_dir) for s in systems}
+    todo = [
+        s
+        for s in systems
+        if partition_state(s.name, hashes[s.name], b_hash, shard_path(s.name, block)) != "fresh"
+    ]
+
+    def write(s: System, df: pl.DataFrame) -> None:
+        write_partition(df, s.name, hashes[s.name], b_hash, shard_path(s.name, block))
+
+    _answer_builtin(todo, part, params, gateway, retriever_factory, prompts_dir, write)
+
+
+def _merge_blocks(
+    systems: Sequence[System],
+    qa: pl.DataFrame,
+    params: Params,
+    hashes: dict[str, str],
+    q_hash: str,
+) -> None:
+    """Each system's partition from its block files in block order (blocks of another shard
+    size removed)."""
+    n_blocks = len(blocks(qa.height, params.scale.shard_questions))
+    for s in systems:
+        files = [shard_path(s.name, b) for b in range(n_blocks)]
+        if files:
+            write_partition(merge(files, "answers"), s.name, hashes[s.name], q_hash)
+            prune(files[0].parent, files)
+
+
+def shards(params: Params, systems: Sequence[str] | None = None) -> list[Shard]:
+    """The shard tasks of the Prefect call answering ``systems`` (one system): one per question
+    block of a built-in system whose partition is not fresh; none when unsharded, for the
+    combine call (no ``systems``) or for a system answering by itself."""
+    size = params.scale.shard_questions
+    if size <= 0 or not systems or len(systems) != 1:
+        return []
+    chosen = builtin_systems(select_systems(load_systems(params), systems))
+    if not chosen:
+        return []
+    qa = read_table(QA_PATH, "qa", columns=["question_id", "question"])
+    system = chosen[0]
+    state = partition_state(system.name, config_hash(system, params), qa_hash(qa))
+    if state == "fresh":
+        return []
+    return [
+        Shard(
+            (("systems", (system.name,)), ("block", b)),
+            (shard_path(system.name, b).as_posix(),),
+            f"{system.name}#{b}",
+        )
+        for b in range(len(blocks(qa.height, size)))
+    ]
+
+
 def _answer_builtin(
     systems: Sequence[System],
     qa: pl.DataFrame,
@@ -177,9 +257,10 @@ def _answer_builtin(
     gateway: Chatter,
     retriever_factory: RetrieverFactory | None,
     prompts_dir: Path | None,
-    hashes: dict[str, str],
-    q_hash: str,
+    write: Callable[[System, pl.DataFrame], None],
 ) -> None:
+    """Answer ``qa`` for every one of ``systems`` (retrieval once per group sharing a
+    retrieval key, every answer in one gateway batch); ``write(system, rows)`` each."""
     if not systems:
         return
     factory = retriever_factory or default_retriever_factory()
@@ -202,7 +283,7 @@ def _answer_builtin(
         jobs += [(s, group) for s in members]
     # every system's answers in one gateway batch: independent calls run concurrently
     for (s, _), df in zip(jobs, answer_batch(jobs, qa, params, gateway, prompts_dir), strict=True):
-        write_partition(mark_control(df, s), s.name, hashes[s.name], q_hash)
+        write(s, mark_control(df, s))
         _log_written(s.name, df)
 
 
@@ -287,14 +368,18 @@ def run(
     params: Params,
     systems: Sequence[str] | None = None,
     *,
+    block: int | None = None,
     gateway: Chatter | None = None,
     retriever_factory: RetrieverFactory | None = None,
     prompts_dir: Path | None = None,
 ) -> None:
     """The whole stage in the cwd. ``systems`` limits which partitions are (re)computed; the
-    combined table is written when every configured system has an up-to-date partition."""
+    combined table is written when every configured system has an up-to-date partition. With
+    ``block``: only that question block of ``systems`` (built-in ones) is answered into its
+    shard file (a shard task; the call without ``block`` merges the blocks)."""
     configured = load_systems(params, prompts_dir=prompts_dir)
     chosen = select_systems(configured, systems)
+    catalog.path("answer_shards").mkdir(parents=True, exist_ok=True)  # an output, even empty
     for s in configured:
         if upgrade_partition(s.name):
             log.info("%s: partition given the answers table's new columns (rows kept)", s.name)
@@ -304,6 +389,12 @@ def run(
         from ragcourt.llm import Gateway
 
         gateway = own_gateway = Gateway(params.llm, stage="answer")
+    if block is not None:
+        sharded = builtin_systems(chosen)
+        _answer_block(sharded, qa, params, gateway, retriever_factory, prompts_dir, block)
+        if own_gateway is not None:
+            own_gateway.write_metrics()
+        return
     answer_systems(chosen, qa, params, gateway, retriever_factory, prompts_dir)
     q_hash = qa_hash(qa)
     unready = [

@@ -48,6 +48,8 @@ class Artifact:
     description: str = ""
     on_demand: bool = False  # written by an explicit command, not by the pipeline stage
     metric: bool = False  # a summary DVC keeps in git, uncached (``dvc metrics``)
+    #: DVC keeps it between runs (``persist``): a stage's shard folder, so a killed run resumes
+    persist: bool = False
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -76,8 +78,9 @@ def _a(
     desc: str = "",
     on_demand: bool = False,
     metric: bool = False,
+    persist: bool = False,
 ) -> Artifact:
-    return Artifact(name, template, stage, schema, desc, on_demand, metric)
+    return Artifact(name, template, stage, schema, desc, on_demand, metric, persist)
 
 
 ARTIFACTS: dict[str, Artifact] = {
@@ -161,9 +164,24 @@ ARTIFACTS: dict[str, Artifact] = {
         _a("udcg", "data/judge/udcg.parquet", "judge_retrieval", "udcg"),
         # judge_summary
         _a(
+        _a(
+            "answer_shards",
+            "data/answers/shards",
+            "answer",
+            None,
+            "one file per (system, question block) when scale.shard_questions > 0",
+        ),
             "per_question", "data/judge/per_question.parquet", "judge_summary", "judge_per_question"
         ),
         _a(
+        _a(
+            "judge_shards",
+            "data/judge/shards/judge",
+            "judge",
+            None,
+            "<table>/<system>/<block>.parquet when scale.shard_questions > 0",
+            persist=True,
+        ),
             "system_summary", "data/judge/system_summary.parquet", "judge_summary", "system_summary"
         ),
         _a(
@@ -173,6 +191,14 @@ ARTIFACTS: dict[str, Artifact] = {
             "metric_correlation",
         ),
         _a("judge_summary", "data/judge/summary.json", "judge_summary", metric=True),
+        _a(
+            "judge_retrieval_shards",
+            "data/judge/shards/judge_retrieval",
+            "judge_retrieval",
+            None,
+            "<table>/<block>.parquet when scale.shard_questions > 0",
+            persist=True,
+        ),
         # tournament
         _a("pairwise", "data/tournament/pairwise.parquet", "tournament", "pairwise"),
         _a("matches", "data/tournament/matches.parquet", "tournament", "matches"),

@@ -5,6 +5,11 @@ Writes ``verdicts.parquet`` (DAFE: two primaries, the arbitrator on disagreement
 ``error`` (or a question missing from the QA set) are carried as error rows and not judged;
 those of a control system never fail the stage (:mod:`ragcourt.core.failures`).
 Every model call goes through the gateway cache, so a re-run makes no model calls.
+
+Sharded (``scale.shard_questions`` > 0; :mod:`ragcourt.judging.shard_plan`): each (system,
+question block) is judged into its own files under ``data/judge/shards/judge/``;
+``run(params, system, block)`` judges one (a Prefect task, :func:`shards` lists them),
+``run(params)`` judges the shards not done and merges them into the same two tables.
 """
 
 from __future__ import annotations
@@ -18,11 +23,20 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.control_kinds import controls_of
 from ragcourt.core.failures import assess, enforce
-from ragcourt.core.io import write_parquet
+from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params
 from ragcourt.core.schemas import TABLES
+from ragcourt.core.shards import Shard, is_done, merge, prune, rows_digest, shard_key, write_shard
 from ragcourt.judging.builders import build_grader, build_judges, check_judge_params
 from ragcourt.judging.dafe import DafeDecision, run_dafe
+from ragcourt.judging.shard_plan import (
+    RowShard,
+    by_system,
+    in_input_order,
+    rows_of,
+    select,
+    settings,
+)
 from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.vocabulary import (
     AnswerItem,
@@ -158,11 +172,78 @@ def judge_answers(inputs: pl.DataFrame, ctx: JudgeContext) -> tuple[pl.DataFrame
     return verdicts, correctness
 
 
-def run(params: Params) -> None:
-    """Stage ``judge``: verdicts and correctness of every answer (paths relative to the cwd)."""
+SHARDS = "judge_shards"  # the catalog artifact of the shard folder
+SHARD_TABLES = ("verdicts", "correctness")
+#: the judge.<key> params the stage reads (a shard's key holds them)
+JUDGE_KEYS = (
+    "judges",
+    "primaries",
+    "arbitrator",
+    "correctness_mode",
+    "correctness_settings",
+    "correctness_model",
+    "trained_weights",
+    "prompt_version",
+    "relevance_grader",
+    "reason",
+)
+
+
+def shards(params: Params) -> list[Shard]:
+    """The stage's shard tasks: one per (system, question block) of the answers table; none
+    when ``scale.shard_questions`` is 0."""
+    size = params.scale.shard_questions
+    if size <= 0:
+        return []
+    answers = read_table(catalog.path("answers"), "answers", columns=["system"])
+    return [s.task(SHARDS, SHARD_TABLES) for s in by_system(answers, size)]
+
+
+def judge_in_shards(
+    inputs: pl.DataFrame, ctx: JudgeContext, system: str | None = None, block: int | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """Judge the shards of ``inputs`` that are not done (only shard ``system#block`` when
+    ``block`` is given: then None), then merge every shard into the two tables."""
+    plan = by_system(inputs, ctx.params.scale.shard_questions)
+    chosen = plan if block is None else [select(plan, system, block, "judge")]
+    record = settings(ctx.params, JUDGE_KEYS, embedders=True)
+    for shard in chosen:
+        rows = rows_of(inputs, shard)
+        key = shard_key({"stage": "judge", "settings": record, "rows": rows_digest(rows)})
+        files = {t: shard.file(SHARDS, t) for t in SHARD_TABLES}
+        if all(is_done(f, key) for f in files.values()):
+            log.info("judge: shard %s is done, kept", shard.label)
+            continue
+        verdicts, correctness = judge_answers(rows, ctx)
+        write_shard(verdicts, files["verdicts"], "verdicts", key)
+        write_shard(correctness, files["correctness"], "correctness", key)
+    if block is not None:
+        return None
+    return _merged(plan, "verdicts"), _merged(plan, "correctness")
+
+
+def _merged(plan: list[RowShard], table: str) -> pl.DataFrame:
+    files = [s.file(SHARDS, table) for s in plan]
+    prune(catalog.path(SHARDS) / table, files)
+    return in_input_order(merge(files, table), plan)
+
+
+def run(params: Params, system: str | None = None, block: int | None = None) -> None:
+    """Stage ``judge``: verdicts and correctness of every answer (paths relative to the cwd);
+    sharded when ``scale.shard_questions`` > 0 (``block``: that shard only)."""
     answers, qa = read_answers_and_qa()
     ctx = JudgeContext(params, stage="judge")
-    verdicts, correctness = judge_answers(judge_inputs(answers, qa), ctx)
+    inputs = judge_inputs(answers, qa)
+    catalog.path(SHARDS).mkdir(parents=True, exist_ok=True)
+    if params.scale.shard_questions > 0 or block is not None:
+        judged = judge_in_shards(inputs, ctx, system, block)
+        if judged is None:  # one shard of a Prefect run: the merging call writes the tables
+            ctx.gateway.write_metrics()
+            return
+        verdicts, correctness = judged
+    else:
+        prune(catalog.path(SHARDS), [])  # unsharded: no shard of an earlier run stays
+        verdicts, correctness = judge_answers(inputs, ctx)
     write_parquet(verdicts, catalog.path("verdicts"), "verdicts")
     write_parquet(correctness, catalog.path("correctness"), "correctness")
     ctx.gateway.write_metrics()

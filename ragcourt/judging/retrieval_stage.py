@@ -7,27 +7,44 @@ Writes ``relevance.parquet`` (RAGElo 0/1/2 once per (question, chunk) across sys
 through the gateway cache, so a re-run makes no model calls. A system that returned no passages
 at all is not judged and has no rows (:mod:`ragcourt.judging.retrieval_skips`); rows without
 passages of a judged system are labelled, not counted as failed calls.
+
+Sharded (``scale.shard_questions`` > 0; :mod:`ragcourt.judging.shard_plan`): each block of
+questions, with every system's rows of them, is judged into its own files under
+``data/judge/shards/judge_retrieval/``; ``run(params, block=b)`` judges one (a Prefect task,
+:func:`shards` lists them), ``run(params)`` judges the blocks not done and merges them:
+relevance and passage utility sorted by (question, chunk) as one call sorts them, UDCG in the
+answers' order.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 import polars as pl
 
 from ragcourt.core import catalog
 from ragcourt.core.control_kinds import controls_of
 from ragcourt.core.failures import assess, enforce
-from ragcourt.core.io import write_parquet
+from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params
 from ragcourt.core.provenance import (
     NO_CONTEXTS_SUPPLIED,
     NO_RETRIEVED_PASSAGES,
     retrieval_gap,
 )
+from ragcourt.core.shards import Shard, is_done, merge, prune, rows_digest, shard_key, write_shard
 from ragcourt.judging.builders import build_relevance_grader, check_judge_params
 from ragcourt.judging.relevance import retrieved_passages, unique_passages
 from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING, systems_without_passages
+from ragcourt.judging.shard_plan import (
+    RowShard,
+    by_question,
+    in_input_order,
+    rows_of,
+    select,
+    settings,
+)
 from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.udcg import (
     NO_RESPONSE,
@@ -42,13 +59,18 @@ log = logging.getLogger("ragcourt.judge")
 
 
 def judge_retrieval(
-    answers: pl.DataFrame, qa: pl.DataFrame, ctx: JudgeContext
+    answers: pl.DataFrame,
+    qa: pl.DataFrame,
+    ctx: JudgeContext,
+    skip: Sequence[str] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Relevance of every retrieved passage, passage utilities for the top ``udcg.k`` and
     UDCG per (system, question); rows without passages (or whose question is not in the
-    QA set) get a UDCG error row, except a system without any passage: no rows at all."""
+    QA set) get a UDCG error row, except a system without any passage (``skip``; default:
+    those of ``answers``): no rows at all."""
     jp, llm = ctx.params.judge, ctx.params.llm
-    answers = answers.filter(~pl.col("system").is_in(systems_without_passages(answers)))
+    skipped = list(systems_without_passages(answers) if skip is None else skip)
+    answers = answers.filter(~pl.col("system").is_in(skipped))
     known = answers.join(qa.select("question_id"), on="question_id", how="semi")
     passages = retrieved_passages(known)
     all_passages = unique_passages(passages)
@@ -106,14 +128,91 @@ def judged_udcg_rows(udcg: pl.DataFrame) -> pl.DataFrame:
     return udcg.filter(~pl.col("error").is_in(gaps).fill_null(False))
 
 
-def run(params: Params) -> None:
-    """Stage ``judge_retrieval`` (paths relative to the cwd)."""
+SHARDS = "judge_retrieval_shards"  # the catalog artifact of the shard folder
+SHARD_TABLES = ("relevance", "passage_utility", "udcg")
+#: the judge.<key> params the stage reads (a shard's key holds them)
+JUDGE_KEYS = (
+    "relevance_grader",
+    "relevance_settings",
+    "relevance_model",
+    "trained_weights",
+    "prompt_version",
+    "udcg",
+    "judges",
+    "correctness_mode",
+)
+
+
+def _judged_rows(answers: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """The answers of systems with passages, and the systems without any."""
+    skip = systems_without_passages(answers)
+    return answers.filter(~pl.col("system").is_in(skip)), skip
+
+
+def shards(params: Params) -> list[Shard]:
+    """The stage's shard tasks: one per block of questions; none when unsharded."""
+    size = params.scale.shard_questions
+    if size <= 0:
+        return []
+    columns = ["system", "question_id", "retrieved", "model"]
+    kept, _ = _judged_rows(read_table(catalog.path("answers"), "answers", columns=columns))
+    return [s.task(SHARDS, SHARD_TABLES) for s in by_question(kept, size)]
+
+
+def judge_in_shards(
+    answers: pl.DataFrame, qa: pl.DataFrame, ctx: JudgeContext, block: int | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame] | None:
+    """Judge the question blocks that are not done (only ``block`` when given: then None),
+    then merge every block into the three tables."""
+    kept, skip = _judged_rows(answers)
+    plan = by_question(kept, ctx.params.scale.shard_questions)
+    chosen = plan if block is None else [select(plan, None, block, "judge_retrieval")]
+    record = settings(ctx.params, JUDGE_KEYS, embedders=False)
+    for shard in chosen:
+        rows = rows_of(kept, shard)
+        qa_rows = qa.join(rows.select("question_id").unique(), on="question_id", how="semi")
+        digest = rows_digest(rows.select("system", "question_id", "retrieved", "model"))
+        key = shard_key(
+            {"stage": "judge_retrieval", "settings": record, "rows": digest,
+             "qa": rows_digest(qa_rows)}
+        )  # fmt: skip
+        files = {t: shard.file(SHARDS, t) for t in SHARD_TABLES}
+        if all(is_done(f, key) for f in files.values()):
+            log.info("judge_retrieval: shard %s is done, kept", shard.label)
+            continue
+        for table, df in zip(SHARD_TABLES, judge_retrieval(rows, qa, ctx, skip), strict=True):
+            write_shard(df, files[table], table, key)
+    if block is not None:
+        return None
+    relevance, utility, udcg = (_merged(plan, t) for t in SHARD_TABLES)
+    by_passage = ["question_id", "chunk_id"]
+    return relevance.sort(by_passage), utility.sort(by_passage), in_input_order(udcg, plan)
+
+
+def _merged(plan: list[RowShard], table: str) -> pl.DataFrame:
+    files = [s.file(SHARDS, table) for s in plan]
+    prune(catalog.path(SHARDS) / table, files)
+    return merge(files, table)
+
+
+def run(params: Params, block: int | None = None) -> None:
+    """Stage ``judge_retrieval`` (paths relative to the cwd); sharded when
+    ``scale.shard_questions`` > 0 (``block``: that question block only)."""
     check_judge_params(params.judge)  # unknown kinds: one line before any model call
     answers, qa = read_answers_and_qa()
+    ctx = JudgeContext(params, stage="judge_retrieval")
+    catalog.path(SHARDS).mkdir(parents=True, exist_ok=True)
+    if params.scale.shard_questions > 0 or block is not None:
+        judged = judge_in_shards(answers, qa, ctx, block)
+        if judged is None:  # one shard of a Prefect run: the merging call writes the tables
+            ctx.gateway.write_metrics()
+            return
+        relevance, utility, udcg = judged
+    else:
+        prune(catalog.path(SHARDS), [])  # unsharded: no shard of an earlier run stays
+        relevance, utility, udcg = judge_retrieval(answers, qa, ctx)
     for system in systems_without_passages(answers):
         log.info("judge_retrieval: %s: %s", system, NO_RETRIEVAL_JUDGING)
-    ctx = JudgeContext(params, stage="judge_retrieval")
-    relevance, utility, udcg = judge_retrieval(answers, qa, ctx)
     write_parquet(relevance, catalog.path("relevance"), "relevance")
     write_parquet(utility, catalog.path("passage_utility"), "passage_utility")
     write_parquet(udcg, catalog.path("udcg"), "udcg")

@@ -109,12 +109,14 @@ def _external_inputs(root: Path, params: Params | None) -> list[str]:
     return out
 
 
-def _outs(sd: StageDef, names: tuple[str, ...]) -> list[str]:
+def _outs(sd: StageDef, names: tuple[str, ...]) -> list[Any]:
+    """The outputs' paths; one DVC keeps between runs (a shard folder) as ``{path: persist}``."""
     fields = _dvc_fields(sd)
-    out = []
+    out: list[Any] = []
     for a in names:
         spec = catalog.spec(a)
-        out.append(spec.path_str(**{f: _var(sd, f) for f in spec.fields if f in fields}))
+        path = spec.path_str(**{f: _var(sd, f) for f in spec.fields if f in fields})
+        out.append({path: {"persist": True}} if spec.persist else path)
     return out
 
 

@@ -105,6 +105,13 @@ class StageDef:
     #: environment): Prefect hashes the data into the call's key; for DVC, ``ragcourt run``
     #: refreshes the stage's output first when the data changed (e.g. llm_routes.refresh)
     volatile: str | None = None
+    #: "module:function" listing a call's shards (``fn(params, **call_kwargs)`` ->
+    #: :class:`ragcourt.core.shards.Shard` list; empty: the call is not sharded). The flow runs
+    #: each shard as a task of its own (``fn(params, **call_kwargs, **shard.kwargs)``), then the
+    #: call itself, which merges them; under DVC the call computes its shards in-process
+    shards: str | None = None
+    #: the params key of its shard size (0: the flow does not ask ``shards`` for a list)
+    shard_size: str = "scale.shard_questions"
 
     def __post_init__(self) -> None:
         if self.settings is not None and self.settings_key not in self.params:
@@ -165,6 +172,10 @@ class StageDef:
     def load_volatile(self) -> Callable[..., Any] | None:
         """The function returning the environment data, or None."""
         return _load(self.volatile) if self.volatile else None
+
+    def load_shards(self) -> Callable[..., Any] | None:
+        """The function listing a call's shards, or None (never sharded)."""
+        return _load(self.shards) if self.shards else None
 
 
 def _load(target: str) -> Callable[..., Any]:

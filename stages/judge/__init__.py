@@ -24,7 +24,9 @@ STAGE = StageDef(
         "failure",
         "judge.relevance_grader",
         "judge.reason",
+        "scale.shard_questions",
     ),
     models=(EMBEDDERS, LLMS),
     llm_metrics=True,
+    shards="ragcourt.judging.answers_stage:shards",
 )

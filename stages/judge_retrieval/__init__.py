@@ -23,7 +23,9 @@ STAGE = StageDef(
         "failure",
         "judge.judges",
         "judge.correctness_mode",
+        "scale.shard_questions",
     ),
     models=(EMBEDDERS, LLMS),  # the trained relevance judge embeds
     llm_metrics=True,
+    shards="ragcourt.judging.retrieval_stage:shards",
 )
