@@ -150,9 +150,24 @@ ARTIFACTS: dict[str, Artifact] = {
         _a("answer_partition", "data/answers/systems/{system}.parquet", "answer", "answers"),
         _a("answers", "data/answers/answers.parquet", "answer", "answers"),
         _a("answers_summary", "data/answers/summary.json", "answer"),
+        _a(
+            "answer_shards",
+            "data/answers/shards",
+            "answer",
+            None,
+            "one file per (system, question block) when scale.shard_questions > 0",
+        ),
         # judge
         _a("verdicts", "data/judge/verdicts.parquet", "judge", "verdicts"),
         _a("correctness", "data/judge/correctness.parquet", "judge", "correctness"),
+        _a(
+            "judge_shards",
+            "data/judge/shards/judge",
+            "judge",
+            None,
+            "<table>/<system>/<block>.parquet when scale.shard_questions > 0",
+            persist=True,
+        ),
         # judge_retrieval
         _a("relevance", "data/judge/relevance.parquet", "judge_retrieval", "relevance"),
         _a(
@@ -162,26 +177,19 @@ ARTIFACTS: dict[str, Artifact] = {
             "passage_utility",
         ),
         _a("udcg", "data/judge/udcg.parquet", "judge_retrieval", "udcg"),
+        _a(
+            "judge_retrieval_shards",
+            "data/judge/shards/judge_retrieval",
+            "judge_retrieval",
+            None,
+            "<table>/<block>.parquet when scale.shard_questions > 0",
+            persist=True,
+        ),
         # judge_summary
         _a(
-        _a(
-            "answer_shards",
-            "data/answers/shards",
-            "answer",
-            None,
-            "one file per (system, question block) when scale.shard_questions > 0",
-        ),
             "per_question", "data/judge/per_question.parquet", "judge_summary", "judge_per_question"
         ),
         _a(
-        _a(
-            "judge_shards",
-            "data/judge/shards/judge",
-            "judge",
-            None,
-            "<table>/<system>/<block>.parquet when scale.shard_questions > 0",
-            persist=True,
-        ),
             "system_summary", "data/judge/system_summary.parquet", "judge_summary", "system_summary"
         ),
         _a(
@@ -191,14 +199,6 @@ ARTIFACTS: dict[str, Artifact] = {
             "metric_correlation",
         ),
         _a("judge_summary", "data/judge/summary.json", "judge_summary", metric=True),
-        _a(
-            "judge_retrieval_shards",
-            "data/judge/shards/judge_retrieval",
-            "judge_retrieval",
-            None,
-            "<table>/<block>.parquet when scale.shard_questions > 0",
-            persist=True,
-        ),
         # tournament
         _a("pairwise", "data/tournament/pairwise.parquet", "tournament", "pairwise"),
         _a("matches", "data/tournament/matches.parquet", "tournament", "matches"),

@@ -566,6 +566,19 @@ class RaceParams(Strict):
     seed: StrictInt = 0
 
 
+class ScaleParams(Strict):
+    """Sharded stages (docs/guide/scale-out.md): ``answer`` and ``judge`` split each system's
+    questions into blocks of ``shard_questions``, ``judge_retrieval`` the questions into blocks
+    of that size, ``embed`` a chunking's chunks into ranges of ``shard_chunks``; each block is
+    one task with its own Parquet file, merged in block order (the same rows and bytes as
+    unsharded). 0: the stage is not sharded (one call, as before). ``shard_retries``: times a
+    failed shard task (or one whose worker died) is run again under Prefect."""
+
+    shard_questions: StrictInt = Field(default=0, ge=0, le=100_000_000)
+    shard_chunks: StrictInt = Field(default=0, ge=0, le=1_000_000_000)
+    shard_retries: StrictInt = Field(default=2, ge=0, le=100)
+
+
 class Params(Strict):
     """Root of params.yaml."""
 
@@ -580,19 +593,6 @@ class Params(Strict):
     embedders: dict[str, EmbedderSpec] = Field(
         default_factory=lambda: {"minilm": EmbedderSpec(model="all-minilm-l6-v2")}
     )
-class ScaleParams(Strict):
-    """Sharded stages (docs/guide/scale-out.md): ``answer`` and ``judge`` split each system's
-    questions into blocks of ``shard_questions``, ``judge_retrieval`` the questions into blocks
-    of that size, ``embed`` a chunking's chunks into ranges of ``shard_chunks``; each block is
-    one task with its own Parquet file, merged in block order (the same rows and bytes as
-    unsharded). 0: the stage is not sharded (one call, as before). ``shard_retries``: times a
-    failed shard task (or one whose worker died) is run again under Prefect."""
-
-    shard_questions: StrictInt = Field(default=0, ge=0, le=100_000_000)
-    shard_chunks: StrictInt = Field(default=0, ge=0, le=1_000_000_000)
-    shard_retries: StrictInt = Field(default=2, ge=0, le=100)
-
-
     retrieval: RetrievalParams = Field(default_factory=RetrievalParams)
     llm: LLMParams = Field(default_factory=LLMParams)
     qagen: QAGenParams = Field(default_factory=QAGenParams)
@@ -605,6 +605,7 @@ class ScaleParams(Strict):
     limits: LimitsParams = Field(default_factory=LimitsParams)
     gate: GateParams = Field(default_factory=GateParams)
     race: RaceParams = Field(default_factory=RaceParams)
+    scale: ScaleParams = Field(default_factory=ScaleParams)
     #: settings of a project's own stages, by stage name (``stages/<name>/`` declares their
     #: model in ``StageDef.settings``; validated when the stage runs)
     stage_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -619,7 +620,6 @@ class ScaleParams(Strict):
         if pair is not None:
             raise ValueError(f"keys {pair[0]!r} and {pair[1]!r} differ only in case")
         return value
-    scale: ScaleParams = Field(default_factory=ScaleParams)
 
     @model_validator(mode="after")
     def _cross_refs(self) -> Params:

@@ -30,11 +30,11 @@ STAGE = StageDef(
         "chunkings",
         "embedders",
         "chunk_tokenizer",
-    ),
         "scale.shard_questions",
+    ),
     models=(EMBEDDERS, LLMS),
     partition=("system",),
     llm_metrics=True,
-    options=(EntryOption("systems", "only (re)compute these systems' partitions", nargs="+"),),
     shards="ragcourt.answering.stage:shards",
+    options=(EntryOption("systems", "only (re)compute these systems' partitions", nargs="+"),),
 )
