@@ -402,6 +402,35 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
 }
 
 
+HEADINGS = pl.List(pl.Struct({"start": pl.Int64, "level": pl.Int32, "title": pl.String}))
+SOURCE_MAP = pl.List(
+    pl.Struct(
+        {
+            "text_start": pl.Int64,
+            "text_end": pl.Int64,
+            "source_start": pl.Int64,
+            "source_end": pl.Int64,
+            "kind": pl.String,  # copied | placed | generated
+        }
+    )
+)
+
+#: columns a table may have: dtype-checked when present, absent from tables written before
+#: they existed or built by hand (tests, plug-ins); the ingest and chunk stages always write
+#: them (null where a format has none). See ragcourt.corpus.markup_map.
+OPTIONAL_COLUMNS: dict[str, dict[str, PolarsDtype]] = {
+    "documents": {
+        "headings": HEADINGS,  # rendered reST/Markdown: heading lines (text offset, depth, text)
+        "source_map": SOURCE_MAP,  # text spans -> source file spans (null: HTML, PDF)
+    },
+    "chunks": {
+        "section": pl.String,  # headings enclosing the chunk's start, "json › Basic Usage"
+        "source_start": pl.Int64,  # the chunk's span in the source file (null: no map)
+        "source_end": pl.Int64,
+    },
+}
+
+
 def _dtype_ok(actual: pl.DataType, expected: PolarsDtype | str) -> bool:
     if expected == ARRAY_F32:
         return isinstance(actual, pl.Array) and actual.inner == pl.Float32
@@ -431,9 +460,13 @@ def _columns(table: str) -> dict[str, PolarsDtype | str]:
 
 
 def check(df: pl.DataFrame, table: str, source: Path | str) -> pl.DataFrame:
-    """Raise SchemaError if ``df`` lacks a column of ``table`` or has a wrong dtype."""
-    for col, expected in _columns(table).items():
+    """Raise SchemaError if ``df`` lacks a column of ``table`` or has a wrong dtype (an
+    optional column is checked when present)."""
+    optional = OPTIONAL_COLUMNS.get(table, {})
+    for col, expected in {**_columns(table), **optional}.items():
         if col not in df.columns:
+            if col in optional:
+                continue
             raise SchemaError(f"{source}: missing column '{col}' (table '{table}')")
         actual = df.schema[col]
         if not _dtype_ok(actual, expected):

@@ -17,7 +17,10 @@ its own). Should the two ever disagree, :func:`locate_chunks` places the splitte
 a backtracking search; a chunk list that cannot be placed is an error, never a guess.
 
 ``chunk_id`` = ``<chunking>:<doc_id>:<chunk_index>`` (stable while the document text and the
-chunking config are unchanged). Documents flagged ``duplicate_of`` are not chunked. A
+chunking config are unchanged). Each chunk records its ``section`` (the headings enclosing its
+start, "json › Basic Usage"; null for a document without headings) and its span in the
+source file (``source_start``/``source_end``, from the document's ``source_map``; null
+without one). Documents flagged ``duplicate_of`` are not chunked. A
 document whose chunk count is an outlier (see ``corpus.chunk_outliers``) gets a one-line
 warning naming it and its numbers.
 """
@@ -38,8 +41,9 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import ChunkSpec, Params
-from ragcourt.core.schemas import frame_schema
+from ragcourt.core.schemas import OPTIONAL_COLUMNS, frame_schema
 from ragcourt.corpus.chunk_outliers import ChunkOutlier, find_outlier
+from ragcourt.corpus.markup_map import Sections, SourceMap, headings_of, segments_of
 
 if TYPE_CHECKING:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -263,6 +267,31 @@ def split_with_offsets(
     return located
 
 
+CHUNK_COLUMNS = {**frame_schema("chunks"), **OPTIONAL_COLUMNS["chunks"]}
+
+
+def _with_context(documents: pl.DataFrame) -> pl.DataFrame:
+    """doc_id, path, text, headings, source_map (the last two null when the table, written
+    before they existed or by hand, has none)."""
+    cols = [pl.col("doc_id", "path", "text")]
+    for name, dtype in OPTIONAL_COLUMNS["documents"].items():
+        cols.append(pl.col(name) if name in documents.columns else pl.lit(None, dtype).alias(name))
+    return documents.select(cols)
+
+
+def chunk_context(
+    start: int, end: int, sections: Sections, source: SourceMap | None
+) -> dict[str, object]:
+    """A chunk's ``section`` (the path at its start) and ``source_start``/``source_end`` (its
+    span in the source file, :meth:`~ragcourt.corpus.markup_map.SourceMap.span`)."""
+    span = source.span(start, end) if source is not None else None
+    return {
+        "section": sections.at(start),
+        "source_start": span[0] if span else None,
+        "source_end": span[1] if span else None,
+    }
+
+
 def chunk_table(
     documents: pl.DataFrame, chunking: str, spec: ChunkSpec, tokenizer: str
 ) -> tuple[pl.DataFrame, list[ChunkOutlier]]:
@@ -273,8 +302,10 @@ def chunk_table(
     rows: list[dict[str, object]] = []
     outliers: list[ChunkOutlier] = []
     kept = documents.filter(pl.col("duplicate_of").is_null())
-    for doc_id, path, text in kept.select("doc_id", "path", "text").iter_rows():
+    for doc_id, path, text, heads, smap in _with_context(kept).iter_rows():
         spans = split_with_offsets(text, splitter, spec, count)
+        sections, source = Sections.of(headings_of(heads)), segments_of(smap)
+        mapped = SourceMap.of(source) if source is not None else None
         outlier = find_outlier(doc_id, path, text, spans, spec, count)
         if outlier is not None:
             log.warning("%s", outlier.warning(chunking))
@@ -291,9 +322,10 @@ def chunk_table(
                     "char_end": end,
                     "n_tokens": count(piece),
                     "text": piece,
+                    **chunk_context(start, end, sections, mapped),
                 }
             )
-    return pl.DataFrame(rows, schema=frame_schema("chunks")), outliers
+    return pl.DataFrame(rows, schema=CHUNK_COLUMNS), outliers
 
 
 def chunk_documents(

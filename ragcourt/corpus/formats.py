@@ -20,6 +20,8 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from ragcourt.corpus.markup_map import COPIED, Heading, Rendered, Segment, source_text
+
 MAX_TITLE_CHARS = 120
 
 
@@ -29,8 +31,14 @@ class Rejected(Exception):
 
 @dataclass(frozen=True)
 class Parsed:
+    """A file's normalised text and title; for rendered markup (reST, Markdown) its headings,
+    and a source map wherever the text's characters can be traced to the file
+    (:mod:`ragcourt.corpus.markup_map`; None for HTML and PDF)."""
+
     text: str
     title: str | None
+    headings: tuple[Heading, ...] | None = None
+    segments: tuple[Segment, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -203,33 +211,6 @@ def parse_html(raw: str, budget: Budget | None = None) -> Parsed:
 
 
 # ---------------------------------------------------------------------------------------------
-# Markdown, reStructuredText
-
-_MD_HEADING = re.compile(r"^#{1,6}[ \t]+(.*)$", flags=re.MULTILINE)
-
-
-def markdown_title(text: str) -> str | None:
-    """The first ``#`` heading's text, closing ``#``s and blanks dropped (linear time)."""
-    for m in _MD_HEADING.finditer(text):
-        title = m.group(1).rstrip(" \t#").strip()
-        if title:
-            return title
-    return None
-
-
-_RST_UNDERLINE = re.compile(r"([=\-~^\"'`#*+:.])\1*")
-
-
-def rst_title(text: str) -> str | None:
-    lines = text.split("\n")
-    for i in range(len(lines) - 1):
-        line, under = lines[i].strip(), lines[i + 1].strip()
-        if line and len(under) >= len(line) and _RST_UNDERLINE.fullmatch(under):
-            return line
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
 # PDF
 
 
@@ -359,11 +340,55 @@ def parse_pdf(data: bytes, budget: Budget | None = None) -> Parsed:
 
 
 # ---------------------------------------------------------------------------------------------
+# Rendered markup and plain text: text with a source map
+
+
+def plain_text(raw: str) -> Parsed:
+    """Plain text: the normalised text, one copied segment (it is the source, stripped)."""
+    source = source_text(raw)
+    text = source.strip()
+    lead = len(source) - len(source.lstrip())
+    return Parsed(text, None, None, (Segment(0, len(text), lead, lead + len(text), COPIED),))
+
+
+def _shifted(rendered: Rendered) -> Parsed:
+    """``rendered`` as a Parsed whose text is normalised (:func:`normalise`): a leading
+    whitespace strip shifts headings and map; text that NFC would change keeps no map."""
+    text = rendered.text
+    if normalise(text) != text.strip():
+        return Parsed(normalise(text), rendered.title)
+    lead = len(text) - len(text.lstrip())
+    text = text.strip()
+    n = len(text)
+    segs = tuple(
+        Segment(max(s.text_start - lead, 0), min(s.text_end - lead, n), s.source_start,
+                s.source_end, s.kind)
+        for s in rendered.segments
+        if s.text_end - lead > 0 and s.text_start - lead < n
+    )  # fmt: skip
+    heads = tuple(Heading(h.start - lead, h.level, h.title) for h in rendered.headings)
+    return Parsed(text, rendered.title, heads, segs)
+
+
+def render_markup(raw: str, fmt: str) -> Parsed:
+    """reST or Markdown rendered to text (:mod:`ragcourt.corpus.markup_rst`,
+    :mod:`ragcourt.corpus.markup_md`): title = the first heading."""
+    if fmt == "rst":
+        from ragcourt.corpus.markup_rst import render_rst
+
+        return _shifted(render_rst(raw))
+    from ragcourt.corpus.markup_md import render_markdown
+
+    return _shifted(render_markdown(raw))
+
+
+# ---------------------------------------------------------------------------------------------
 # Any format
 
 
 def parse_bytes(data: bytes, fmt: str, budget: Budget) -> Parsed:
-    """Normalised text and format-specific title of one file's bytes, within ``budget``."""
+    """Normalised text and format-specific title of one file's bytes, within ``budget``;
+    reST and Markdown rendered, with headings and a source map (plain text: a map too)."""
     if not data.strip():
         raise Rejected("empty: file has no content")
     if fmt == "pdf":
@@ -374,13 +399,13 @@ def parse_bytes(data: bytes, fmt: str, budget: Budget) -> Parsed:
             raise too_much_text(budget)
         if fmt == "html":
             parsed = parse_html(raw, budget)
-        elif fmt == "markdown":
-            parsed = Parsed(raw, markdown_title(normalise(raw)))
-        elif fmt == "rst":
-            parsed = Parsed(raw, rst_title(normalise(raw)))
+        elif fmt in ("markdown", "rst"):
+            parsed = render_markup(raw, fmt)
         else:
-            parsed = Parsed(raw, None)
+            parsed = plain_text(raw)
     text = normalise(parsed.text)
     if len(text) > budget.max_chars:
         raise too_much_text(budget)
-    return Parsed(text, parsed.title)
+    if text != parsed.text:
+        return Parsed(text, parsed.title)
+    return parsed

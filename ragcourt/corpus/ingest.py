@@ -18,9 +18,14 @@ Rules a reviewer should know:
   as a file earlier in path order) stays in the documents table with ``duplicate_of`` = the
   first file's doc_id and its own id ``<doc_id>-dup<n>``; only the first copy is chunked, so a
   duplicated file cannot double its weight in retrieval or QA sampling.
-* Title: HTML <title> or first <h1>; Markdown first ``#`` heading; reStructuredText first
-  underlined line; PDF metadata title; otherwise the first line if it is short (<= 120 chars)
-  and not the whole text, else the file name stem.
+* Markup is rendered to text: reStructuredText through docutils, Markdown through
+  markdown-it-py (:mod:`ragcourt.corpus.markup_rst`, :mod:`ragcourt.corpus.markup_md`); each
+  such document also records its ``headings`` (text offset, depth, text), and it and a plain
+  text file a ``source_map`` from its text back to the file (:mod:`ragcourt.corpus.markup_map`;
+  null for HTML and PDF).
+* Title: HTML <title> or first <h1>; reStructuredText and Markdown: the first heading, else
+  the file name stem; PDF metadata title; otherwise the first line if it is short (<= 120
+  chars) and not the whole text, else the file name stem.
 * Symlinks are never followed out of the corpus folder, and directory symlinks are never
   descended into: a link whose resolved target lies outside ``corpus.dir`` ("symlink outside
   the corpus folder"), a dangling or looping link ("dangling symlink"), a link to a directory
@@ -54,6 +59,7 @@ import hashlib
 import logging
 import os
 import stat
+from dataclasses import asdict
 from pathlib import Path
 
 import polars as pl
@@ -62,7 +68,7 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError, one_line
 from ragcourt.core.io import write_parquet
 from ragcourt.core.params import CorpusParams, Params
-from ragcourt.core.schemas import frame_schema
+from ragcourt.core.schemas import OPTIONAL_COLUMNS, frame_schema
 from ragcourt.corpus.formats import (
     MAX_TITLE_CHARS,
     Budget,
@@ -70,11 +76,9 @@ from ragcourt.corpus.formats import (
     Rejected,
     decode_text,
     exception_line,
-    markdown_title,
     normalise,
     parse_html,
     parse_pdf,
-    rst_title,
 )
 from ragcourt.corpus.language import detect_language
 from ragcourt.corpus.parse_worker import ParseWorker
@@ -86,11 +90,9 @@ __all__ = [
     "doc_hash",
     "ingest",
     "list_files",
-    "markdown_title",
     "normalise",
     "parse_html",
     "parse_pdf",
-    "rst_title",
     "run",
 ]
 
@@ -110,15 +112,28 @@ FORMATS = {
     ".pdf": "pdf",
 }
 _READ_CHUNK = 1 << 20
+MARKUP = frozenset({"rst", "markdown"})  # titled by their first heading, else the file stem
+DOCUMENT_COLUMNS = {**frame_schema("documents"), **OPTIONAL_COLUMNS["documents"]}
+
+
+def map_columns(parsed: Parsed) -> dict[str, object]:
+    """The ``headings`` and ``source_map`` cells of a parsed file (None where it has none)."""
+    heads = [asdict(h) for h in parsed.headings] if parsed.headings is not None else None
+    segs = [asdict(s) for s in parsed.segments] if parsed.segments is not None else None
+    return {"headings": heads, "source_map": segs}
 
 
 # ---------------------------------------------------------------------------------------------
 # Titles and ids
 
 
-def pick_title(parsed_title: str | None, text: str, stem: str) -> str:
+def pick_title(parsed_title: str | None, text: str, stem: str, first_line: bool = True) -> str:
+    """The parsed title; else (``first_line``) the text's first line when short and not the
+    whole text; else the file stem (module docstring)."""
     if parsed_title:
         return parsed_title[:MAX_TITLE_CHARS]
+    if not first_line:
+        return stem
     first = text.split("\n", 1)[0].strip()
     if first and len(first) <= MAX_TITLE_CHARS and first != text:
         return first
@@ -364,18 +379,21 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
                 {
                     "doc_id": doc_id,
                     "path": shown,
-                    "title": pick_title(parsed.title, text, path.stem),
+                    "title": pick_title(
+                        parsed.title, text, path.stem, first_line=fmt not in MARKUP
+                    ),
                     "format": fmt,
                     "text": text,
                     "n_chars": len(text),
                     "duplicate_of": duplicate_of,
                     "language": guess.language,
                     "language_confidence": guess.confidence,
+                    **map_columns(parsed),
                 }
             )
     if not docs:
         raise _no_documents(root, rejected)
-    documents = pl.DataFrame(docs, schema=frame_schema("documents"))
+    documents = pl.DataFrame(docs, schema=DOCUMENT_COLUMNS)
     return documents, pl.DataFrame(rejected, schema=frame_schema("rejected_documents"))
 
 

@@ -4,8 +4,9 @@ than ``corpus.parse_memory_mb`` beyond what it started with. The file is then a 
 and the next file gets a fresh process, so no file can hang or exhaust the stage.
 
 The process is forked from the stage (no re-import, one per stage run, not per file); it
-receives ``(bytes, format, budget)`` and answers with the normalised text and title, or the
-reason the file is rejected (:func:`ragcourt.corpus.formats.parse_bytes`).
+receives ``(bytes, format, budget)`` and answers with the parsed file (normalised text, title,
+headings, source map), or the reason the file is rejected
+(:func:`ragcourt.corpus.formats.parse_bytes`).
 """
 
 from __future__ import annotations
@@ -54,21 +55,20 @@ def _serve(conn: Connection, other_end: Connection, memory_bytes: int) -> None:
             data, fmt, budget = conn.recv()
         except (EOFError, OSError):
             return
-        reply: tuple[str, Any, Any]
+        reply: tuple[str, Any]
         try:
-            parsed = parse_bytes(data, fmt, budget)
-            reply = ("ok", parsed.text, parsed.title)
+            reply = ("ok", parse_bytes(data, fmt, budget))
         except Rejected as why:
-            reply = ("rejected", str(why), None)
+            reply = ("rejected", str(why))
         except MemoryError:
-            reply = ("rejected", "too large: parsing needed over corpus.parse_memory_mb", None)
+            reply = ("rejected", "too large: parsing needed over corpus.parse_memory_mb")
         except Exception as err:  # one bad file never aborts the ingest
-            reply = ("error", exception_line(err), None)
+            reply = ("error", exception_line(err))
         del data
         try:
             conn.send(reply)
         except MemoryError:
-            conn.send(("rejected", "too large: parsing needed over corpus.parse_memory_mb", None))
+            conn.send(("rejected", "too large: parsing needed over corpus.parse_memory_mb"))
 
 
 class ParseWorker:
@@ -117,8 +117,8 @@ class ParseWorker:
         )
 
     def parse(self, data: bytes, fmt: str, budget: Budget) -> Parsed:
-        """Normalised text and title of one file; Rejected past a budget or on any parser
-        failure (the worker is replaced after a timeout or a crash)."""
+        """The parsed file (:func:`~ragcourt.corpus.formats.parse_bytes`); Rejected past a
+        budget or on any parser failure (the worker is replaced after a timeout or a crash)."""
         conn = self._start()
         try:
             conn.send((data, fmt, budget))
@@ -131,14 +131,14 @@ class ParseWorker:
                 f"too slow: not parsed within corpus.file_timeout_s ({self.timeout_s:g} s)"
             )
         try:
-            kind, first, second = conn.recv()
+            kind, answer = conn.recv()
         except (EOFError, ConnectionResetError, OSError):
             raise self._died() from None
-        if kind == "ok":
-            return Parsed(first, second)
+        if kind == "ok" and isinstance(answer, Parsed):
+            return answer
         if kind == "rejected":
-            raise Rejected(first)
-        raise Rejected(f"unparsable: {first}")
+            raise Rejected(str(answer))
+        raise Rejected(f"unparsable: {answer}")
 
     def close(self, kill: bool = True) -> None:
         """Stop the worker: killed (``kill``, e.g. busy past its deadline), or told to end by
