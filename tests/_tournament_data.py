@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -92,3 +95,37 @@ def correctness_frame(strengths: dict[str, float], n_questions: int, seed: int =
             "grading_method": pl.String,
         },
     )
+
+
+def scripted_tournament_run(
+    tmp: Path,
+    strengths: dict[str, float],
+    controls: dict[str, str],
+    n_questions: int,
+    seed: int = 3,
+) -> Path:
+    """A workspace after a real tournament stage on scripted correctness scores (the
+    ``correctness_margin`` judge reads them: no model); ``controls`` marks control systems."""
+    from ragcourt.core.params import load_params
+    from ragcourt.tournament import stage as tournament
+
+    root = Path(__file__).resolve().parents[1]
+    shutil.copy(root / "params.yaml", tmp / "params.yaml")
+    shutil.copytree(root / "configs", tmp / "configs")
+    for d in ("answers", "qa", "judge"):
+        (tmp / "data" / d).mkdir(parents=True)
+    answers = answers_frame(list(strengths), n_questions).with_columns(
+        pl.col("system").replace_strict(controls, default=None).alias("control")
+    )
+    answers.write_parquet(tmp / "data/answers/answers.parquet")
+    qa_frame(n_questions).write_parquet(tmp / "data/qa/qa.parquet")
+    correctness_frame(strengths, n_questions, seed=seed).write_parquet(
+        tmp / "data/judge/correctness.parquet"
+    )
+    cwd = Path.cwd()
+    try:
+        os.chdir(tmp)
+        tournament.run(load_params("params.yaml"))
+    finally:
+        os.chdir(cwd)
+    return tmp

@@ -31,6 +31,7 @@ from ragcourt.cli.judges_cmd import app as judges_app
 from ragcourt.cli.kinds_cmd import kinds as kinds_command
 from ragcourt.cli.label_cmd import app as label_app
 from ragcourt.cli.profile_cmd import app as profile_app
+from ragcourt.cli.race_cmd import race as race_command
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.offline import apply as apply_offline
@@ -50,6 +51,7 @@ app.add_typer(dvc_app, name="dvc")
 app.add_typer(judges_app, name="judges")
 app.command("kinds")(kinds_command)
 app.command("gate")(gate_command)
+app.command("race")(race_command)
 app.add_typer(label_app, name="label")
 app.add_typer(profile_app, name="profile")
 app.add_typer(questions_app, name="questions")

@@ -218,6 +218,13 @@ ARTIFACTS: dict[str, Artifact] = {
             "tournament",
             on_demand=True,
         ),
+        _a(
+            "race_summary",
+            "data/race/summary.json",
+            "tournament",
+            desc="an adaptive race replayed on the run's judgements (ragcourt race --replay)",
+            on_demand=True,
+        ),
         # calibrate (human labels; see ragcourt/calibration)
         _a(
             "calibration_agreement",

@@ -394,3 +394,39 @@ def _result(
         calls_fraction=calls.total / rr.total if rr.total else None,
         rule_note=RULE_NOTE,
     )
+
+
+def race_lines(result: RaceResult) -> list[str]:
+    """What ``ragcourt race`` prints: the outcome, the survivors with their interval against
+    the leader, when and why each configuration left, and the calls against round-robin
+    (system names with control characters escaped, one line each)."""
+    from ragcourt.core.errors import one_line
+
+    def rate(s: RaceStanding) -> str:
+        if s.win_rate_vs_leader is None:
+            return "leader"
+        return (
+            f"win rate vs leader {s.win_rate_vs_leader:.3f} "
+            f"[{s.win_rate_lo:.3f}, {s.win_rate_hi:.3f}] over {s.questions_vs_leader} questions"
+        )
+
+    head = (
+        f"winner: {one_line(result.winner)}"
+        if result.winner is not None
+        else f"no winner separated; leader: {one_line(result.leader)}"
+    )
+    out = [
+        f"{head} (stopped: {result.stopped}; {result.rounds_played} of {result.rounds_planned} "
+        f"rounds, {result.questions_used} questions, alpha {result.alpha:g})"
+    ]
+    out += [f"survivor {one_line(s.system)}: {rate(s)}" for s in result.survivors]
+    out += [
+        f"left in round {e.round}: {one_line(e.system)}: {one_line(e.reason)}" for e in result.exits
+    ]
+    c, rr = result.calls, result.round_robin_calls
+    frac = f"{result.calls_fraction:.1%}" if result.calls_fraction is not None else "–"
+    out.append(
+        f"calls: {c.total} ({c.answers} answers + {c.judge} judge) against {rr.total} "
+        f"({rr.answers} + {rr.judge}) for a round-robin of the same questions: {frac}"
+    )
+    return out

@@ -7,20 +7,17 @@ file parses, and the report gets a gate section."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pytest
-from _tournament_data import answers_frame, correctness_frame, qa_frame
+from _tournament_data import scripted_tournament_run
 from typer.testing import CliRunner
 
 from ragcourt.cli.main import app
 from ragcourt.core.params import load_params
-from ragcourt.tournament import stage as tournament
 
 ROOT = Path(__file__).resolve().parents[2]
 N_Q = 20
@@ -33,25 +30,7 @@ BAD_CONTROLS = {"control-oracle": 0.1, "control-random": 0.9, "control-shuffled"
 
 def scripted_run(tmp: Path, controls: dict[str, float]) -> Path:
     """A workspace after a real tournament stage on scripted correctness scores."""
-    shutil.copy(ROOT / "params.yaml", tmp / "params.yaml")
-    shutil.copytree(ROOT / "configs", tmp / "configs")
-    for d in ("answers", "qa", "judge"):
-        (tmp / "data" / d).mkdir(parents=True)
-    strengths = REAL | controls
-    answers = answers_frame(list(strengths), N_Q).with_columns(
-        pl.col("system").replace_strict(CONTROLS, default=None).alias("control")
-    )
-    answers.write_parquet(tmp / "data/answers/answers.parquet")
-    qa_frame(N_Q).write_parquet(tmp / "data/qa/qa.parquet")
-    corr = correctness_frame(strengths, N_Q, seed=3)
-    corr.write_parquet(tmp / "data/judge/correctness.parquet")
-    cwd = Path.cwd()
-    try:
-        os.chdir(tmp)
-        tournament.run(load_params("params.yaml"))
-    finally:
-        os.chdir(cwd)
-    return tmp
+    return scripted_tournament_run(tmp, REAL | controls, CONTROLS, N_Q)
 
 
 @pytest.fixture(scope="module")

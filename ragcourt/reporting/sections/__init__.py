@@ -20,6 +20,7 @@ from ragcourt.reporting.sections.human_agreement import human_labels
 from ragcourt.reporting.sections.metric_correlation import udcg_correlation
 from ragcourt.reporting.sections.model_calls import model_usage
 from ragcourt.reporting.sections.qa_set import qa_generation
+from ragcourt.reporting.sections.race import race_section
 from ragcourt.reporting.sections.ranking import leaderboard
 from ragcourt.reporting.sections.release_gate import release_gate
 from ragcourt.reporting.sections.retrieval_metrics import retrieval, retrieval_intro
@@ -37,6 +38,7 @@ __all__ = [
     "model_usage",
     "overview",
     "qa_generation",
+    "race_section",
     "release_gate",
     "retrieval",
     "retrieval_intro",
@@ -57,6 +59,7 @@ def build_sections(art: Artifacts, params: Params, head: Headline | None = None)
         *([release_gate(art, params)] if params.gate.baseline else []),
         human_labels(art),
         swiss_cost(art),
+        *([race_section(art)] if art.path("race_summary").is_file() else []),
         dafe(art),
         retrieval(art, params),
         udcg_correlation(art),

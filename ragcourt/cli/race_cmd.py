@@ -1,0 +1,98 @@
+"""``ragcourt race --replay``: the adaptive race (spec §6, "Race") on a finished run's pairwise
+judgements, with no model call.
+
+It needs a run with ``tournament.round_robin`` on (every pair judged on every question). The
+race draws the questions in rounds, drops configurations that are significantly behind and
+plays only the survivors; on a deterministic judge that is exactly what a live race would
+decide, and the calls it reports are those a live race would spend. Writes
+``data/race/summary.json`` (catalog ``race_summary``; the report shows it) and prints the
+outcome. The live race, which answers and judges only the survivors, is not built yet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragcourt.cli.errors import user_errors
+from ragcourt.cli.gate_cmd import read_summary
+from ragcourt.core import catalog
+from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
+from ragcourt.core.errors import RagcourtError
+
+LIVE_NOT_BUILT = (
+    "the live race (only survivors answer and are judged) is not available yet; "
+    "`ragcourt race --replay` races on a finished run's judgements without a model call"
+)
+
+
+@user_errors
+def race(
+    replay: Annotated[
+        bool, typer.Option("--replay", help="race on the finished run's pairwise judgements")
+    ] = False,
+    rounds: Annotated[int | None, typer.Option(help="planned rounds (race.rounds)")] = None,
+    round_questions: Annotated[
+        int | None, typer.Option(help="questions per round (race.round_questions)")
+    ] = None,
+    alpha: Annotated[
+        float | None, typer.Option(help="chance of dropping the best (race.alpha)")
+    ] = None,
+    opponents: Annotated[
+        int | None, typer.Option(help="best-ranked survivors each plays (race.opponents)")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="question order (race.seed)")] = None,
+    include_controls: Annotated[
+        bool, typer.Option("--include-controls", help="race the control systems too")
+    ] = False,
+    params: Annotated[Path, typer.Option("--params", help="params file")] = Path(
+        DEFAULT_PARAMS_FILE
+    ),
+) -> None:
+    """Find the best configuration in rounds, dropping those significantly behind."""
+    from ragcourt.core.io import read_table, write_json
+    from ragcourt.core.params import RaceParams, load_params
+    from ragcourt.tournament.race import RaceSettings, race_lines, run_race
+    from ragcourt.tournament.race_replay import pair_scores, replay_play, replay_systems
+    from ragcourt.tournament.summaries import TournamentSummary
+
+    if not replay:
+        raise RagcourtError(LIVE_NOT_BUILT)
+    rp = load_params(params).race
+    given = {
+        "rounds": rounds,
+        "round_questions": round_questions,
+        "alpha": alpha,
+        "opponents": opponents,
+        "seed": seed,
+    }
+    rp = RaceParams.model_validate(
+        rp.model_dump() | {k: v for k, v in given.items() if v is not None}
+    )
+    summary = read_summary("tournament_summary", TournamentSummary)
+    controls = summary.discrimination.controls if summary.discrimination is not None else {}
+    source = catalog.path("pairwise")
+    pairwise = read_table(source, "pairwise")
+    systems, questions = replay_systems(pairwise, list(controls), include_controls)
+    if len(systems) < 2:
+        raise RagcourtError(f"{source}: a race needs at least 2 systems, found {systems}")
+    cfg = RaceSettings(
+        alpha=rp.alpha,
+        rounds=rp.rounds,
+        round_questions=rp.round_questions,
+        opponents=rp.opponents,
+        max_calls=rp.max_calls,
+        seed=rp.seed,
+    )
+    result = run_race(systems, questions, replay_play(pair_scores(pairwise), str(source)), cfg)
+    out = catalog.path("race_summary")
+    write_json(result.model_dump(mode="json"), out)
+    for line in race_lines(result):
+        typer.echo(line)
+    rr = summary.round_robin.ranking
+    if rr:
+        best = next((s for s in rr if s in systems), None)
+        typer.echo(f"round-robin best on all {summary.n_questions} questions: {best}")
+    typer.echo(f"wrote {out}")
