@@ -32,12 +32,13 @@ import hashlib
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
 from ragcourt.core.fencing import neutralise_tags, tag
 from ragcourt.core.params import QAGenParams
+from ragcourt.corpus.markup_map import SECTION_SEPARATOR
 from ragcourt.llm.types import ChatRequest, ChatResult
 from ragcourt.qagen.answer_spans import (
     choose_spans,
@@ -96,24 +97,60 @@ def display_title(title: str | None) -> str | None:
     return text or None
 
 
+def heading_title(title: str | None) -> str | None:
+    """A title that is its document's first heading, as the writer sees it: whitespace runs
+    as one space, at most :data:`MAX_TITLE_CHARS` characters (no other change)."""
+    shown = " ".join((title or "").split())[:MAX_TITLE_CHARS].strip()
+    return shown or None
+
+
+def writer_title(title: str | None, section: str | None) -> str | None:
+    """The title line the writer sees: the document's title, then the chunk's section path
+    below it (``title › Basic Usage``; the path's first heading, the title itself, is not
+    repeated). Without a section, or a section that is the title, the title alone."""
+    if section is None:
+        return title
+    parts = section.split(SECTION_SEPARATOR)
+    if title is not None and parts and parts[0] == title:
+        parts = parts[1:]
+    if not parts:
+        return title
+    return SECTION_SEPARATOR.join([title or "(untitled)", *parts])
+
+
 @dataclass(frozen=True)
 class DocumentInfo:
     """What span choice and the writer know of the sampled chunks' documents: every chunk text
-    of each (span frequency, :func:`~ragcourt.qagen.answer_spans.demote_frequent`) and titles."""
+    of each (span frequency, :func:`~ragcourt.qagen.answer_spans.demote_frequent`), titles,
+    and each chunk's section path (chunks of documents with headings)."""
 
     chunk_texts: Mapping[str, Sequence[str]]
     titles: Mapping[str, str]
+    sections: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, chunks: pl.DataFrame, documents: pl.DataFrame) -> DocumentInfo:
-        """From the reference chunking's chunks (``doc_id``, ``text``) and the documents table
-        (``doc_id``, ``title``)."""
+        """From the reference chunking's chunks (``doc_id``, ``text``, ``section`` when the
+        table has it) and the documents table (``doc_id``, ``title``; ``headings`` when it
+        has them). A title that is its document's first heading is shown as written
+        (:func:`heading_title`); any other (a file stem, a first line) as
+        :func:`display_title` shows it."""
         texts: dict[str, list[str]] = {}
         for doc_id, text in chunks.select("doc_id", "text").iter_rows():
             texts.setdefault(doc_id, []).append(text)
-        shown = {d: display_title(t) for d, t in documents.select("doc_id", "title").iter_rows()}
+        heads = documents["headings"].to_list() if "headings" in documents.columns else None
+        firsts = [h[0]["title"] if h else None for h in heads] if heads is not None else None
+        shown: dict[str, str | None] = {}
+        for i, (d, t) in enumerate(documents.select("doc_id", "title").iter_rows()):
+            is_heading = firsts is not None and firsts[i] is not None and firsts[i] == t
+            shown[d] = heading_title(t) if is_heading else display_title(t)
         titles = {d: t for d, t in shown.items() if t is not None}
-        return cls(texts, titles)
+        sections: dict[str, str] = {}
+        if "section" in chunks.columns:
+            for cid, sec in chunks.select("chunk_id", "section").iter_rows():
+                if sec is not None:
+                    sections[cid] = " ".join(sec.split())
+        return cls(texts, titles, sections)
 
 
 @dataclass(frozen=True)
@@ -136,7 +173,8 @@ def span_contexts(
     """Answer candidates of ``contexts`` (in order): per chunk the spans of
     :func:`~ragcourt.qagen.answer_spans.choose_spans`, until ``q.max_attempts`` rows. With
     ``docs``, spans frequent in their document are demoted (``frequent_span_share``) and each
-    row carries its document's title (``document_titles``)."""
+    row carries its document's title and its chunk's section path (``document_titles``,
+    :func:`writer_title`)."""
     af = q.answer_first
     kind = resolve_extractor(af.extractor)
     rows: list[dict[str, object]] = []
@@ -151,7 +189,11 @@ def span_contexts(
             found = demote_frequent(
                 found, docs.chunk_texts.get(ctx["doc_id"], ()), af.frequent_span_share
             )
-        title = docs.titles.get(ctx["doc_id"]) if docs is not None and af.document_titles else None
+        title = None
+        if docs is not None and af.document_titles:
+            title = writer_title(
+                docs.titles.get(ctx["doc_id"]), docs.sections.get(ctx["source_chunk_id"])
+            )
         chosen = choose_spans(
             found, af.spans_per_chunk, chunk_seed(q.seed, ctx["source_chunk_id"]),
             af.fill_lower_tiers,
