@@ -10,6 +10,7 @@ here with its ``STAGE``, its name in :data:`PIPELINE`, then ``ragcourt dvc gener
 PIPELINE: tuple[str, ...] = (
     "ingest",
     "chunk",
+    "bm25",
     "embed",
     "llm_routes",
     "qagen",

@@ -98,6 +98,13 @@ ARTIFACTS: dict[str, Artifact] = {
         # chunk / embed
         _a("chunks", "data/chunks/{chunking}.parquet", "chunk", "chunks", "token chunks"),
         _a(
+            "bm25_index",
+            "data/bm25/{chunking}",
+            "bm25",
+            None,
+            "the chunking's BM25 index (bm25s save, memory-mapped when opened)",
+        ),
+        _a(
             "embeddings",
             "data/embeddings/{chunking}__{embedder}.parquet",
             "embed",
@@ -111,6 +118,13 @@ ARTIFACTS: dict[str, Artifact] = {
             "embed",
             None,
             "the embedder's window, chunks over it and how they were embedded",
+        ),
+        _a(
+            "index_stats",
+            "data/index/{chunking}__{embedder}.stats.parquet",
+            "embed",
+            "index_stats",
+            "the dense index built: factory string, build time, bytes, recall@10 vs exact",
         ),
         # llm_routes
         _a(

@@ -122,6 +122,20 @@ class EmbedderSpec(Strict):
     batch_size: StrictInt = Field(default=32, gt=0, le=100_000)
     long_chunks: LongChunks = "windows"
     window_overlap: StrictInt = Field(default=32, ge=0, le=4096)
+    # the vector index: 'auto' (exact Flat up to index_flat_max vectors, HNSW32 above) or any
+    # FAISS index_factory string ('Flat', 'HNSW32', 'IVF4096,PQ32', ...), inner-product
+    # metric, checked by FAISS before the embed stage embeds anything
+    index: NonEmptyStr = "auto"
+    index_flat_max: StrictInt = Field(default=100_000, ge=0)
+    # search-time breadth of an approximate index: HNSW efSearch, IVF nprobe
+    ef_search: StrictInt = Field(default=128, gt=0, le=100_000)
+    nprobe: StrictInt = Field(default=32, gt=0, le=1_000_000)
+    # trained indexes (IVF, PQ) learn from a seeded sample; recall@10 against exact search is
+    # measured on index_recall_queries stored vectors drawn with the same seed
+    index_seed: StrictInt = Field(default=0, ge=0)
+    index_recall_queries: StrictInt = Field(default=200, ge=0, le=100_000)
+    # chunks read, embedded and written per step of the embed stage (bounded memory)
+    stream_chunks: StrictInt = Field(default=4096, gt=0, le=10_000_000)
 
 
 class RelevanceRule(Strict):

@@ -116,6 +116,23 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
         "chunk_id": pl.String,
         "embedding": ARRAY_F32,
     },
+    "index_stats": {  # the dense index the embed stage built (ragcourt.retrieval.vector_index)
+        "chunking": pl.String,
+        "embedder": pl.String,
+        "requested": pl.String,  # embedders.<e>.index as written ('auto' or a factory string)
+        "factory": pl.String,  # the FAISS index_factory string built
+        "metric": pl.String,
+        "n_vectors": pl.Int64,
+        "n_chunks": pl.Int64,
+        "dim": pl.Int64,
+        "build_s": pl.Float64,  # train + add, seconds
+        "index_bytes": pl.Int64,
+        "recall_at_10": pl.Float64,  # vs exact search on a seeded sample (1.0 for Flat)
+        "recall_queries": pl.Int64,  # stored vectors used as queries (0: Flat, not measured)
+        "ef_search": pl.Int64,
+        "nprobe": pl.Int64,
+        "seed": pl.Int64,
+    },
     "retrieval_run": {
         "query_id": pl.String,
         "chunk_id": pl.String,

@@ -149,9 +149,14 @@ def bigram_tokens(text: str) -> list[str]:
 @dataclass
 class LanguageTokenizers:
     """Tokenizes texts of known languages, one tokenizer object per :class:`TokenizerSpec`
-    (a bm25s ``Tokenizer`` keeps its word -> stem memo between corpus and queries)."""
+    (a bm25s ``Tokenizer`` keeps its word -> stem memo between corpus and queries).
+
+    ``open_queries``: the corpus was not tokenized here (a saved index), so a query keeps every
+    stem and the index's vocabulary drops the unknown ones, which leaves the terms the corpus
+    tokenizer would have kept (it keeps a query word whose stem the corpus has)."""
 
     settings: BM25Params
+    open_queries: bool = False
     _regex: dict[TokenizerSpec, Any] = field(default_factory=dict, init=False, repr=False)
 
     def _regex_tokenizer(self, spec: TokenizerSpec) -> Any:
@@ -180,7 +185,10 @@ class LanguageTokenizers:
                 tok = self._regex_tokenizer(spec)
                 if queries:  # unknown words come back as "" and are dropped
                     toks = tok.tokenize(
-                        part, return_as="string", show_progress=False, update_vocab=False
+                        part,
+                        return_as="string",
+                        show_progress=False,
+                        update_vocab=self.open_queries,
                     )
                     toks = [[t for t in row if t] for row in toks]
                 else:  # exactly the corpus call of the regex-only tokenizer

@@ -1,16 +1,23 @@
 """Embed stage: chunks of one chunking -> embeddings Parquet + FAISS index, per embedder.
 
-Vectors come from :func:`ragcourt.retrieval.long_chunks.embed_chunks` (float32,
-L2-normalised). A chunk longer than the model's window, counted in the model's own tokens, is
-embedded per ``embedders.<e>.long_chunks``: ``windows`` (one vector per overlapping window),
-``pool`` (their mean) or ``truncate`` (its first window). Outputs, written atomically:
+Streaming: the chunks table is read ``embedders.<e>.stream_chunks`` chunks at a time, each
+batch embedded and appended to the embeddings table, so memory holds one batch (plus the index)
+whatever the corpus size. Vectors come from
+:func:`ragcourt.retrieval.long_chunks.embed_chunks` (float32, L2-normalised). A chunk longer
+than the model's window, counted in the model's own tokens, is embedded per
+``embedders.<e>.long_chunks``: ``windows`` (one vector per overlapping window), ``pool``
+(their mean) or ``truncate`` (its first window). Outputs, written atomically:
 
 * ``data/embeddings/<chunking>__<embedder>.parquet`` (table ``embeddings``): ``chunk_id`` and
   ``embedding`` as a fixed-size ``Array(Float32, dim)``, one row per vector in chunk order (a
   windowed chunk has several consecutive rows with its chunk_id).
-* ``data/index/<chunking>__<embedder>.faiss``: ``IndexIDMap(IndexFlatIP)`` over the same
-  vectors in the same order, each labelled with its chunk's ordinal (position among the
-  distinct chunk_ids of the embeddings table); inner product of unit vectors is cosine.
+* ``data/index/<chunking>__<embedder>.faiss``: an ``IndexIDMap`` over the index of
+  ``embedders.<e>.index`` (:mod:`ragcourt.retrieval.vector_index`; ``IndexFlatIP`` up to
+  ``index_flat_max`` vectors under ``auto``), built from the embeddings table in a second
+  streamed pass, each vector labelled with its chunk's ordinal (position among the distinct
+  chunk_ids of the embeddings table); inner product of unit vectors is cosine.
+* ``data/index/<chunking>__<embedder>.stats.parquet`` (table ``index_stats``): the factory
+  string built, build time, index bytes, recall@10 against exact search.
 * ``data/index/<chunking>__<embedder>.json``: :class:`~ragcourt.retrieval.long_chunks.\
 LongChunkStats` (window, chunks over it, strategy, vectors), shown by the report.
 """
@@ -19,8 +26,11 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -29,7 +39,22 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_parquet, write_with
 from ragcourt.core.params import EmbedderSpec, Params
+from ragcourt.core.schemas import check
 from ragcourt.retrieval.long_chunks import LongChunkStats
+from ragcourt.retrieval.vector_index import (
+    FLAT,
+    RECALL_K,
+    TRAIN_SAMPLE,
+    IndexStats,
+    check_factory,
+    configure_search,
+    exact_top,
+    has_hnsw,
+    new_index,
+    one_thread_if,
+    recall_at,
+    resolve_factory,
+)
 
 if TYPE_CHECKING:
     import faiss
@@ -47,6 +72,10 @@ def index_path(chunking: str, embedder: str) -> Path:
 
 def stats_path(chunking: str, embedder: str) -> Path:
     return catalog.path("embed_stats", chunking=chunking, embedder=embedder)
+
+
+def index_stats_path(chunking: str, embedder: str) -> Path:
+    return catalog.path("index_stats", chunking=chunking, embedder=embedder)
 
 
 def embeddings_frame(chunk_ids: list[str], vectors: np.ndarray) -> pl.DataFrame:
@@ -104,13 +133,6 @@ def embed_chunks(
         n_vectors=len(owners),
         max_vectors_per_chunk=int(per_chunk.max()),
     )
-    if stats.n_over_window:
-        log.warning(
-            "embed: %d of %d chunks exceed %s's window of %d tokens (its own word pieces; "
-            "longest %d): %s (long_chunks: %s, %d vectors)",
-            stats.n_over_window, stats.n_chunks, spec.model, stats.window, stats.max_tokens,
-            stats.handling, spec.long_chunks, stats.n_vectors,
-        )  # fmt: skip
     frame = embeddings_frame([ids[i] for i in owners.tolist()], cv.vectors)
     return frame, owners, stats
 
@@ -150,11 +172,155 @@ def warn_language_fit(model: str) -> list[str]:
     return unfit
 
 
-def run(params: Params, chunking: str, embedder: str) -> tuple[Path, Path]:
-    """Embed data/chunks/<chunking>.parquet with ``embedders[embedder]``; write parquet, index
-    and long-chunk stats."""
-    import faiss
+def chunk_batches(src: Path, size: int) -> Iterator[pl.DataFrame]:
+    """The chunks table ``src`` (schema checked) as consecutive frames of ``size`` rows,
+    columns chunk_id and text; read batch by batch, never whole."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+    check(pl.DataFrame(schema=pl.read_parquet_schema(src)), "chunks", src)
+    for rb in pq.ParquetFile(src).iter_batches(batch_size=size, columns=["chunk_id", "text"]):
+        frame = pl.from_arrow(rb)
+        assert isinstance(frame, pl.DataFrame)
+        yield frame
+
+
+def vector_batches(path: Path, size: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The embeddings table ``path`` as ``(vectors, labels)`` batches of ``size`` rows; a
+    row's label is its chunk's ordinal (consecutive rows of one chunk_id share it)."""
+    import pyarrow.parquet as pq
+
+    prev: str | None = None
+    last = -1
+    for rb in pq.ParquetFile(path).iter_batches(batch_size=size):
+        frame = pl.from_arrow(rb)
+        assert isinstance(frame, pl.DataFrame)
+        ids = frame["chunk_id"]
+        new = ids.ne_missing(ids.shift(1)).to_numpy().astype(np.int64)
+        new[0] = int(ids[0] != prev)
+        labels = last + np.cumsum(new)
+        prev, last = ids[-1], int(labels[-1])
+        yield vectors_of(frame), labels
+
+
+def gather_rows(path: Path, positions: list[np.ndarray]) -> list[np.ndarray]:
+    """For each sorted array of row positions, those rows' vectors from the embeddings table
+    ``path`` (one streamed pass)."""
+    out: list[list[np.ndarray]] = [[] for _ in positions]
+    start = 0
+    for vecs, _ in vector_batches(path):
+        end = start + len(vecs)
+        for i, pos in enumerate(positions):
+            pick = pos[(pos >= start) & (pos < end)] - start
+            if len(pick):
+                out[i].append(vecs[pick])
+        start = end
+    dim = 0 if start == 0 else vecs.shape[1]
+    return [np.concatenate(p) if p else np.zeros((0, dim), np.float32) for p in out]
+
+
+class EmbeddingsWriter:
+    """Table ``embeddings`` written batch by batch (one row group per batch, zstd)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows = 0
+        self.dim = 0
+        self._writer: Any = None
+
+    def write(self, frame: pl.DataFrame) -> None:
+        import pyarrow.parquet as pq
+
+        if self._writer is None:
+            check(frame, "embeddings", self.path)
+            table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
+            self._writer = pq.ParquetWriter(self.path, table.schema, compression="zstd")
+            self.dim = int(frame["embedding"].dtype.size)  # type: ignore[attr-defined]
+        else:
+            table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
+        self._writer.write_table(table)
+        self.rows += frame.height
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+def merge_stats(a: LongChunkStats | None, b: LongChunkStats) -> LongChunkStats:
+    """Long-chunk stats of two consecutive batches of one chunks table."""
+    if a is None:
+        return b
+    return replace(
+        a,
+        n_chunks=a.n_chunks + b.n_chunks,
+        n_over_window=a.n_over_window + b.n_over_window,
+        max_tokens=max(a.max_tokens, b.max_tokens),
+        n_vectors=a.n_vectors + b.n_vectors,
+        max_vectors_per_chunk=max(a.max_vectors_per_chunk, b.max_vectors_per_chunk),
+    )
+
+
+def embed_stream(
+    src: Path, spec: EmbedderSpec, out: Path, chunking: str, embedder: str
+) -> LongChunkStats:
+    """Embed the chunks table ``src`` ``spec.stream_chunks`` chunks at a time, appending each
+    batch's rows to table ``embeddings`` at ``out``: memory holds one batch, whatever the
+    corpus size."""
+    stats: LongChunkStats | None = None
+    writer = EmbeddingsWriter(out)
+    try:
+        for batch in chunk_batches(src, spec.stream_chunks):
+            frame, _, st = embed_chunks(batch, spec, chunking, embedder)
+            writer.write(frame)
+            stats = merge_stats(stats, st)
+    finally:
+        writer.close()
+    if stats is None:
+        raise RagcourtError(f"{src}: no chunks to embed")
+    return stats
+
+
+def build_streamed(
+    emb: Path, spec: EmbedderSpec, long: LongChunkStats, dim: int, key: str
+) -> tuple[faiss.Index, float, float, int]:
+    """The index of table ``emb`` (module :mod:`~ragcourt.retrieval.vector_index`): the index
+    (search settings applied), build seconds, recall@10 vs exact and the queries it took."""
+    n = long.n_vectors
+    factory = resolve_factory(spec, n)
+    rng = np.random.default_rng(spec.index_seed)
+    t0 = time.perf_counter()
+    index = new_index(factory, dim, key)
+    exact = factory == FLAT
+    n_train = 0 if index.is_trained else min(n, TRAIN_SAMPLE)
+    n_query = 0 if exact else min(n, spec.index_recall_queries)
+    train_pos = np.sort(rng.choice(n, size=n_train, replace=False))
+    query_pos = np.sort(rng.choice(n, size=n_query, replace=False))
+    train, queries = gather_rows(emb, [train_pos, query_pos])
+    if n_train:
+        index.train(train)
+    del train
+    with one_thread_if(has_hnsw(index)):
+        for vecs, labels in vector_batches(emb):
+            index.add_with_ids(vecs, labels)
+    build_s = time.perf_counter() - t0
+    configure_search(index, spec)
+    if not n_query:
+        return index, build_s, 1.0, 0
+    depth = RECALL_K * long.max_vectors_per_chunk
+    truth = exact_top(queries, vector_batches(emb), depth)
+    return index, build_s, recall_at(index, queries, truth, depth), n_query
+
+
+def warn_long_chunks(stats: LongChunkStats, spec: EmbedderSpec) -> None:
+    if stats.n_over_window:
+        log.warning(
+            "embed: %d of %d chunks exceed %s's window of %d tokens (its own word pieces; "
+            "longest %d): %s (long_chunks: %s, %d vectors)",
+            stats.n_over_window, stats.n_chunks, spec.model, stats.window, stats.max_tokens,
+            stats.handling, spec.long_chunks, stats.n_vectors,
+        )  # fmt: skip
+
+
+def _check_cell(params: Params, chunking: str, embedder: str) -> EmbedderSpec:
     if chunking not in params.chunkings:
         raise ConfigError(
             f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
@@ -163,24 +329,69 @@ def run(params: Params, chunking: str, embedder: str) -> tuple[Path, Path]:
         raise ConfigError(
             f"embedder '{embedder}' is not one of embedders {sorted(params.embedders)}"
         )
-    spec = params.embedders[embedder]
-    src = catalog.path("chunks", chunking=chunking)
-    chunks = read_table(src, "chunks")
-    if chunks.is_empty():
-        raise RagcourtError(f"{src}: no chunks to embed")
-    warn_language_fit(spec.model)
-    emb, owners, stats = embed_chunks(chunks, spec, chunking, embedder)
-    index = build_index(vectors_of(emb), owners)
-    out_idx = write_with(index_path(chunking, embedder), lambda p: faiss.write_index(index, str(p)))
-    out_emb = write_parquet(emb, embeddings_path(chunking, embedder), "embeddings")
-    body = json.dumps(stats.to_json(), indent=2, sort_keys=True) + "\n"
+    return params.embedders[embedder]
 
-    def write_stats(p: Path) -> None:
+
+def run(params: Params, chunking: str, embedder: str) -> tuple[Path, Path]:
+    """Embed data/chunks/<chunking>.parquet with ``embedders[embedder]`` batch by batch; write
+    the embeddings, the index, its stats and the long-chunk stats."""
+    import faiss
+
+    from ragcourt.retrieval.embedders import registry_entry
+
+    spec = _check_cell(params, chunking, embedder)
+    key = f"embedders.{embedder}.index"
+    dim = registry_entry(spec.model).dim
+    check_factory(spec, dim, key)
+    src = catalog.path("chunks", chunking=chunking)
+    if not src.is_file():
+        raise RagcourtError(f"{src}: input artifact not found (run the chunk stage)")
+    warn_language_fit(spec.model)
+    done: dict[str, Any] = {}
+
+    def embed_and_index(tmp: Path) -> None:
+        long = embed_stream(src, spec, tmp, chunking, embedder)
+        index, build_s, recall, n_query = build_streamed(tmp, spec, long, dim, key)
+        done.update(long=long, index=index, build_s=build_s, recall=recall, n_query=n_query)
+
+        def write_index(p: Path) -> None:
+            faiss.write_index(index, str(p))
+            done["bytes"] = p.stat().st_size
+
+        write_with(index_path(chunking, embedder), write_index)
+
+    out_emb = write_with(embeddings_path(chunking, embedder), embed_and_index)
+    long: LongChunkStats = done["long"]
+    warn_long_chunks(long, spec)
+    body = json.dumps(long.to_json(), indent=2, sort_keys=True) + "\n"
+
+    def write_long_stats(p: Path) -> None:
         p.write_text(body, encoding="utf-8")
 
-    write_with(stats_path(chunking, embedder), write_stats)
+    write_with(stats_path(chunking, embedder), write_long_stats)
+    index = done["index"]
+    stats = IndexStats(
+        chunking=chunking,
+        embedder=embedder,
+        requested=spec.index,
+        factory=resolve_factory(spec, long.n_vectors),
+        metric="inner_product",
+        n_vectors=int(index.ntotal),
+        n_chunks=long.n_chunks,
+        dim=int(index.d),
+        build_s=round(done["build_s"], 3),
+        index_bytes=done["bytes"],
+        recall_at_10=round(done["recall"], 6),
+        recall_queries=done["n_query"],
+        ef_search=spec.ef_search,
+        nprobe=spec.nprobe,
+        seed=spec.index_seed,
+    )
+    write_parquet(stats.frame(), index_stats_path(chunking, embedder), "index_stats")
     log.info(
-        "embed: %s x %s: %d vectors of dim %d for %d chunks",
-        chunking, embedder, index.ntotal, index.d, stats.n_chunks,
+        "embed: %s x %s: %d vectors of dim %d for %d chunks; index %s built in %.2f s, "
+        "%d bytes, recall@10 vs exact %.4f (%d queries)",
+        chunking, embedder, index.ntotal, index.d, long.n_chunks, stats.factory,
+        stats.build_s, stats.index_bytes, stats.recall_at_10, stats.recall_queries,
     )  # fmt: skip
-    return out_emb, out_idx
+    return out_emb, index_path(chunking, embedder)

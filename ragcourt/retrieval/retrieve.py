@@ -6,14 +6,18 @@ score, retriever. Inputs are the stage artifacts under the current directory:
 ``data/index/<chunking>__<embedder>.faiss``.
 
 * **dense**: the query is embedded with the chunking's embedder (L2-normalised, with the
-  embedder's query prefix) and searched in the ``IndexIDMap(IndexFlatIP)`` (exact inner
-  product = cosine), whose labels are chunk ordinals. A chunk embedded as several windows
-  scores as its best window, ``max_w cos(q, w)``: the search goes ``k x`` (most windows of a
-  chunk) deep, so the first k distinct chunks are exactly the top k, each listed once.
+  embedder's query prefix) and searched in the ``IndexIDMap`` over the index of
+  ``embedders.<e>.index`` (``IndexFlatIP``: exact inner product = cosine; an approximate
+  factory string: searched with ``ef_search`` / ``nprobe``,
+  :mod:`ragcourt.retrieval.vector_index`), whose labels are chunk ordinals. A chunk embedded
+  as several windows scores as its best window, ``max_w cos(q, w)``: the search goes ``k x``
+  (most windows of a chunk) deep, so the first k distinct chunks are the top k (exactly so
+  for a flat index), each listed once.
 * **bm25**: bm25s over the chunk texts with ``retrieval.bm25`` (variant, k1, b; tokenizer per
   language, :mod:`ragcourt.retrieval.bm25_tokens`: on English bm25s' regex tokenizer,
-  lower-cased, optional stopword list and PyStemmer stemmer; jieba for Chinese). Built in
-  memory when opened (milliseconds for thousands of chunks; memoised per chunks file and settings).
+  lower-cased, optional stopword list and PyStemmer stemmer; jieba for Chinese). Saved by
+  the ``bm25`` stage and memory-mapped when opened (:mod:`ragcourt.retrieval.bm25_index`);
+  without a matching saved index, built in memory (memoised per chunks file and settings).
   Chunks scoring 0 (no query term in common) are not returned, so a query can get < k hits.
 * **hybrid**: RRF of the dense and BM25 rankings, each taken to depth k (:func:`rrf_fuse`).
 
@@ -26,10 +30,12 @@ documented on :func:`rrf_fuse`.
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -42,6 +48,7 @@ from ragcourt.core.registry import Registry
 from ragcourt.core.schemas import frame_schema
 
 RUN_SCHEMA = frame_schema("retrieval_run")
+log = logging.getLogger("ragcourt.retrieval")
 
 
 class Retriever(Protocol):
@@ -131,7 +138,7 @@ def rrf_fuse(
 
 @dataclass
 class DenseRetriever:
-    """Exact inner-product search over L2-normalised chunk vectors; FAISS label ``j`` is
+    """Inner-product search over L2-normalised chunk vectors; FAISS label ``j`` is
     ``chunk_ids[j]``, several windows of one chunk may share it (``max_vectors`` at most)."""
 
     model: str  # registry embedder name
@@ -185,6 +192,7 @@ def open_dense(chunking: str, embedder: str, params: Params) -> DenseRetriever:
     import faiss
 
     from ragcourt.retrieval.embedders import registry_entry
+    from ragcourt.retrieval.vector_index import configure_search
 
     if embedder not in params.embedders:
         raise ConfigError(
@@ -216,6 +224,7 @@ def open_dense(chunking: str, embedder: str, params: Params) -> DenseRetriever:
     if index.d != dim:
         raise RagcourtError(f"{idx_path}: index dim {index.d} != embedder '{spec.model}' dim {dim}")
     most = max(Counter(rows.to_list()).values(), default=1)
+    configure_search(index, spec)
     return DenseRetriever(
         model=spec.model,
         index=index,
@@ -245,6 +254,9 @@ class BM25Retriever:
     settings: BM25Params
     languages: list[str] | None = None
     name: str = "bm25"
+    # a saved index (bm25s.BM25) and its corpus languages, most frequent first: no texts needed
+    prebuilt: Any = field(default=None, repr=False)
+    prebuilt_languages: list[str] | None = field(default=None, repr=False)
     _bm25: Any = field(init=False, repr=False)
     _tokenizers: Any = field(init=False, repr=False)
     _corpus_languages: list[str] = field(init=False, repr=False)
@@ -256,6 +268,14 @@ class BM25Retriever:
         from ragcourt.corpus.language import detect_language
         from ragcourt.retrieval.bm25_tokens import LanguageTokenizers, spec_for
 
+        if self.prebuilt is not None:
+            self._bm25 = self.prebuilt
+            self._corpus_languages = list(self.prebuilt_languages or ["en"])
+            self._single_spec = (
+                len({spec_for(lang, self.settings) for lang in self._corpus_languages}) == 1
+            )
+            self._tokenizers = LanguageTokenizers(self.settings, open_queries=True)
+            return
         if self.languages is None:
             self.languages = [detect_language(t).language for t in self.texts]
         if len(self.languages) != len(self.texts):
@@ -273,6 +293,16 @@ class BM25Retriever:
         s = self.settings
         self._bm25 = bm25s.BM25(method=s.method, k1=s.k1, b=s.b)
         self._bm25.index(tokens, show_progress=False)
+
+    @property
+    def corpus_languages(self) -> list[str]:
+        """The corpus languages, most frequent first (ties by code)."""
+        return list(self._corpus_languages)
+
+    @property
+    def model(self) -> Any:
+        """The bm25s.BM25 index."""
+        return self._bm25
 
     def tokenizer_by_language(self) -> dict[str, str]:
         """Corpus language -> label of the tokenizer its chunks went through."""
@@ -318,8 +348,6 @@ class BM25Retriever:
 def chunk_languages(chunks: pl.DataFrame, documents_path: str) -> list[str] | None:
     """Each chunk's document language from the documents table (``None`` when the table or its
     ``language`` column is missing: the retriever then detects each chunk's language)."""
-    from pathlib import Path
-
     from ragcourt.core.io import read_table
 
     if not Path(documents_path).is_file():
@@ -348,10 +376,77 @@ def _bm25_cached(
     )
 
 
+BM25_META = "ragcourt.json"  # beside bm25s' own files: settings, languages, chunks sha256
+BM25_FORMAT = 1
+
+
+def bm25_dir(chunking: str) -> Path:
+    """The ``bm25`` stage's saved index of ``chunking`` (:mod:`ragcourt.retrieval.bm25_index`)."""
+    return catalog.path("bm25_index", chunking=chunking)
+
+
+def saved_bm25_meta(folder: Path) -> dict[str, Any] | None:
+    """The ``ragcourt.json`` of a saved BM25 index (None when absent or unreadable)."""
+    try:
+        data = json.loads((folder / BM25_META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == BM25_FORMAT else None
+
+
+def open_saved_bm25(chunking: str, settings: BM25Params) -> BM25Retriever | None:
+    """The saved BM25 index of ``chunking``, memory-mapped (``bm25s.BM25.load(mmap=True)``),
+    or None when there is none or it was built from another chunks file or other settings."""
+    folder = bm25_dir(chunking)
+    chunks = catalog.path("chunks", chunking=chunking)
+    meta_path = folder / BM25_META
+    if not meta_path.is_file() or not chunks.is_file():
+        return None
+    return _open_saved_bm25(
+        str(folder.resolve()),
+        meta_path.stat().st_mtime_ns,
+        str(chunks.resolve()),
+        chunks.stat().st_mtime_ns,
+        settings.model_dump_json(),
+    )
+
+
+@cache
+def _open_saved_bm25(
+    folder: str, meta_mtime: int, chunks: str, chunks_mtime: int, settings_json: str
+) -> BM25Retriever | None:
+    import bm25s
+
+    from ragcourt.core.fingerprint import file_sha256
+    from ragcourt.core.io import read_table
+
+    settings = BM25Params.model_validate_json(settings_json)
+    meta = saved_bm25_meta(Path(folder))
+    if meta is None or meta.get("settings") != settings.model_dump(mode="json"):
+        log.info("bm25: %s was saved with other settings: built in memory instead", folder)
+        return None
+    if meta.get("chunks_sha256") != file_sha256(Path(chunks)):
+        log.info("bm25: %s was built from another chunks file: built in memory instead", folder)
+        return None
+    ids = read_table(chunks, "chunks", columns=["chunk_id"])["chunk_id"].to_list()
+    if len(ids) != meta.get("n_chunks"):
+        return None
+    model = bm25s.BM25.load(folder, mmap=True, load_corpus=False, show_progress=False)
+    return BM25Retriever(
+        ids, [], settings, prebuilt=model, prebuilt_languages=list(meta["corpus_languages"])
+    )
+
+
 def open_bm25(chunking: str, params: Params) -> BM25Retriever:
+    """The chunking's BM25 retriever: the ``bm25`` stage's saved index memory-mapped when it
+    matches the chunks file and ``retrieval.bm25`` (:mod:`ragcourt.retrieval.bm25_index`),
+    else built in memory from the chunks."""
     path = catalog.path("chunks", chunking=chunking)
     if not path.is_file():
         raise RagcourtError(f"{path}: input artifact not found (run the chunk stage)")
+    saved = open_saved_bm25(chunking, params.retrieval.bm25)
+    if saved is not None:
+        return saved
     docs = catalog.path("documents")
     docs_mtime = docs.stat().st_mtime_ns if docs.is_file() else 0
     settings = params.retrieval.bm25.model_dump_json()

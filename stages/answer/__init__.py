@@ -17,6 +17,7 @@ STAGE = StageDef(
         art("qa"),
         art("documents"),  # document languages pick the BM25 tokenizers
         art("chunks", chunking="$chunking"),
+        art("bm25_index", chunking="$chunking"),
         art("embeddings", chunking="$chunking", embedder="$embedder"),
         art("index", chunking="$chunking", embedder="$embedder"),
     ),

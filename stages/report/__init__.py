@@ -31,6 +31,7 @@ STAGE = StageDef(
             "calibration_ppi_systems",
         ),
         art("embed_stats", chunking="*", embedder="*"),
+        art("index_stats", chunking="*", embedder="*"),
         Dep(param="llm.metrics_dir"),
     ),
     params=(

@@ -14,6 +14,7 @@ STAGE = StageDef(
         art("qa"),
         art("documents"),  # document languages pick the BM25 tokenizers
         art("chunks", chunking="*"),
+        art("bm25_index", chunking="*"),
         art("embeddings", chunking="*", embedder="*"),
         art("index", chunking="*", embedder="*"),
     ),

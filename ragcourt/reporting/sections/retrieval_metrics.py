@@ -1,7 +1,8 @@
 """Report section: retrieval metrics per chunking, embedder and retriever at one cutoff, and
 their trend over chunk size, from ``retrieval_summary`` (spec §1's relevance rule); and, per
 chunk size x embedder cell, how chunks longer than the embedder's window were embedded (the
-embed stage's ``embed_stats``)."""
+embed stage's ``embed_stats``) and the dense index built (its ``index_stats``: factory
+string, build time, bytes, recall@10 against exact search)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import polars as pl
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
+from ragcourt.core.io import read_table
 from ragcourt.core.params import Params
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
@@ -74,6 +76,9 @@ def retrieval(art: Artifacts, params: Params) -> Section:
     long_table = long_chunks_table(art, params)
     if long_table.rows:
         sec.tables.append(long_table)
+    vector_table = index_table(art, params)
+    if vector_table.rows:
+        sec.tables.append(vector_table)
     n = s["n_queries"].max()
     sec.facts.append(("questions evaluated", fmt(n)))
     unevaluable = (
@@ -147,3 +152,56 @@ def long_chunks_table(art: Artifacts, params: Params) -> Table:
         rows,
         "Chunks longer than the embedder's window (its own word pieces) per chunk size x embedder",
     )
+
+
+INDEX_COLUMNS = [
+    "chunking",
+    "embedder",
+    "index (requested)",
+    "vectors",
+    "build s",
+    "index MB",
+    "recall@10 vs exact",
+    "search setting",
+]
+
+
+def _index_row(chunking: str, embedder: str, st: dict[str, object]) -> list[str]:
+    factory = str(st["factory"])
+    exact = int(str(st["recall_queries"])) == 0
+    recall = "1 (exact search)" if exact else f"{float(str(st['recall_at_10'])):.4f}"
+    if not exact:
+        recall += f" on {st['recall_queries']} stored vectors as queries"
+    setting = ""
+    if "HNSW" in factory:
+        setting = f"efSearch {st['ef_search']}"
+    elif "IVF" in factory:
+        setting = f"nprobe {st['nprobe']}"
+    return [
+        chunking,
+        embedder,
+        f"{factory} ({st['requested']})",
+        fmt(st["n_vectors"]),
+        f"{float(str(st['build_s'])):.2f}",
+        f"{int(str(st['index_bytes'])) / 1e6:.1f}",
+        recall,
+        setting,
+    ]
+
+
+def index_table(art: Artifacts, params: Params) -> Table:
+    """Per (chunking, embedder): the FAISS index built, its size, build time and recall@10
+    against exact search (spec §1: ``embedders.<e>.index``)."""
+    rows: list[list[str]] = []
+    for chunking in sorted(params.chunkings, key=lambda c: params.chunkings[c].size):
+        for embedder in params.embedders:
+            path = art.root / catalog.path("index_stats", chunking=chunking, embedder=embedder)
+            if not path.is_file():
+                continue
+            try:
+                (st,) = read_table(path, "index_stats").to_dicts()
+            except (RagcourtError, ValueError) as err:
+                rows.append([chunking, embedder, str(err), "", "", "", "", ""])
+                continue
+            rows.append(_index_row(chunking, embedder, st))
+    return Table(INDEX_COLUMNS, rows, "Dense index per chunking x embedder (FAISS index_factory)")
