@@ -19,6 +19,7 @@ PROJECT_CHOICES: dict[str, str] = {
     "chunkings": "the chunking grid this project compares",
     "embedders": "the embedder grid this project compares (and each one's batch size)",
     "systems_file": "the systems this project compares",
+    "gate.baseline": "the system this project runs in production (`ragcourt gate`)",
 }
 
 
