@@ -1,12 +1,24 @@
 """Report section: synthetic QA generation (budget, acceptance, the models of the three
-roles, rejections by filter), from the QA summary; a bring-your-own QA file says so."""
+roles, rejections by filter), from the QA summary; a bring-your-own QA file says so. A few
+accepted questions are shown with their reference answer, chunk and section, so the question
+set can be judged at a glance (text from documents and models: escaped by the templates)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import polars as pl
+
+from ragcourt.core import catalog
+from ragcourt.core.errors import RagcourtError
+from ragcourt.core.io import read_table
 from ragcourt.qagen.summaries import ByoQASummary, QASummary
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
-from ragcourt.reporting.model import Section, Table, fmt, pct
+from ragcourt.reporting.model import Example, Section, Table, fmt, pct
+
+QA_EXAMPLES = 3
+CHUNK_CHARS = 400
 
 
 def _model_facts(s: QASummary | ByoQASummary) -> list[tuple[str, str]]:
@@ -19,6 +31,57 @@ def _model_facts(s: QASummary | ByoQASummary) -> list[tuple[str, str]]:
     if s.reference_chunking:
         facts.append(("contexts from chunking", s.reference_chunking))
     return facts
+
+
+def _one_line(text: Any, limit: int) -> str:
+    """``text`` on one line (whitespace runs as one space), cut to ``limit`` characters."""
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _sections(art: Artifacts, chunking: str | None) -> dict[str, str]:
+    """chunk_id -> section path of the reference chunking's chunks (empty when the table is
+    absent, unreadable or written before chunks recorded sections)."""
+    if not chunking:
+        return {}
+    path = art.root / catalog.path("chunks", chunking=chunking)
+    try:
+        if "section" not in pl.read_parquet_schema(path):
+            return {}
+        chunks = read_table(path, "chunks", columns=["chunk_id", "section"])
+    except (OSError, RagcourtError, pl.exceptions.PolarsError):
+        return {}
+    return {c: s for c, s in chunks.iter_rows() if s is not None}
+
+
+def accepted_examples(art: Artifacts, chunking: str | None) -> list[Example]:
+    """The first :data:`QA_EXAMPLES` accepted questions by question id (a hash: an arbitrary,
+    stable pick), each with its reference answer, section (``–`` without one) and chunk."""
+    qa = art.table("qa")
+    if qa is None or qa.is_empty():
+        return []
+    sections = _sections(art, chunking)
+    picked = qa.sort("question_id").head(QA_EXAMPLES)
+    out: list[Example] = []
+    for r in picked.iter_rows(named=True):
+        section = sections.get(r.get("source_chunk_id") or "", "–")
+        how = [f"answer type {r['answer_type']}"] if r.get("answer_type") else []
+        if r.get("roundtrip_f1") is not None:
+            how.append(f"round-trip F1 {fmt(r['roundtrip_f1'])}")
+        out.append(
+            Example(
+                title=str(r["question_id"]),
+                fields=[
+                    ("question", _one_line(r["question"], 300)),
+                    ("reference", _one_line(" | ".join(r["reference_answers"] or []), 300)),
+                    ("section", _one_line(section, 300)),
+                    ("chunk", _one_line(r["context"], CHUNK_CHARS)),
+                ],
+                judgements=[],
+                outcome="accepted" + (f" ({'; '.join(how)})" if how else ""),
+            )
+        )
+    return out
 
 
 def qa_generation(art: Artifacts) -> Section:
@@ -41,6 +104,9 @@ def qa_generation(art: Artifacts) -> Section:
         ("stopped because", s.stop_reason),
     ]
     sec.facts += _model_facts(s)
+    sec.examples += accepted_examples(
+        art, s.reference_chunking if isinstance(s, QASummary) else None
+    )
     rejections = dict(s.rejections)
     if not rejections:
         rej = art.table("qa_rejected")
