@@ -4,17 +4,20 @@ After Alberti et al. (2019) and Puri et al. (2020): the answer is chosen first, 
 written for it, and the pair is kept only if the question, read back, gives the same answer.
 
 1. :func:`span_contexts` turns each sampled chunk into up to ``spans_per_chunk`` candidates,
-   one per answer span of :mod:`ragcourt.qagen.answer_spans` (types diversified, seeded per
-   chunk id), until ``max_attempts`` candidates exist.
+   one per answer span of the chunk's extractor (:mod:`ragcourt.qagen.span_languages`:
+   Chinese by jieba, other text by :mod:`ragcourt.qagen.answer_spans`; types diversified,
+   seeded per chunk id), until ``max_attempts`` candidates exist.
 2. The writer (``qagen.question_model``) writes one question whose answer is the span. It is
    rejected when unusable (``question_generation_error``), when it points at "the text"
    (``question_not_standalone``), holds the answer (``question_contains_answer``) or shares a
-   run of more than ``max_copied_words`` words with the chunk (``question_copies_context``).
+   run of more than ``max_copied_words`` words (jieba words for Chinese) with the chunk
+   (``question_copies_context``).
 3. Round trip: the reader (``qagen.answer_model``) answers from the chunk alone with a phrase
-   copied from it; the pair is kept when SQuAD token F1(reader's phrase, span) >=
-   ``roundtrip_f1`` and the phrase holds the span's numbers, no other (else
-   ``roundtrip_mismatch``; a failed call ``reader_error``). Every
-   distinct writer try that passed step 2 is read back; the first that matches is kept.
+   copied from it; the pair is kept when F1(reader's phrase, span) >= ``roundtrip_f1``
+   (:func:`~ragcourt.qagen.roundtrip.span_f1`: SQuAD token F1; jieba words for Chinese) and
+   the phrase holds the span's numbers, no other (else ``roundtrip_mismatch``; a failed call
+   ``reader_error``). Every distinct writer try that passed step 2 is read back; the first
+   that matches is kept.
 4. Optional (``closed_book_check``): the reader without the chunk; F1 >= ``roundtrip_f1``
    rejects the pair (``answerable_closed_book``: no retrieval needed).
 5. Optional: the rule filters of the QA quality gate (``gate``) and the ``qagen.filter_kinds``
@@ -40,12 +43,7 @@ from ragcourt.core.fencing import neutralise_tags, tag
 from ragcourt.core.params import QAGenParams
 from ragcourt.corpus.markup_map import SECTION_SEPARATOR
 from ragcourt.llm.types import ChatRequest, ChatResult
-from ragcourt.qagen.answer_spans import (
-    choose_spans,
-    demote_frequent,
-    extract_spans,
-    resolve_extractor,
-)
+from ragcourt.qagen.answer_spans import choose_spans, demote_frequent, resolve_extractor
 from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.generator import (
     NOT_STANDALONE,
@@ -57,8 +55,9 @@ from ragcourt.qagen.roundtrip import (
     contains_answer,
     longest_shared_run,
     numbers_agree,
-    token_f1,
+    span_f1,
 )
+from ragcourt.qagen.span_languages import NoSpanExtractor, spans_of
 
 log = logging.getLogger("ragcourt.qagen")
 
@@ -179,12 +178,17 @@ def span_contexts(
     kind = resolve_extractor(af.extractor)
     rows: list[dict[str, object]] = []
     used = empty = 0
+    unread: dict[str, int] = {}  # a language no extractor reads -> its chunks
     for ctx in contexts.iter_rows(named=True):
         if len(rows) >= q.max_attempts:
             break
         used += 1
         text: str = ctx["context"]
-        found = extract_spans(text, kind, af.max_answer_words)
+        try:
+            found = spans_of(text, kind, af.max_answer_words)
+        except NoSpanExtractor as e:
+            unread[str(e)] = unread.get(str(e), 0) + 1
+            found = []
         if docs is not None:
             found = demote_frequent(
                 found, docs.chunk_texts.get(ctx["doc_id"], ()), af.frequent_span_share
@@ -212,6 +216,8 @@ def span_contexts(
                     "doc_title": title,
                 }
             )
+    for why, n in unread.items():
+        log.warning("qagen answer_first: %s: %d chunks give no candidate", why, n)
     log.info(
         "qagen answer_first: %d candidate spans from %d chunks (%s extractor; %d without a span)",
         len(rows), used, kind, empty,
@@ -319,7 +325,7 @@ class AnswerFirstGenerator(Generator):
         best: dict[int, tuple[tuple[bool, float], str, str, float]] = {}
         for (c, q), r in zip(asked, readings, strict=True):
             span = r.span or ""
-            f1 = token_f1(span, c.answer or "")
+            f1 = span_f1(span, c.answer or "")
             ok_span = f1 >= af.roundtrip_f1 and numbers_agree(span, c.answer or "")
             if r.p_answerable >= threshold and ok_span:
                 accepted.append((c, q))
@@ -385,7 +391,7 @@ class AnswerFirstGenerator(Generator):
                 why = f"model call failed: {res.error}" if not res.ok else "empty reply"
                 error = error or (why, res.text or None)
                 continue
-            f1 = token_f1(phrase, c.answer or "")
+            f1 = span_f1(phrase, c.answer or "")
             if f1 >= threshold and numbers_agree(phrase, c.answer or ""):
                 c.question, c.reader_answer, c.roundtrip_f1 = q, phrase, f1
                 return
@@ -423,7 +429,7 @@ class AnswerFirstGenerator(Generator):
                 c.fail(CLOSED_BOOK_ERROR, f"model call failed: {res.error}", res.text or None)
                 continue
             c.closed_book_answer = phrase = clean_phrase(res.text)
-            f1 = token_f1(phrase or "", c.answer or "")
+            f1 = span_f1(phrase or "", c.answer or "")
             if f1 >= threshold:
                 c.fail(
                     CLOSED_BOOK,

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from ragcourt.core.errors import ConfigError
+from ragcourt.corpus.language import CJK_CHAR
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -363,10 +364,14 @@ def extract_spans(text: str, extractor: Extractor, max_words: int = 5) -> list[A
 
 
 def chunk_share(span: str, chunks: Sequence[str]) -> float:
-    """Share of ``chunks`` (texts) that name ``span`` as a whole word run, case-insensitive."""
+    """Share of ``chunks`` (texts) that name ``span`` as a whole word run, case-insensitive
+    (a span holding CJK characters, written without spaces: as a substring)."""
     if not chunks:
         return 0.0
-    rx = re.compile(rf"(?<!\w){re.escape(span)}(?!\w)", re.IGNORECASE)
+    pattern = re.escape(span)
+    if not CJK_CHAR.search(span):
+        pattern = rf"(?<!\w){pattern}(?!\w)"
+    rx = re.compile(pattern, re.IGNORECASE)
     return sum(rx.search(c) is not None for c in chunks) / len(chunks)
 
 

@@ -1,26 +1,44 @@
-"""Text checks of answer-first generation: SQuAD token F1 of the round trip, the reader's
-reply as a phrase, and how much of its chunk a question copies.
+"""Text checks of answer-first generation: token F1 of the round trip, the reader's reply as a
+phrase, and how much of its chunk a question copies.
 
-Normalisation and token F1 are the judges' own (:mod:`ragcourt.corpus.answer_match`).
+Normalisation and token F1 are the judges' own (:mod:`ragcourt.corpus.answer_match`). Chinese
+(Han text without kana or Hangul) is compared in jieba words instead of characters, after
+:func:`canonical_numbers`: a character F1 would let two names sharing a character pass
+(``北京市`` / ``南京市``: 0.67), where the English threshold was set for whole words. jieba's
+accurate mode keeps a name whole, so a partial reading of a one-word name (``人民银行`` for
+``中国人民银行``) fails too: a lost question, never a wrong one.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from ragcourt.corpus.answer_match import contains_reference, normalize_answer, token_f1
+from ragcourt.corpus.language import cjk_script_language
+from ragcourt.qagen.answer_spans_zh import fold_width
+from ragcourt.retrieval.bm25_tokens import jieba_tokens
 
 __all__ = [
+    "canonical_numbers",
     "clean_phrase",
     "contains_answer",
     "longest_shared_run",
     "normalize_answer",
     "numbers_agree",
+    "span_f1",
     "token_f1",
 ]
 
 _WORD = re.compile(r"\w+")
-_LABEL = re.compile(r"^\s*(?:\*\*)?(?:answer|a|phrase)\s*[:.)-]\s*(?:\*\*)?\s*", re.I)
+_CN_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0, "两": 2}
+_CN_NUMERAL = re.compile(r"[〇零一二三四五六七八九十两百千]+(?=[年月日号])")
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
+_DATE_PART = re.compile(r"(?<!\d)0+(\d)(?=[月日])|(?<=\d)号")
+_PHRASE_END = "\"'`“”*.!;, 。，！；、「」『』"
+_LABEL = re.compile(
+    r"^\s*(?:\*\*)?(?:(?:answer|a|phrase)\s*[:.)-]|(?:答案|答|回答)\s*[:：])\s*(?:\*\*)?\s*", re.I
+)
 
 
 def contains_answer(question: str, answer: str) -> bool:
@@ -32,17 +50,28 @@ def clean_phrase(text: str) -> str | None:
     """The reader's phrase: the first non-empty line without an 'Answer:' label, quotes or
     final punctuation; None if nothing remains."""
     for line in text.strip().splitlines():
-        line = _LABEL.sub("", line).strip().strip("\"'`“”*.!;, ")
+        line = _LABEL.sub("", line).strip().strip(_PHRASE_END)
         if line:
             return line
     return None
 
 
+def _chinese(*texts: str) -> bool:
+    return cjk_script_language("".join(texts)) == "zh"
+
+
+def _words(text: str, chinese: bool) -> list[str]:
+    """jieba words of Chinese text, else lower-cased ``\\w+`` runs."""
+    if chinese:
+        return jieba_tokens(fold_width(text))
+    return [w.lower() for w in _WORD.findall(text)]
+
+
 def longest_shared_run(question: str, context: str) -> int:
-    """The longest run of consecutive words (lower-cased ``\\w+``) of ``question`` that also
-    occurs, consecutively, in ``context``."""
-    q = [w.lower() for w in _WORD.findall(question)]
-    c = [w.lower() for w in _WORD.findall(context)]
+    """The longest run of consecutive words of ``question`` that also occurs, consecutively, in
+    ``context``: lower-cased ``\\w+`` runs, or jieba words when the question is Chinese."""
+    chinese = _chinese(question)
+    q, c = _words(question, chinese), _words(context, chinese)
     at: dict[str, list[int]] = {}
     for j, w in enumerate(c):
         at.setdefault(w, []).append(j)
@@ -63,4 +92,45 @@ def numbers_agree(phrase: str, span: str) -> bool:
     def numbers(text: str) -> set[str]:
         return {t for t in normalize_answer(text).split() if any(c.isdigit() for c in t)}
 
+    if _chinese(phrase, span):
+        phrase, span = canonical_numbers(phrase), canonical_numbers(span)
     return numbers(phrase) == numbers(span)
+
+
+def _cn_int(numeral: str) -> int:
+    """A Chinese numeral as an int: digit by digit (``二〇二四``) without 十/百/千, else
+    positional (``十二`` 12, ``二十三`` 23, ``一百零五`` 105)."""
+    if not any(c in "十百千" for c in numeral):
+        return int("".join(str(_CN_DIGITS[c]) for c in numeral))
+    total, digit = 0, 0
+    for c in numeral:
+        if c in _CN_DIGITS:
+            digit = _CN_DIGITS[c]
+        else:
+            total += (digit or 1) * {"十": 10, "百": 100, "千": 1000}[c]
+            digit = 0
+    return total + digit
+
+
+def canonical_numbers(text: str) -> str:
+    """Chinese dates and numbers in one form: full-width forms folded to half width, Chinese
+    numerals before 年/月/日/号 as digits, ``2025-05-15`` (or ``/``, ``.``) as
+    ``2025年5月15日``, a month's or day's leading zero dropped and 号 read as 日."""
+    text = _CN_NUMERAL.sub(lambda m: str(_cn_int(m.group(0))), fold_width(text))
+    text = _ISO_DATE.sub(lambda m: f"{m[1]}年{int(m[2])}月{int(m[3])}日", text)
+    return _DATE_PART.sub(lambda m: m.group(1) or "日", text)
+
+
+def span_f1(prediction: str, span: str) -> float:
+    """The round trip's F1 of a reading against its span: SQuAD token F1
+    (:func:`~ragcourt.corpus.answer_match.token_f1`), or for Chinese the F1 over the bags of
+    jieba words of both after :func:`canonical_numbers` (module docstring)."""
+    if not _chinese(prediction, span):
+        return token_f1(prediction, span)
+    pred = _words(canonical_numbers(prediction), True)
+    ref = _words(canonical_numbers(span), True)
+    same = sum((Counter(pred) & Counter(ref)).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred), same / len(ref)
+    return 2 * precision * recall / (precision + recall)

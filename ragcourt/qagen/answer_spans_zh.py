@@ -1,0 +1,192 @@
+"""Answer candidates of Chinese text: jieba words and part-of-speech tags, one sentence each.
+
+Chinese is written without spaces, so the English extractors (:mod:`.answer_spans`) see a
+whole clause as one "word". Here the text is read through jieba's ``posseg`` on a copy whose
+full-width ASCII forms (``２０２５``, ``％``) are folded to half width one character for one
+character, so every offset is an offset of the original text. Spans never cross a sentence
+end (``。！？!?；;`` or a line break) and hold at most :data:`MAX_SPAN_CHARS` characters
+and (but for dates and numbers, one unit each) ``max_words`` jieba words. Kinds, tried in
+this order, a character taken once:
+
+* ``date``: a year, month and/or day in digits or Chinese numerals (``2025年5月15日``,
+  ``五月``, ``7月份``) or a quarter (``第三季度``);
+* ``number``: digits with a magnitude (``万``, ``亿`` ...) and a unit or percent
+  (``41.1万桶``, ``0.5个百分点``, ``5%``): a unit is the next jieba word tagged ``m``/``q``
+  without a digit, or one of :data:`_UNITS`;
+* ``person`` / ``place`` / ``organization`` / ``entity``: runs of words tagged ``nr*`` /
+  ``ns*`` / ``nt*`` / ``nz``, at least two characters;
+* ``noun_phrase``: runs of two or more nouns (``n``, ``vn``, ``nz``, ``ng``), three characters
+  or more.
+
+Tiers follow the English ones (:func:`.answer_spans.span_tier`) read word for word, since no
+Chinese question set is at hand to fit them: dates, numbers with a unit and entities of two
+or more words are tier 0, a bare number and a one-word entity tier 1, noun phrases tier 2; a
+entity next to an enumeration mark (``、``, ``和``, ``与``, ``及``) drops one tier, as
+English list members do.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+from functools import cache
+from typing import Any
+
+from ragcourt.qagen.answer_spans import NOUN_PHRASE_TIER, AnswerSpan
+
+MAX_SPAN_CHARS = 16
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]")
+_DIG = "[0-9０-９]"
+_CN = "[〇零一二三四五六七八九十两]"
+_YEAR = rf"(?:{_DIG}{{2,4}}|{_CN}{{2,4}})年"
+_MONTH = rf"(?:{_DIG}{{1,2}}|十[一二]?|[一二三四五六七八九])月份?"
+_DAY = rf"(?:{_DIG}{{1,2}}|{_CN}{{1,3}})[日号]"
+_QUARTER = r"第[一二三四1-4１-４]季度"
+_DATE = re.compile(
+    rf"{_YEAR}(?:{_MONTH}(?:{_DAY})?|{_QUARTER}|[上下]半年)?|{_MONTH}(?:{_DAY})?|{_QUARTER}"
+)
+_NUMBER = re.compile(
+    rf"{_DIG}+(?:[.．,，]{_DIG}+)*(?:[多余])?[十百千万亿]*(?:[%％‰]|个百分点)?"
+    rf"|{_CN}*[十百千万亿]+{_CN}*[十百千万亿]*"
+)
+_UNITS = re.compile(
+    r"(?:美元|欧元|港元|日元|英镑|人民币|元|桶|吨|公斤|千克|克|公里|千米|米|平方米|亩|人次|人|名|"
+    r"家|个|次|辆|架|艘|台|部|股|倍|岁|年|天|小时|分钟|秒|件|项|条|座|所|位|户|套|期|届|场|份|"
+    r"篇|页|基点)"
+)
+_ENTITY_FLAGS = (("nr", "person"), ("ns", "place"), ("nt", "organization"), ("nz", "entity"))
+_NOUN_FLAGS = frozenset({"n", "vn", "nz", "ng"})
+_LIST_MARKS = frozenset("、和与及")  # an enumeration comma, and, with, as well as
+_LISTABLE = frozenset({"person", "place", "organization", "entity"})
+# full-width ASCII (U+FF01..U+FF5E) -> ASCII and the ideographic space -> space: 1:1 in length
+_FOLD = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+
+@cache
+def _posseg() -> Any:
+    import jieba
+    import jieba.posseg
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba.posseg
+
+
+def fold_width(text: str) -> str:
+    """``text`` with full-width ASCII forms and the ideographic space at half width (same
+    length: offsets are kept)."""
+    return text.translate(_FOLD)
+
+
+def _words(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, flag) of jieba's tagged words of ``text`` (read on :func:`fold_width`)."""
+    out: list[tuple[int, int, str]] = []
+    pos = 0
+    for word, flag in _posseg().cut(fold_width(text)):
+        out.append((pos, pos + len(word), flag))
+        pos += len(word)
+    return out
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        out.append((start, m.end()))
+        start = m.end()
+    if start < len(text):
+        out.append((start, len(text)))
+    return out
+
+
+def _entity_kind(flag: str) -> str | None:
+    return next((kind for prefix, kind in _ENTITY_FLAGS if flag.startswith(prefix)), None)
+
+
+def _numbers(text: str, words: list[tuple[int, int, str]]) -> Iterable[tuple[int, int, str]]:
+    """(start, end, 'number' or 'bare_number') of numbers; a unit after one extends it."""
+    starts = {s: (e, f) for s, e, f in words}
+    for m in _NUMBER.finditer(fold_width(text)):
+        end, unit = m.end(), bool(re.search(r"[%‰十百千万亿点]", m.group(0)))
+        nxt = starts.get(end)
+        if (
+            nxt is not None
+            and nxt[1] in ("m", "q", "mq")
+            and not re.search(r"\d", text[end : nxt[0]])
+        ):
+            end, unit = nxt[0], True
+        elif u := _UNITS.match(text, end):
+            end, unit = u.end(), True
+        if not re.search(r"[0-9０-９]", m.group(0)) and len(m.group(0)) < 2:
+            continue  # a lone 十 or 万 of running text
+        yield m.start(), end, "number" if unit else "bare_number"
+
+
+def _runs(words: list[tuple[int, int, str]], kind_of: Any) -> Iterable[tuple[int, int, str, int]]:
+    """(start, end, kind, words) of maximal runs of words of one kind (``kind_of(flag)``)."""
+    run: list[tuple[int, int, str]] = []
+    for w in [*words, (0, 0, "")]:
+        kind = kind_of(w[2])
+        if run and kind == kind_of(run[-1][2]) and kind is not None:
+            run.append(w)
+            continue
+        if run and kind_of(run[0][2]) is not None:
+            yield run[0][0], run[-1][1], kind_of(run[0][2]), len(run)
+        run = [w]
+
+
+def _candidates(text: str) -> Iterable[tuple[int, int, str, int]]:
+    """(start, end, kind, tier) of every candidate, dates and numbers first."""
+    words = _words(text)
+    for m in _DATE.finditer(fold_width(text)):
+        yield m.start(), m.end(), "date", 0
+    for s, e, kind in _numbers(text, words):
+        yield s, e, "number", int(kind == "bare_number")
+    for s, e, kind, n in _runs(words, _entity_kind):
+        yield s, e, kind, int(n == 1)
+    for s, e, _, n in _runs(words, lambda f: "noun" if f in _NOUN_FLAGS else None):
+        if n >= 2:
+            yield s, e, "noun_phrase", NOUN_PHRASE_TIER
+
+
+def chinese_spans(text: str, max_words: int = 5) -> list[AnswerSpan]:
+    """Typed answer candidates of Chinese ``text`` in text order (module docstring); a text
+    repeated is kept once, at its first occurrence."""
+    sents = _sentences(text)
+    words = _words(text)
+    taken: list[tuple[int, int]] = []
+    out: list[AnswerSpan] = []
+    for s, e, kind, tier in _candidates(text):
+        s, e = _strip(text, s, e)
+        sent = next(((a, b) for a, b in sents if a <= s < b), (0, len(text)))
+        if e <= s or e > sent[1] or e - s > MAX_SPAN_CHARS or (e - s < 2 and kind != "number"):
+            continue
+        if kind not in ("date", "number") and _word_count(words, s, e) > max_words:
+            continue
+        if any(a < e and s < b for a, b in taken):
+            continue
+        taken.append((s, e))
+        listed = kind in _LISTABLE and (
+            text[s - 1 : s] in _LIST_MARKS or text[e : e + 1] in _LIST_MARKS
+        )
+        tier = min(tier + listed, NOUN_PHRASE_TIER)
+        out.append(AnswerSpan(text[s:e], s, e, kind, sent[0], sent[1], tier, listed))
+    seen: set[str] = set()
+    unique = []
+    for sp in sorted(out, key=lambda x: (x.start, x.end)):
+        if sp.text not in seen:
+            seen.add(sp.text)
+            unique.append(replace(sp))
+    return unique
+
+
+def _word_count(words: list[tuple[int, int, str]], s: int, e: int) -> int:
+    return sum(1 for a, b, _ in words if a < e and s < b)
+
+
+def _strip(text: str, s: int, e: int) -> tuple[int, int]:
+    while s < e and not text[s].isalnum():
+        s += 1
+    while e > s and not (text[e - 1].isalnum() or text[e - 1] in "%％‰"):
+        e -= 1
+    return s, e

@@ -1,0 +1,186 @@
+"""Answer-first generation on Chinese text: jieba spans inside one sentence, a round trip in
+jieba words after number and date normalisation, a copied run counted in words, and a
+language written without spaces that no extractor reads named in one line. The segmenter is
+the real jieba; the writer and reader are a scripted model (exact control of their replies)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from _llm_testing import Messages, scripted_model
+
+from ragcourt.core.params import Params, parse_params
+from ragcourt.core.prompts import prompt
+from ragcourt.llm import Gateway
+from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
+from ragcourt.qagen.answer_spans_zh import chinese_spans, fold_width
+from ragcourt.qagen.roundtrip import (
+    canonical_numbers,
+    clean_phrase,
+    longest_shared_run,
+    numbers_agree,
+    span_f1,
+)
+from ragcourt.qagen.span_languages import NoSpanExtractor, span_language, spans_of
+from ragcourt.qagen.stage import QAGenResult, generate_qa
+
+ROOT = Path(__file__).resolve().parents[3]
+PROMPTS = ROOT / "configs" / "prompts"
+WRITER = prompt("qagen", "answer_first_question_system", "v2-lang", PROMPTS)
+READER = prompt("qagen", "answer_first_reader_system", "v2-lang", PROMPTS)
+
+CHUNK = (
+    "中国人民银行周五宣布，将于2025年5月15日起下调存款准备金率0.5个百分点。"
+    "欧佩克+成员国同意将7月份的石油供应增加41.1万桶/日，沙特阿拉伯、俄罗斯和伊拉克表示支持。"
+)
+
+
+def test_chinese_spans_are_short_typed_and_inside_one_sentence() -> None:
+    spans = chinese_spans(CHUNK)
+    found = {s.text: s.answer_type for s in spans}
+    assert found["2025年5月15日"] == "date"
+    assert found["0.5个百分点"] == "number"
+    assert found["41.1万桶"] == "number"
+    assert found["7月份"] == "date"
+    assert found["中国人民银行"] == "organization"
+    for s in spans:
+        assert CHUNK[s.start : s.end] == s.text
+        sentence = CHUNK[s.sentence_start : s.sentence_end]
+        assert s.text in sentence
+        assert not re.search(r"[。！？]", s.text)  # never across a sentence end
+        assert len(s.text) <= 16
+    listed = {s.text for s in spans if s.in_list}
+    assert {"沙特阿拉伯", "俄罗斯"} <= listed  # members of an enumeration drop a tier
+
+
+def test_full_width_digits_are_read_and_offsets_kept() -> None:
+    text = "公司第三季度营收为２３６５亿元人民币，同比增长５％。"
+    assert len(fold_width(text)) == len(text)
+    found = {s.text: s.answer_type for s in chinese_spans(text)}
+    assert found["２３６５亿元"] == "number"
+    assert found["５％"] == "number"
+    assert found["第三季度"] == "date"
+
+
+def test_numbers_and_dates_are_normalised_before_comparison() -> None:
+    assert canonical_numbers("二〇二五年五月十五号") == "2025年5月15日"
+    assert canonical_numbers("２０２５年０５月１５日") == "2025年5月15日"
+    assert canonical_numbers("2025-05-15") == "2025年5月15日"
+    assert canonical_numbers("十二月") == "12月"
+    assert span_f1("2025-05-15", "2025年5月15日") == 1.0
+    assert numbers_agree("五月", "5月")
+    assert not numbers_agree("6月", "5月")
+
+
+def test_round_trip_accepts_a_short_correct_answer_and_rejects_a_wrong_one() -> None:
+    assert span_f1(clean_phrase("答案：41.1万桶。") or "", "41.1万桶") == 1.0
+    assert span_f1("41.1万桶/日", "41.1万桶") >= 0.6
+    # another name sharing a character: characters would give 0.67, jieba words give 0
+    assert span_f1("南京市", "北京市") == 0.0
+    assert span_f1("俄罗斯", "沙特阿拉伯") == 0.0
+    # English text keeps SQuAD token F1
+    assert span_f1("the Manuel Ortega", "Manuel Ortega") == 1.0
+
+
+def test_a_copied_run_is_counted_in_jieba_words() -> None:
+    copied = "欧佩克+成员国同意将7月份的石油供应增加多少？"
+    asked = "哪个组织同意增加石油供应？"
+    assert longest_shared_run(copied, CHUNK) >= 8
+    assert longest_shared_run(asked, CHUNK) <= 3
+
+
+def test_languages_written_without_spaces_are_routed_or_named() -> None:
+    assert span_language(CHUNK) == "zh"
+    assert span_language("The harbour office opened in 1832.") is None
+    assert span_language("서울은 한국의 수도이다.") is None  # Korean is written with spaces
+    with pytest.raises(NoSpanExtractor, match=r"^no answer-span extractor for Japanese \(ja\)$"):
+        spans_of("東京は日本の首都であり、人口は約千四百万人である。", "rules", 5)
+    with pytest.raises(NoSpanExtractor, match=r"Thai \(th\)"):
+        spans_of("กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย", "rules", 5)
+
+
+def test_unread_language_is_one_warning_line_and_no_candidate(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    contexts = _contexts("東京は日本の首都であり、人口は約千四百万人である。")
+    with caplog.at_level(logging.WARNING, logger="ragcourt.qagen"):
+        spans = span_contexts(contexts, _params(Path("/nonexistent"), "unused").qagen)
+    assert spans.frame.height == 0 and spans.chunks_without_spans == 1
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert lines == ["qagen answer_first: no answer-span extractor for Japanese (ja): 1 chunks "
+                     "give no candidate"]  # fmt: skip
+
+
+# --- generation with a scripted writer and reader ---------------------------------------------
+
+QUESTIONS = {
+    "2025年5月15日": "中国人民银行宣布从哪一天起下调存款准备金率？",
+    "0.5个百分点": "中国人民银行宣布将存款准备金率下调多少？",
+    "41.1万桶": "欧佩克+成员国同意将7月份的石油供应增加多少？",  # copies the chunk
+}
+READINGS = {  # question -> the reader's reply
+    QUESTIONS["2025年5月15日"]: "答案：2025年5月15日",
+    QUESTIONS["0.5个百分点"]: "1个百分点。",  # a wrong reading
+}
+
+
+def _script(msgs: Messages) -> str:
+    system, user = msgs[0]["content"], msgs[-1]["content"]
+    if system == WRITER:
+        m = re.search(r"^Answer: (.+)$", user, re.M)
+        assert m is not None
+        return QUESTIONS.get(m.group(1), "这是什么？")
+    assert system == READER
+    m = re.search(r"^Question: (.+)$", user, re.M)
+    assert m is not None
+    return READINGS.get(m.group(1), "不知道")
+
+
+def _params(tmp: Path, model: str) -> Params:
+    data = {
+        "llm": {"model": model, "cache_dir": str(tmp / "cache"), "max_retries": 0,
+                "metrics_dir": str(tmp / "metrics")},
+        "qagen": {"reference_chunking": "c256", "method": "answer_first", "n_items": 10,
+                  "max_attempts": 10, "question_model": None, "answer_model": None,
+                  "prompt_version": "v2-lang", "filter_kinds": {},
+                  "answer_first": {"extractor": "rules", "spans_per_chunk": 8,
+                                   "fill_lower_tiers": True, "round_trip": "llm",
+                                   "gate": False}},
+    }  # fmt: skip
+    return parse_params(data)
+
+
+def _contexts(text: str) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "source_chunk_id": ["c256-doc0-0"],
+            "doc_id": ["doc0"],
+            "char_start": [0],
+            "char_end": [len(text)],
+            "context": [text],
+        }
+    )
+
+
+def _generate(params: Params) -> QAGenResult:
+    import numpy as np
+
+    spans = span_contexts(_contexts(CHUNK), params.qagen)
+    gen = AnswerFirstGenerator(Gateway(params.llm, stage="qagen"), params, prompts_dir=PROMPTS)
+    return generate_qa(spans.frame, gen, lambda t: np.eye(max(len(t), 1), 64)[: len(t)])
+
+
+def test_scripted_chinese_round_trip_keeps_the_right_pair_only(tmp_path: Path) -> None:
+    with scripted_model("af-zh", _script) as m:
+        res = _generate(_params(tmp_path, m.model))
+    kept = dict(zip(res.qa["question"].to_list(), res.qa["reference_answers"].to_list(),
+                    strict=True))  # fmt: skip
+    assert kept == {QUESTIONS["2025年5月15日"]: ["2025年5月15日"]}
+    reasons = dict(zip(res.rejected["question"].to_list(), res.rejected["failed_filter"].to_list(),
+                       strict=True))  # fmt: skip
+    assert reasons[QUESTIONS["0.5个百分点"]] == "roundtrip_mismatch"  # "1个百分点" is wrong
+    assert reasons[QUESTIONS["41.1万桶"]] == "question_copies_context"  # the copied clause
