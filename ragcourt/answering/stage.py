@@ -27,7 +27,10 @@ reviewer should know live with the code that applies them:
 Shards (``scale.shard_questions`` > 0): a built-in system's questions are answered in blocks,
 one file each (:mod:`ragcourt.answering.partitions`); ``run(params, [name], block=b)`` answers
 one block (a Prefect task, :func:`shards` lists them), ``run(params)`` answers the blocks not
-done in-process and merges each system's blocks into its partition (rows as unsharded).
+done in-process and merges each system's blocks into its partition (rows as unsharded). A
+block's question vectors are those of one call over every question (what an unsharded run
+computes; :func:`ragcourt.retrieval.embedders.reusing`). A RAG-Fusion system embeds the query
+variants it generates, whose vectors would depend on the block, so it is not sharded.
 
 ``data/answers/answers.parquet`` is the concatenation of the partitions of the configured
 systems in config order (partitions of systems no longer configured stay on disk, left out of
@@ -42,6 +45,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from ragcourt.answering.candidate_system import AnswerJob, CandidateSystem
@@ -80,6 +84,7 @@ from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_with
 from ragcourt.core.params import Params
 from ragcourt.core.shards import Shard, blocks, merge, prune
+from ragcourt.retrieval.embedders import reusing
 
 if TYPE_CHECKING:
     from ragcourt.llm import Gateway
@@ -126,17 +131,16 @@ def answer_systems(
     for name in (n for n, st in status.items() if st == "kept"):
         log.info("%s: partition is fresh, kept (no retrieval, no model calls)", name)
     pending = [s for s in systems if status[s.name] == "answered"]
-    builtin = builtin_systems(pending)
-    if params.scale.shard_questions > 0:
-        for block in range(len(blocks(qa.height, params.scale.shard_questions))):
-            _answer_block(builtin, qa, params, gateway, retriever_factory, prompts_dir, block)
-        _merge_blocks(builtin, qa, params, hashes, q_hash)
-    else:
+    sharded = shardable(pending) if params.scale.shard_questions > 0 else []
+    for block in range(len(blocks(qa.height, params.scale.shard_questions)) if sharded else 0):
+        _answer_block(sharded, qa, params, gateway, retriever_factory, prompts_dir, block)
+    _merge_blocks(sharded, qa, params, hashes, q_hash)
 
-        def write(s: System, df: pl.DataFrame) -> None:
-            write_partition(df, s.name, hashes[s.name], q_hash)
+    def write(s: System, df: pl.DataFrame) -> None:
+        write_partition(df, s.name, hashes[s.name], q_hash)
 
-        _answer_builtin(builtin, qa, params, gateway, retriever_factory, prompts_dir, write)
+    whole = [s for s in builtin_systems(pending) if s not in sharded]
+    _answer_builtin(whole, qa, params, gateway, retriever_factory, prompts_dir, write)
     for s in self_answering(pending):
         retry_failed = reuse_fresh and states[s.name] == "errors"
         _answer_by_itself(s, qa, params, prompts_dir, q_hash, retry_failed)
@@ -178,6 +182,33 @@ def _log_written(name: str, df: pl.DataFrame) -> None:
     )
 
 
+def shardable(systems: Sequence[CandidateSystem]) -> list[System]:
+    """The built-in systems answered in question blocks: all but RAG-Fusion ones."""
+    return [s for s in builtin_systems(systems) if s.retrieval.fusion_variants == 0]
+
+
+_VECTORS: dict[str, dict[tuple[str, str | None, str], np.ndarray]] = {}
+
+
+def question_vectors(
+    systems: Sequence[System], qa: pl.DataFrame, params: Params
+) -> dict[tuple[str, str | None, str], np.ndarray]:
+    """The query vectors of every question of ``qa`` for the embedders of ``systems``, each from
+    one call over all questions with the dense retriever's batch size (memoised per process)."""
+    from ragcourt.retrieval.embedders import encode
+
+    texts = qa["question"].to_list()
+    out: dict[tuple[str, str | None, str], np.ndarray] = {}
+    for embedder in sorted({e for s in systems if (e := s.retrieval.embedder) is not None}):
+        spec = params.embedders[embedder]
+        memo = f"{spec.model}|{spec.batch_size}|{qa_hash(qa)}"
+        if memo not in _VECTORS:
+            vecs = encode(spec.model, texts, batch_size=spec.batch_size, role="query")
+            _VECTORS[memo] = {(spec.model, "query", t): v for t, v in zip(texts, vecs, strict=True)}
+        out |= _VECTORS[memo]
+    return out
+
+
 def _answer_block(
     systems: Sequence[System],
     qa: pl.DataFrame,
@@ -205,7 +236,10 @@ def _answer_block(
     def write(s: System, df: pl.DataFrame) -> None:
         write_partition(df, s.name, hashes[s.name], b_hash, shard_path(s.name, block))
 
-    _answer_builtin(todo, part, params, gateway, retriever_factory, prompts_dir, write)
+    if not todo:
+        return
+    with reusing(question_vectors(todo, qa, params)):
+        _answer_builtin(todo, part, params, gateway, retriever_factory, prompts_dir, write)
 
 
 def _merge_blocks(
@@ -232,7 +266,7 @@ def shards(params: Params, systems: Sequence[str] | None = None) -> list[Shard]:
     size = params.scale.shard_questions
     if size <= 0 or not systems or len(systems) != 1:
         return []
-    chosen = builtin_systems(select_systems(load_systems(params), systems))
+    chosen = shardable(select_systems(load_systems(params), systems))
     if not chosen:
         return []
     qa = read_table(QA_PATH, "qa", columns=["question_id", "question"])
@@ -390,7 +424,7 @@ def run(
 
         gateway = own_gateway = Gateway(params.llm, stage="answer")
     if block is not None:
-        sharded = builtin_systems(chosen)
+        sharded = shardable(chosen)
         _answer_block(sharded, qa, params, gateway, retriever_factory, prompts_dir, block)
         if own_gateway is not None:
             own_gateway.write_metrics()

@@ -583,13 +583,12 @@ class RaceParams(Strict):
 class ScaleParams(Strict):
     """Sharded stages (docs/guide/scale-out.md): ``answer`` and ``judge`` split each system's
     questions into blocks of ``shard_questions``, ``judge_retrieval`` the questions into blocks
-    of that size, ``embed`` a chunking's chunks into ranges of ``shard_chunks``; each block is
-    one task with its own Parquet file, merged in block order (the same rows and bytes as
-    unsharded). 0: the stage is not sharded (one call, as before). ``shard_retries``: times a
-    failed shard task (or one whose worker died) is run again under Prefect."""
+    of that size; each block is one task with its own Parquet file, merged in block order into
+    the tables an unsharded call writes. 0: not sharded (one call, as before).
+    ``shard_retries``: times a failed shard task (or one whose worker died) is run again under
+    Prefect."""
 
     shard_questions: StrictInt = Field(default=0, ge=0, le=100_000_000)
-    shard_chunks: StrictInt = Field(default=0, ge=0, le=1_000_000_000)
     shard_retries: StrictInt = Field(default=2, ge=0, le=100)
 
 

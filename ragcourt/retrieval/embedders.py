@@ -23,6 +23,9 @@ import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -377,6 +380,24 @@ def load_encoder(registry_name: str) -> TextEncoder:
     return LlamaCppEncoder(registry_name, entry, llm, window)
 
 
+#: vectors computed earlier, by (registry name, role, text), that :func:`encode` reuses
+_EARLIER: ContextVar[Mapping[tuple[str, str | None, str], np.ndarray] | None] = ContextVar(
+    "ragcourt_earlier_vectors", default=None
+)
+
+
+@contextmanager
+def reusing(vectors: Mapping[tuple[str, str | None, str], np.ndarray]) -> Iterator[None]:
+    """Within the block, :func:`encode` returns these vectors for texts it holds them all of:
+    a shard of a question set gets the rows one call over the whole set gave (a vector
+    depends, in its last bits, on the texts batched with it)."""
+    token = _EARLIER.set(vectors)
+    try:
+        yield
+    finally:
+        _EARLIER.reset(token)
+
+
 def encode(
     registry_name: str,
     texts: list[str],
@@ -385,9 +406,13 @@ def encode(
     role: Role | None = None,
 ) -> np.ndarray:
     """Embed ``texts`` (with the entry's query/document prefix for ``role``): float32 array
-    (len(texts), dim), each row L2-normalised; a text over the window is truncated."""
+    (len(texts), dim), each row L2-normalised; a text over the window is truncated. Inside
+    :func:`reusing` holding every text, the vectors given there."""
     if not texts:
         return np.zeros((0, registry_entry(registry_name).dim), dtype=np.float32)
+    earlier = _EARLIER.get()
+    if earlier is not None and all((registry_name, role, t) in earlier for t in texts):
+        return np.stack([earlier[(registry_name, role, t)] for t in texts])
     return load_encoder(registry_name).encode(texts, batch_size, show_progress, role)
 
 
