@@ -19,10 +19,11 @@ plays the leader, so in practice it is "significantly below the leader".
 Pairing: survivors are ranked by Bradley-Terry (Elo scale) on every judged pair so far, ties
 (and round 1) in a seeded random order; each survivor plays the ``opponents`` best-ranked
 other survivors (pairs counted once). Stop when one survivor is left (separated from all
-others), after L rounds, when the question pool runs out, or before a round whose answer +
-judge calls would pass the call budget. Calls: one answer per survivor and question, two
-judge calls (both orders) per pair and question; a full round-robin of the same questions
-needs N answers and N(N − 1) judge calls per question.
+others), after L rounds, when the question pool cannot fill another round (rounds are always
+full, so the k-th look at a pair is at n = k·round_questions, a fixed count, as the bound
+needs), or before a round whose answer + judge calls would pass the call budget. Calls: one
+answer per survivor and question, two judge calls (both orders) per pair and question; a full
+round-robin of the same questions needs N answers and N(N − 1) judge calls per question.
 """
 
 from __future__ import annotations
@@ -327,8 +328,8 @@ def run_race(
     for r in range(1, cfg.rounds + 1):
         survivors = state.survivors()
         batch = pool[used : used + cfg.round_questions]
-        if not batch:
-            stopped = "questions"
+        if len(batch) < cfg.round_questions:  # only full rounds: each look at a pair is at
+            stopped = "questions"  # n = k x round_questions, as the error bound counts them
             break
         pairs = pairings(state, cfg.opponents)
         a_calls, j_calls = round_calls(len(survivors), len(pairs), len(batch))

@@ -108,8 +108,9 @@ def test_budget_and_question_pool_stop_the_race() -> None:
     assert res.stopped == "budget" and res.rounds_played == 2 and res.calls.total == 200
     assert res.winner is None and len(res.survivors) == 4
     res = run_race(systems, [f"q{k}" for k in range(25)], play, RaceSettings(rounds=10))  # type: ignore[arg-type]
-    assert res.stopped == "questions" and res.questions_used == 25
-    assert [r.questions for r in res.rounds] == [10, 10, 5]
+    # only full rounds (the bound counts looks at n = k x round_questions): 5 are left unused
+    assert res.stopped == "questions" and res.questions_used == 20
+    assert [r.questions for r in res.rounds] == [10, 10]
 
 
 def test_stopping_rule_on_the_simulator_keeps_the_best_and_drops_a_far_worse_field() -> None:
