@@ -166,8 +166,9 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
     if args.source == "squad":
         contexts, docs = _squad_contexts(args.attempts, q.answer_first.spans_per_chunk, args.seed)
     else:
-        chunks = read_table(ROOT / f"data/chunks/{q.reference_chunking}.parquet", "chunks")
-        documents = read_table(ROOT / "data/documents.parquet", "documents")
+        project = args.project or ROOT
+        chunks = read_table(project / f"data/chunks/{q.reference_chunking}.parquet", "chunks")
+        documents = read_table(project / "data/documents.parquet", "documents")
         contexts = qagen_contexts(chunks, documents, q)  # max_attempts = --attempts
         docs = DocumentInfo.of(chunks, documents)
     spans = span_contexts(contexts, q, docs)
@@ -581,6 +582,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="demo",
         choices=["demo", "squad"],
         help="demo: data/chunks of the project; squad: SQuAD v1.1 train paragraphs",
+    )
+    gp.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        help="with --source demo: read the chunks of this project (after its `dvc repro chunk`)",
     )
     gp.add_argument(
         "--writer-tries",

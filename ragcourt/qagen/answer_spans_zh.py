@@ -4,9 +4,9 @@ Chinese is written without spaces, so the English extractors (:mod:`.answer_span
 whole clause as one "word". Here the text is read through jieba's ``posseg`` on a copy whose
 full-width ASCII forms (``２０２５``, ``％``) are folded to half width one character for one
 character, so every offset is an offset of the original text. Spans never cross a sentence
-end (``。！？!?；;`` or a line break) and hold at most :data:`MAX_SPAN_CHARS` characters
-and (but for dates and numbers, one unit each) ``max_words`` jieba words. Kinds, tried in
-this order, a character taken once:
+end (``。！？!?；;`` or a blank line: Chinese wraps a line anywhere) and hold at most
+:data:`MAX_SPAN_CHARS` characters and (but for dates and numbers, one unit each)
+``max_words`` jieba words. Kinds, tried in this order, a character taken once:
 
 * ``date``: a year, month and/or day in digits or Chinese numerals (``2025年5月15日``,
   ``五月``, ``7月份``) or a quarter (``第三季度``);
@@ -37,7 +37,7 @@ from typing import Any
 from ragcourt.qagen.answer_spans import NOUN_PHRASE_TIER, AnswerSpan
 
 MAX_SPAN_CHARS = 16
-_SENTENCE_END = re.compile(r"[。！？!?；;\n]")
+_SENTENCE_END = re.compile(r"[。！？!?；;]|\n\s*\n")  # a single line break only wraps
 _DIG = "[0-9０-９]"
 _CN = "[〇零一二三四五六七八九十两]"
 _YEAR = rf"(?:{_DIG}{{2,4}}|{_CN}{{2,4}})年"
