@@ -39,8 +39,9 @@ import polars as pl
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
-from ragcourt.core.io import read_table, write_parquet
+from ragcourt.core.io import write_with
 from ragcourt.core.params import ChunkSpec, Params
+from ragcourt.core.parquet_stream import BatchWriter, read_batches
 from ragcourt.core.schemas import OPTIONAL_COLUMNS, frame_schema
 from ragcourt.corpus.chunk_outliers import ChunkOutlier, find_outlier
 from ragcourt.corpus.markup_map import Sections, SourceMap, headings_of, segments_of
@@ -335,23 +336,35 @@ def chunk_documents(
     return chunk_table(documents, chunking, spec, tokenizer)[0]
 
 
+DOCUMENT_BATCH = 256  # documents read, chunked and written per step (bounded memory)
+
+
 def run(params: Params, chunking: str) -> Path:
-    """Chunk data/documents.parquet with config ``chunking`` into data/chunks/<chunking>.parquet."""
+    """Chunk data/documents.parquet with config ``chunking`` into data/chunks/<chunking>.parquet,
+    :data:`DOCUMENT_BATCH` documents at a time (the rows of a whole-table pass, in order)."""
     if chunking not in params.chunkings:
         raise ConfigError(
             f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
         )
-    documents = read_table(catalog.path("documents"), "documents")
-    chunks, outliers = chunk_table(
-        documents, chunking, params.chunkings[chunking], params.chunk_tokenizer
-    )
-    if outliers:
+    spec, src = params.chunkings[chunking], catalog.path("documents")
+    tally = {"chunks": 0, "documents": 0, "outliers": 0}
+
+    def write(tmp: Path) -> None:
+        with BatchWriter(tmp, "chunks") as writer:
+            for documents in read_batches(src, "documents", DOCUMENT_BATCH):
+                chunks, outliers = chunk_table(documents, chunking, spec, params.chunk_tokenizer)
+                if chunks.height:
+                    writer.write(chunks)
+                tally["chunks"] += chunks.height
+                tally["documents"] += chunks["doc_id"].n_unique()
+                tally["outliers"] += len(outliers)
+        if not tally["chunks"]:
+            raise RagcourtError(f"{src}: no chunks produced (all documents empty?)")
+
+    out = write_with(catalog.path("chunks", chunking=chunking), write)
+    if tally["outliers"]:
         log.warning(
             "chunk %s: %d of %d documents have an outlier chunk count (warnings above)",
-            chunking, len(outliers), chunks["doc_id"].n_unique(),
+            chunking, tally["outliers"], tally["documents"],
         )  # fmt: skip
-    if chunks.is_empty():
-        raise RagcourtError(
-            f"{catalog.path('documents')}: no chunks produced (all documents empty?)"
-        )
-    return write_parquet(chunks, catalog.path("chunks", chunking=chunking), "chunks")
+    return out

@@ -59,15 +59,19 @@ import hashlib
 import logging
 import os
 import stat
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError, one_line
-from ragcourt.core.io import write_parquet
+from ragcourt.core.io import write_parquet, write_with
 from ragcourt.core.params import CorpusParams, Params
+from ragcourt.core.parquet_stream import BatchWriter
 from ragcourt.core.schemas import OPTIONAL_COLUMNS, frame_schema
 from ragcourt.corpus.formats import (
     MAX_TITLE_CHARS,
@@ -342,17 +346,18 @@ def _no_documents(root: Path, rejected: list[dict[str, str]]) -> RagcourtError:
     )
 
 
-def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(documents, rejected) tables for the folder ``corpus.dir``: every file read and parsed
-    within its budget (:class:`~ragcourt.corpus.formats.Budget`, ``corpus.file_timeout_s``)."""
+def iter_documents(
+    corpus: CorpusParams, rejected: list[dict[str, str]]
+) -> Iterator[dict[str, object]]:
+    """The rows of table ``documents`` for the folder ``corpus.dir``, one file at a time, read
+    and parsed within its budget (:class:`~ragcourt.corpus.formats.Budget`,
+    ``corpus.file_timeout_s``); each file refused is appended to ``rejected``."""
     root = Path(corpus.dir)
     if not root.is_dir():
         raise RagcourtError(f"corpus.dir '{root}': folder not found")
     allowed = {e.lower() for e in corpus.extensions}
     real_root = root.resolve()
     budget = file_budget(corpus)
-    docs: list[dict[str, object]] = []
-    rejected: list[dict[str, str]] = []
     ids = _DocIds()
     unlisted: list[tuple[Path, str]] = []
     paths = list_files(root, unlisted)
@@ -375,41 +380,76 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
             text = parsed.text
             doc_id, duplicate_of = ids.of(text, shown)
             guess = detect_language(text)
-            docs.append(
-                {
-                    "doc_id": doc_id,
-                    "path": shown,
-                    "title": pick_title(
-                        parsed.title, text, path.stem, first_line=fmt not in MARKUP
-                    ),
-                    "format": fmt,
-                    "text": text,
-                    "n_chars": len(text),
-                    "duplicate_of": duplicate_of,
-                    "language": guess.language,
-                    "language_confidence": guess.confidence,
-                    **map_columns(parsed),
-                }
-            )
+            yield {
+                "doc_id": doc_id,
+                "path": shown,
+                "title": pick_title(parsed.title, text, path.stem, first_line=fmt not in MARKUP),
+                "format": fmt,
+                "text": text,
+                "n_chars": len(text),
+                "duplicate_of": duplicate_of,
+                "language": guess.language,
+                "language_confidence": guess.confidence,
+                **map_columns(parsed),
+            }
+
+
+def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(documents, rejected) tables for the folder ``corpus.dir`` (:func:`iter_documents`),
+    whole in memory."""
+    rejected: list[dict[str, str]] = []
+    docs = list(iter_documents(corpus, rejected))
     if not docs:
-        raise _no_documents(root, rejected)
+        raise _no_documents(Path(corpus.dir), rejected)
     documents = pl.DataFrame(docs, schema=DOCUMENT_COLUMNS)
     return documents, pl.DataFrame(rejected, schema=frame_schema("rejected_documents"))
 
 
+DOCUMENT_BATCH = 256  # documents parsed and written per step (bounded memory)
+
+
+def write_documents(corpus: CorpusParams, rejected: list[dict[str, str]]) -> dict[str, Any]:
+    """Write table ``documents`` at data/documents.parquet :data:`DOCUMENT_BATCH` documents at
+    a time (the rows :func:`ingest` gives, in order); returns counts for the log."""
+    if not Path(corpus.dir).is_dir():  # before the output folder is made
+        raise RagcourtError(f"corpus.dir '{corpus.dir}': folder not found")
+    tally: dict[str, Any] = {"documents": 0, "duplicates": 0, "languages": Counter()}
+
+    def flush(writer: BatchWriter, batch: list[dict[str, object]]) -> None:
+        frame = pl.DataFrame(batch, schema=DOCUMENT_COLUMNS)
+        writer.write(frame)
+        tally["documents"] += frame.height
+        tally["duplicates"] += frame["duplicate_of"].is_not_null().sum()
+        tally["languages"].update(frame["language"].to_list())
+        batch.clear()
+
+    def write(tmp: Path) -> None:
+        batch: list[dict[str, object]] = []
+        with BatchWriter(tmp, "documents") as writer:
+            for doc in iter_documents(corpus, rejected):
+                batch.append(doc)
+                if len(batch) >= DOCUMENT_BATCH:
+                    flush(writer, batch)
+            if batch:
+                flush(writer, batch)
+        if not tally["documents"]:
+            raise _no_documents(Path(corpus.dir), rejected)
+
+    write_with(DOCUMENTS_PATH, write)
+    return tally
+
+
 def run(params: Params) -> tuple[Path, Path]:
-    """Ingest ``corpus.dir`` into data/documents.parquet and data/rejected_documents.parquet."""
-    documents, rejected = ingest(params.corpus)
-    write_parquet(rejected, REJECTED_PATH, "rejected_documents")
-    write_parquet(documents, DOCUMENTS_PATH, "documents")
-    n_dup = documents["duplicate_of"].is_not_null().sum()
-    mix = documents["language"].value_counts(sort=True)
-    log.info(
-        "ingest: languages %s",
-        ", ".join(f"{r['language']}={r['count']}" for r in mix.iter_rows(named=True)),
-    )
+    """Ingest ``corpus.dir`` into data/documents.parquet and data/rejected_documents.parquet,
+    streamed: memory holds one batch of documents, whatever the corpus size."""
+    rejected: list[dict[str, str]] = []
+    tally = write_documents(params.corpus, rejected)
+    frame = pl.DataFrame(rejected, schema=frame_schema("rejected_documents"))
+    write_parquet(frame, REJECTED_PATH, "rejected_documents")
+    mix = sorted(tally["languages"].items(), key=lambda kv: (-kv[1], kv[0]))
+    log.info("ingest: languages %s", ", ".join(f"{lang}={n}" for lang, n in mix))
     log.info(
         "ingest: %d documents (%d exact duplicates), %d rejected",
-        documents.height, n_dup, rejected.height,
+        tally["documents"], tally["duplicates"], len(rejected),
     )  # fmt: skip
     return DOCUMENTS_PATH, REJECTED_PATH

@@ -39,7 +39,7 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_parquet, write_with
 from ragcourt.core.params import EmbedderSpec, Params
-from ragcourt.core.schemas import check
+from ragcourt.core.parquet_stream import BatchWriter, read_batches
 from ragcourt.retrieval.long_chunks import LongChunkStats
 from ragcourt.retrieval.vector_index import (
     FLAT,
@@ -175,25 +175,15 @@ def warn_language_fit(model: str) -> list[str]:
 def chunk_batches(src: Path, size: int) -> Iterator[pl.DataFrame]:
     """The chunks table ``src`` (schema checked) as consecutive frames of ``size`` rows,
     columns chunk_id and text; read batch by batch, never whole."""
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
-    check(pl.DataFrame(schema=pl.read_parquet_schema(src)), "chunks", src)
-    for rb in pq.ParquetFile(src).iter_batches(batch_size=size, columns=["chunk_id", "text"]):
-        frame = pl.from_arrow(rb)
-        assert isinstance(frame, pl.DataFrame)
-        yield frame
+    return read_batches(src, "chunks", size, columns=["chunk_id", "text"])
 
 
 def vector_batches(path: Path, size: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The embeddings table ``path`` as ``(vectors, labels)`` batches of ``size`` rows; a
     row's label is its chunk's ordinal (consecutive rows of one chunk_id share it)."""
-    import pyarrow.parquet as pq
-
     prev: str | None = None
     last = -1
-    for rb in pq.ParquetFile(path).iter_batches(batch_size=size):
-        frame = pl.from_arrow(rb)
-        assert isinstance(frame, pl.DataFrame)
+    for frame in read_batches(path, "embeddings", size):
         ids = frame["chunk_id"]
         new = ids.ne_missing(ids.shift(1)).to_numpy().astype(np.int64)
         new[0] = int(ids[0] != prev)
@@ -218,33 +208,6 @@ def gather_rows(path: Path, positions: list[np.ndarray]) -> list[np.ndarray]:
     return [np.concatenate(p) if p else np.zeros((0, dim), np.float32) for p in out]
 
 
-class EmbeddingsWriter:
-    """Table ``embeddings`` written batch by batch (one row group per batch, zstd)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.rows = 0
-        self.dim = 0
-        self._writer: Any = None
-
-    def write(self, frame: pl.DataFrame) -> None:
-        import pyarrow.parquet as pq
-
-        if self._writer is None:
-            check(frame, "embeddings", self.path)
-            table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
-            self._writer = pq.ParquetWriter(self.path, table.schema, compression="zstd")
-            self.dim = int(frame["embedding"].dtype.size)  # type: ignore[attr-defined]
-        else:
-            table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
-        self._writer.write_table(table)
-        self.rows += frame.height
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-
-
 def merge_stats(a: LongChunkStats | None, b: LongChunkStats) -> LongChunkStats:
     """Long-chunk stats of two consecutive batches of one chunks table."""
     if a is None:
@@ -266,14 +229,11 @@ def embed_stream(
     batch's rows to table ``embeddings`` at ``out``: memory holds one batch, whatever the
     corpus size."""
     stats: LongChunkStats | None = None
-    writer = EmbeddingsWriter(out)
-    try:
+    with BatchWriter(out, "embeddings") as writer:
         for batch in chunk_batches(src, spec.stream_chunks):
             frame, _, st = embed_chunks(batch, spec, chunking, embedder)
             writer.write(frame)
             stats = merge_stats(stats, st)
-    finally:
-        writer.close()
     if stats is None:
         raise RagcourtError(f"{src}: no chunks to embed")
     return stats
