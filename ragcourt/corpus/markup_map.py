@@ -35,7 +35,6 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 SECTION_SEPARATOR = " › "
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: "_" is markup in Markdown
@@ -194,9 +193,19 @@ class TextBuilder:
         return Rendered(text, tuple(self.headings), tuple(align(text, self.source, self.runs)))
 
 
-@lru_cache(maxsize=8192)
-def _word_pattern(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])")
+def _find_word(source: str, word: str, pos: int, hi: int) -> int:
+    """Start of the first occurrence of ``word`` in ``source[pos:hi]`` not inside a longer
+    run of letters and digits; -1 if none."""
+    n = len(word)
+    while True:
+        i = source.find(word, pos, hi)
+        if i < 0:
+            return -1
+        if not (i > 0 and source[i - 1].isalnum()) and not (
+            i + n < len(source) and source[i + n].isalnum()
+        ):
+            return i
+        pos = i + 1
 
 
 def _grow(text: str, source: str, seg: list[int], lo: int, hi: int, s_lo: int) -> None:
@@ -225,18 +234,18 @@ def _align_run(text: str, source: str, run: _Run, start: int) -> tuple[list[Segm
             out.append(Segment(seg[0], seg[1], seg[2], seg[3], COPIED))
 
     for m in _WORD.finditer(text, run.start, run.end):
-        found = _word_pattern(m.group()).search(source, pos, hi)
-        if found is None:
+        a = _find_word(source, m.group(), pos, hi)
+        if a < 0:
             continue
-        a = found.start()
+        b = a + len(m.group())
         if seg is not None and text[seg[1] : m.start()] == source[seg[3] : a]:
-            seg[1], seg[3] = m.end(), found.end()
+            seg[1], seg[3] = m.end(), b
         else:
             close()
             if out:
                 floor, t_floor = max(start, out[-1].source_end), out[-1].text_end
-            seg = [m.start(), m.end(), a, found.end()]
-        pos = found.end()
+            seg = [m.start(), m.end(), a, b]
+        pos = b
     close()
     return out, pos
 
@@ -372,8 +381,9 @@ def roundtrip_misses(text: str, source: str, smap: SourceMap, start: int, end: i
     """What breaks the round trip of ``text[start:end]`` (a chunk, an answer span); empty when
     it holds. With ``[s, e)`` = ``smap.span(start, end)``: ``0 <= s <= e <= len(source)``;
     every copied segment's overlap with the span is the same characters in the source; and
-    every word of the span outside rendered (generated) segments occurs in ``source[s:e]``
-    (case-folded: the source slice holds the span's words, modulo markup)."""
+    every word of the span outside generated segments occurs in ``source[s:e]`` modulo markup:
+    in the slice's letters and digits run together, case-folded (``Babel`_\\s`` holds
+    "Babels", ``:meth:`~Handler.setFormatter``` holds "setFormatter")."""
     span = smap.span(start, end)
     if span is None:
         return ["no source map"]
@@ -398,6 +408,6 @@ def roundtrip_misses(text: str, source: str, smap: SourceMap, start: int, end: i
             kept.append(text[pos:a])
             pos = b
     kept.append(text[pos:end])
-    have = source[s:e].casefold()
+    have = "".join(words(source[s:e]))  # letters and digits only: markup inside a word goes
     misses += [w for w in words(" ".join(kept)) if w not in have]
     return misses
