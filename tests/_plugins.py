@@ -23,6 +23,7 @@ def load_plugin(
     registry.load()
     mp.setattr(registry, "_factories", dict(registry._factories))
     mp.setattr(registry, "_configs", dict(registry._configs))
+    mp.setattr(registry, "_defaults", dict(registry._defaults))
     path = tmp_path / f"{name}.py"
     path.write_text(source, encoding="utf-8")
     spec = importlib.util.spec_from_file_location(name, path)

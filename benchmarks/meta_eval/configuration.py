@@ -15,8 +15,8 @@ from benchmarks.meta_eval.systems import CONFIGS, CURVE_PAIRS, DIRECT_VERSION, S
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params
-from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm.gateway import Gateway
+from ragcourt.tournament.pairwise import PairwiseContext
 from ragcourt.tournament.swiss import Pair
 
 
@@ -81,8 +81,8 @@ def evaluate(
         elo = dict(zip(board["system"].to_list(), board["elo"].to_list(), strict=True))
         hits, acc, tau = order_measures(elo)
         answers = read_table(catalog.path("answers"), "answers")
-        ctx = JudgeContext(
-            p, stage="meta_eval", answers=answers, qa=qa,
+        ctx = PairwiseContext(
+            p, answers=answers, qa=qa,
             read_correctness=lambda: read_table(catalog.path("correctness"), "correctness"),
             shared_gateway=Gateway(p.llm, stage="meta_eval"),
         )  # fmt: skip

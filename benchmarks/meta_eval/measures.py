@@ -15,9 +15,9 @@ from ragcourt.calibration import gold_squad as gs
 from ragcourt.core.intervals import percentile_interval
 from ragcourt.core.params import Params
 from ragcourt.judging.discrimination import SEPARATED, verdict
-from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.tournament import bootstrap
 from ragcourt.tournament.builders import build_pairwise_judge
+from ragcourt.tournament.pairwise import PairwiseContext
 from ragcourt.tournament.runner import run_tournament
 from ragcourt.tournament.score_matrix import ScoreMatrix
 from ragcourt.tournament.swiss import Pair
@@ -47,7 +47,7 @@ def swiss_schedule(matches: pl.DataFrame) -> list[list[Pair]]:
 
 def gap_curve(
     params: Params,
-    judge_ctx: JudgeContext,
+    judge_ctx: PairwiseContext,
     kind: str,
     ns: Sequence[int],
     n_boot: int,

@@ -396,14 +396,23 @@ def check_profiles(params_path: Path, root: Path = Path(".")) -> list[Check]:
 
 
 def trained_roles(params: Params) -> list[Role]:
-    """The trained-judge roles the params use (QA filter, relevance grader, correctness)."""
+    """The trained-judge roles the params use (QA filter, relevance grader, correctness): the
+    kinds they name (null: the registry's default) against the kinds that load each one."""
+    from ragcourt.judging.graders.builtin import TRAINED_GRADER
+    from ragcourt.judging.relevance_graders import TRAINED_RELEVANCE
+    from ragcourt.judging.trained_correctness import TRAINED_JUDGE
+    from ragcourt.judging.vocabulary import CORRECTNESS_MODE, RELEVANCE_GRADER
+    from ragcourt.qagen.filter_registry import role_kinds
+    from ragcourt.qagen.trained_filter import TRAINED_ANSWERABILITY
+
     roles: list[Role] = []
-    if params.qagen.filter_kinds.answerability == "trained_answerability":
+    if role_kinds(params.qagen.filter_kinds)["answerability"] == TRAINED_ANSWERABILITY:
         roles.append("answerability")
-    if params.judge.relevance_grader == "trained":
+    if RELEVANCE_GRADER.kind(params) == TRAINED_RELEVANCE:
         roles.append("relevance")
-    used = {params.judge.judges[n].kind for n in params.judge.primaries if n in params.judge.judges}
-    if params.judge.correctness_mode == "trained" or "trained" in used:
+    jp = params.judge
+    used = {jp.judges[n].kind for n in jp.primaries if n in jp.judges}
+    if CORRECTNESS_MODE.kind(params) == TRAINED_GRADER or TRAINED_JUDGE in used:
         roles.append("correctness")
     return roles
 

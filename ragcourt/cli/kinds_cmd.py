@@ -1,6 +1,7 @@
 """``ragcourt kinds [FAMILY]``: every pluggable family, its registered kinds (built-in and
-entry-point plug-ins) and each kind's own settings (name, type, default, description), read
-from the settings model the kind registered."""
+entry-point plug-ins, the default marked: what a params key left null means) and each kind's
+own settings (name, type, default, description), read from the settings model the kind
+registered."""
 
 from __future__ import annotations
 
@@ -39,6 +40,14 @@ def families() -> dict[str, tuple[str, Registry[Any]]]:
     return table
 
 
+def _default_mark(roles: tuple[str, ...]) -> str:
+    """`` (default)`` for the family's default kind, `` (default: role, ...)`` for a role's."""
+    if not roles:
+        return ""
+    named = [r for r in roles if r]
+    return " (default)" if not named else f" (default: {', '.join(named)})"
+
+
 @user_errors
 def kinds(
     family: Annotated[str | None, typer.Argument(help="one family (default: all)")] = None,
@@ -55,8 +64,9 @@ def kinds(
         for col in ("kind", "setting", "type", "default", "description"):
             table.add_column(col)
         for info in registry.described():
+            label = info.kind + _default_mark(info.default_of)
             if not info.settings:
-                table.add_row(info.kind, "–", "", "", "no settings of its own")
+                table.add_row(label, "–", "", "", "no settings of its own")
             for i, s in enumerate(info.settings):
-                table.add_row(info.kind if i == 0 else "", s.name, s.type, s.default, s.description)
+                table.add_row(label if i == 0 else "", s.name, s.type, s.default, s.description)
         console.print(table)

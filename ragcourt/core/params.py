@@ -267,11 +267,12 @@ class QAGenThresholds(Strict):
 
 class QAGenFilterKinds(Strict):
     """The QA-filter kind (:data:`ragcourt.qagen.filter_registry.QA_FILTERS`) playing each
-    filter role; e.g. ``answerability: trained_answerability`` (the trained judge, no LLM)."""
+    filter role; the roles are these fields, in the order QA generation runs them. Null: the
+    kind registered as the role's default (``ragcourt kinds qa_filter`` marks it)."""
 
-    answerability: NonEmptyStr = "trained_answerability"
-    faithfulness: NonEmptyStr = "faithfulness"
-    relevance: NonEmptyStr = "relevance"
+    answerability: NonEmptyStr | None = None
+    faithfulness: NonEmptyStr | None = None
+    relevance: NonEmptyStr | None = None
 
 
 AnswerTypeExtractor = Literal["auto", "spacy", "rules"]
@@ -404,20 +405,22 @@ class JudgeParams(Strict):
     arbitrator: str = "llm"
     correctness_model: str | None = None
     # a kind of the correctness grader registry (ragcourt.judging.graders, checked against
-    # it by ragcourt.judging.builders.check_judge_params): trained: no LLM, the trained
+    # it by ragcourt.judging.builders.check_judge_params; null: the kind registered as the
+    # default, marked by `ragcourt kinds correctness_grader`): trained: no LLM, the trained
     # correctness judge's score, max over references; rubric: JSON rationale + score
     # (RAGalyst); expected: one next-token call, the score is the probability-weighted mean of
     # the rubric levels (G-Eval style, needs logprobs); similarity: no LLM, the score of an
     # embedding_similarity answer judge (its settings' ``judge``): max cosine to a reference)
-    correctness_mode: str = "trained"
+    correctness_mode: NonEmptyStr | None = None
     # the correctness grader kind's own settings, validated against the model it registered
     # (`ragcourt kinds correctness_grader`)
     correctness_settings: dict[str, Any] = Field(default_factory=dict)
     relevance_model: str | None = None
     # a kind of the relevance grader registry (ragcourt.judging.relevance_graders, checked by
-    # ragcourt.judging.builders.check_judge_params): trained: P(relevant) of the trained judge
-    # (no LLM; also UDCG's P(NO-RESPONSE)); llm: RAGElo 0/1/2 by relevance_model
-    relevance_grader: NonEmptyStr = "trained"
+    # ragcourt.judging.builders.check_judge_params; null: the registered default):
+    # trained: P(relevant) of the trained judge (no LLM; also UDCG's P(NO-RESPONSE)); llm:
+    # RAGElo 0/1/2 by relevance_model
+    relevance_grader: NonEmptyStr | None = None
     # the relevance grader kind's own settings (`ragcourt kinds relevance_grader`)
     relevance_settings: dict[str, Any] = Field(default_factory=dict)
     # weights folder of the trained judges (judge kind / correctness_mode / relevance_grader
@@ -454,10 +457,11 @@ class JudgeParams(Strict):
 
 class TournamentParams(Strict):
     """DICE tournament (spec §6). ``judge``: a kind of the pairwise judge registry
-    (:data:`ragcourt.tournament.pairwise.PAIRWISE_JUDGES`); ``judge_settings``: that kind's own
-    settings, validated against the model it registered (``ragcourt kinds`` lists them)."""
+    (:data:`ragcourt.tournament.pairwise.PAIRWISE_JUDGES`; null: the kind registered as its
+    default); ``judge_settings``: that kind's own settings, validated against the model it
+    registered (``ragcourt kinds`` lists them and marks the default)."""
 
-    judge: str = "correctness_margin"
+    judge: NonEmptyStr | None = None
     judge_settings: dict[str, Any] = Field(default_factory=dict)
     model: str | None = None
     # None: max_rounds(N) when round_robin (every pair is judged anyway), else ceil(log2 N) + 1

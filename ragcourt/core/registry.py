@@ -21,6 +21,12 @@ against the model (one-line error naming the key and the field), and :meth:`Regi
 lists every kind with its settings (``ragcourt kinds`` prints it), so a new kind with a new
 setting is one module.
 
+A kind's module may also declare it the family's default: ``register("kind", default=True)``
+(or ``default="role"`` for the default of one role, where a family plays several, as the QA
+filters do). Params leave the kind ``null`` to mean that default and :meth:`Registry.resolve`
+turns ``null`` into it, so a default kind is spelled once, in its own module; no code outside
+that module and the registry names it.
+
 Lookup errors are one line naming the params key, the unknown kind and the registered ones.
 """
 
@@ -31,6 +37,7 @@ import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -87,25 +94,51 @@ class Registry(Generic[F]):
         self.builtins = tuple(builtins)
         self._factories: dict[str, F] = {}
         self._configs: dict[str, type[BaseModel]] = {}
+        self._defaults: dict[str, str] = {}  # role ("" for the family) -> default kind
         self._loaded = False
 
-    def register(self, kind: str, *, config: type[BaseModel] | None = None) -> Callable[[F], F]:
+    def register(
+        self, kind: str, *, config: type[BaseModel] | None = None, default: bool | str = False
+    ) -> Callable[[F], F]:
         """Decorator: make ``kind`` resolvable, with ``config`` the model of its own settings
-        (:meth:`settings`); registering a second factory under a taken kind is a ConfigError
-        (re-registering the same object is a no-op)."""
+        (:meth:`settings`) and ``default`` True when it is the family's default (a string: the
+        default of that role); registering a second factory under a taken kind, or a second
+        default of one role, is a ConfigError (re-registering the same object is a no-op)."""
         if not kind or not kind.replace("_", "").replace("-", "").isalnum():
             raise ConfigError(f"{self.family}: kind {kind!r} must be letters, digits, '_', '-'")
+        role = "" if default is True else default or None
 
         def deco(factory: F) -> F:
             known = self._factories.get(kind)
             if known is not None and known is not factory:
                 raise ConfigError(f"{self.family} kind '{kind}' is already registered")
+            if role is not None and self._defaults.get(role, kind) != kind:
+                what = f"role '{role}'" if role else "the family"
+                raise ConfigError(
+                    f"{self.family}: '{kind}' and '{self._defaults[role]}' both claim to be "
+                    f"the default of {what}"
+                )
             self._factories[kind] = factory
             if config is not None:
                 self._configs[kind] = config
+            if role is not None:
+                self._defaults[role] = kind
             return factory
 
         return deco
+
+    def default(self, role: str = "") -> str:
+        """The kind registered as the default (of ``role``); ConfigError when none is."""
+        self.load()
+        if role not in self._defaults:
+            what = f" of role '{role}'" if role else ""
+            raise ConfigError(f"{self.family}: no kind is registered as the default{what}")
+        return self._defaults[role]
+
+    def resolve(self, kind: str | None, key: str, role: str = "") -> str:
+        """``kind`` checked (:meth:`check`), or the default (of ``role``) when it is None (a
+        params key left null)."""
+        return self.default(role) if kind is None else self.check(kind, key)
 
     def config_model(self, kind: str) -> type[BaseModel] | None:
         """The settings model ``kind`` registered, or None (it takes no settings)."""
@@ -130,8 +163,16 @@ class Registry(Generic[F]):
             raise ConfigError(f"{key}.{where}: {first['msg']} ({self.family} '{kind}')") from None
 
     def described(self) -> list[KindInfo]:
-        """Every kind with its settings (name, type, default, description), sorted by kind."""
-        return [KindInfo.of(kind, self._configs.get(kind)) for kind in self.kinds()]
+        """Every kind with its settings (name, type, default, description) and the roles it is
+        the default of ("" for the family), sorted by kind."""
+        self.load()
+        roles: dict[str, list[str]] = {}
+        for role, kind in sorted(self._defaults.items()):
+            roles.setdefault(kind, []).append(role)
+        return [
+            KindInfo.of(kind, self._configs.get(kind), tuple(roles.get(kind, ())))
+            for kind in self.kinds()
+        ]
 
     def load(self) -> None:
         """Import the built-in modules and the entry-point plug-ins (first call only)."""
@@ -169,6 +210,30 @@ class Registry(Generic[F]):
 
 
 @dataclass(frozen=True)
+class KindKey(Generic[F]):
+    """A params key (dotted path) choosing one kind of ``registry`` (null: its default) and
+    the key beside it holding that kind's own settings."""
+
+    registry: Registry[F]
+    key: str
+    settings_key: str
+
+    def kind(self, params: object) -> str:
+        """The chosen kind (null: the registry's default); one-line ConfigError if unknown."""
+        return self.registry.resolve(attrgetter(self.key)(params), self.key)
+
+    def settings(self, params: object) -> Any:
+        """The chosen kind's settings, validated against its model (None: it has none)."""
+        given = attrgetter(self.settings_key)(params)
+        return self.registry.settings(self.kind(params), given, self.settings_key)
+
+    def factory(self, params: object) -> F:
+        """The chosen kind's factory, its settings checked first."""
+        self.settings(params)
+        return self.registry.get(self.kind(params), self.key)
+
+
+@dataclass(frozen=True)
 class SettingInfo:
     """One setting of a kind: its name, type, default and description."""
 
@@ -180,13 +245,17 @@ class SettingInfo:
 
 @dataclass(frozen=True)
 class KindInfo:
-    """A registered kind and its settings (empty: it takes none)."""
+    """A registered kind, its settings (empty: it takes none) and the roles it is the
+    default of."""
 
     kind: str
     settings: tuple[SettingInfo, ...]
+    default_of: tuple[str, ...] = ()  # roles it is the default of ("": the family's default)
 
     @classmethod
-    def of(cls, kind: str, model: type[BaseModel] | None) -> KindInfo:
+    def of(
+        cls, kind: str, model: type[BaseModel] | None, default_of: tuple[str, ...] = ()
+    ) -> KindInfo:
         fields = model.model_fields.items() if model is not None else ()
         return cls(
             kind,
@@ -201,4 +270,5 @@ class KindInfo:
                 )
                 for name, f in fields
             ),
+            default_of,
         )

@@ -15,13 +15,13 @@ from ragcourt.core.params import JudgeParams, JudgeSpec
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
     CORRECTNESS_GRADERS,
+    CORRECTNESS_MODE,
+    RELEVANCE_GRADER,
     RELEVANCE_GRADERS,
     AnswerJudge,
     CorrectnessGrader,
     JudgeContext,
     RelevanceGrader,
-    correctness_settings,
-    relevance_settings,
 )
 
 
@@ -57,21 +57,17 @@ def check_judge_params(judge: JudgeParams) -> None:
     listing the registered kinds."""
     for name, spec in judge.judges.items():
         ANSWER_JUDGES.check(spec.kind, f"judge.judges.{name}.kind")
-    CORRECTNESS_GRADERS.check(judge.correctness_mode, "judge.correctness_mode")
-    RELEVANCE_GRADERS.check(judge.relevance_grader, "judge.relevance_grader")
+    CORRECTNESS_GRADERS.resolve(judge.correctness_mode, CORRECTNESS_MODE.key)
+    RELEVANCE_GRADERS.resolve(judge.relevance_grader, RELEVANCE_GRADER.key)
 
 
 def build_grader(ctx: JudgeContext) -> CorrectnessGrader:
     """The correctness grader ``judge.correctness_mode`` names, its
     ``judge.correctness_settings`` checked against the kind's settings model first."""
-    factory = CORRECTNESS_GRADERS.get(ctx.params.judge.correctness_mode, "judge.correctness_mode")
-    correctness_settings(ctx.params)
-    return factory(ctx)
+    return CORRECTNESS_MODE.factory(ctx.params)(ctx)
 
 
 def build_relevance_grader(ctx: JudgeContext) -> RelevanceGrader:
     """The relevance grader ``judge.relevance_grader`` names, its ``judge.relevance_settings``
     checked against the kind's settings model first."""
-    factory = RELEVANCE_GRADERS.get(ctx.params.judge.relevance_grader, "judge.relevance_grader")
-    relevance_settings(ctx.params)
-    return factory(ctx)
+    return RELEVANCE_GRADER.factory(ctx.params)(ctx)

@@ -169,7 +169,10 @@ class ProbabilityRelevanceGrader:
         )
 
 
-@RELEVANCE_GRADERS.register("trained")
+TRAINED_RELEVANCE = "trained"  # the grader kind that loads the trained relevance judge
+
+
+@RELEVANCE_GRADERS.register(TRAINED_RELEVANCE, default=True)
 def _trained(ctx: JudgeContext) -> ProbabilityRelevanceGrader:
     """The trained relevance judge (of ``judge.trained_weights``) as a grader."""
     return ProbabilityRelevanceGrader(

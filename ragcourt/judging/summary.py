@@ -36,7 +36,13 @@ from ragcourt.judging.summaries import (
     ThetaNotFitted,
     UdcgSection,
 )
-from ragcourt.judging.vocabulary import AnswerVerdict, JudgeContext, source_of
+from ragcourt.judging.vocabulary import (
+    CORRECTNESS_MODE,
+    RELEVANCE_GRADER,
+    AnswerVerdict,
+    JudgeContext,
+    source_of,
+)
 from ragcourt.llm.grading_methods import is_fallback
 
 log = logging.getLogger("ragcourt.judge")
@@ -116,8 +122,8 @@ def _correctness_section(params: Params, correctness: pl.DataFrame) -> Correctne
     jp = params.judge
     grader = build_grader(JudgeContext(params))
     return CorrectnessSection(
-        mode=jp.correctness_mode,
-        model=source_of(grader, jp.correctness_mode),
+        mode=CORRECTNESS_MODE.kind(params),
+        model=source_of(grader, CORRECTNESS_MODE.kind(params)),
         prompt_version=jp.prompt_version,
         forms=form_counts(correctness["form"]),
         rows=correctness.height,
@@ -192,7 +198,7 @@ def judge_summary(
         dafe=DafeSection.model_validate(dafe),
         accuracy_per_system=dict(sys_summary.select("system", "accuracy").iter_rows()),
         correctness=_correctness_section(params, correctness),
-        relevance=_relevance_section(relevance, source_of(grader, jp.relevance_grader)),
+        relevance=_relevance_section(relevance, source_of(grader, RELEVANCE_GRADER.kind(params))),
         udcg=_udcg_section(params, udcg, theta, abstention or params.llm.resolve(jp.udcg.model)),
         spearman_with_correctness={
             r["label"]: SpearmanWithCorrectness(

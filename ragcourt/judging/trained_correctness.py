@@ -64,7 +64,10 @@ class TrainedCorrectnessJudge:
         return out
 
 
-@ANSWER_JUDGES.register("trained")
+TRAINED_JUDGE = "trained"  # this module's answer judge kind
+
+
+@ANSWER_JUDGES.register(TRAINED_JUDGE)
 def _trained(name: str, spec: JudgeSpec, ctx: JudgeContext) -> TrainedCorrectnessJudge:
     judges = ctx.trained_judges
     threshold = (

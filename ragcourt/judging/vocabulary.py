@@ -10,6 +10,8 @@ Answer judges (this package), params ``judge.judges.<name>.kind`` -> :data:`ANSW
   :class:`AnswerItem` (question, candidate answer, references) -> :class:`AnswerVerdict`
   (correct / incorrect / failed, justification, optional score). DAFE combines the verdicts
   of two primaries and an arbitrator into one :class:`~ragcourt.judging.dafe.DafeDecision`.
+A params key naming a kind may be null: the kind registered with ``default=True`` (its own
+module says so; :data:`CORRECTNESS_MODE`, :data:`RELEVANCE_GRADER`).
 Correctness graders, params ``judge.correctness_mode`` -> :data:`CORRECTNESS_GRADERS`:
   :class:`CorrectnessGrader` instance, built from the context, grades each item ->
   :class:`CorrectnessGrade` (score in [0, 1] or failed).
@@ -17,7 +19,8 @@ Relevance graders, params ``judge.relevance_grader`` -> :data:`RELEVANCE_GRADERS
   :class:`RelevanceGrader` instance, built from the context, grades each retrieved passage
   against its question -> a row of the ``relevance`` table (0/1/2 and its expectation).
 Pairwise judges (:mod:`ragcourt.tournament.pairwise`), params ``tournament.judge`` ->
-  ``PAIRWISE_JUDGES``: ``PairwiseJudge`` instance, built from the context, judges each
+  ``PAIRWISE_JUDGES``: ``PairwiseJudge`` instance, built from the tournament's own
+  ``PairwiseContext`` (params, answers, QA, correctness, gateway), judges each
   ``OrderKey`` (one presentation order of one question of a pair) -> ``OrderVerdict``
   (probabilities of A / B / tie); both orders combined give the per-question score, summed
   over questions the ``MatchScore`` of a match (:mod:`ragcourt.tournament.scoring`).
@@ -27,7 +30,7 @@ Plugging in: decorate a factory with ``@ANSWER_JUDGES.register("my_kind")`` (ali
 in a module of its own, with ``config=Model`` when the kind has settings of its own
 (``judge.judges.<name>.settings``, ``judge.correctness_settings``,
 ``judge.relevance_settings``, ``tournament.judge_settings``; the factory reads them
-validated, e.g. by :func:`correctness_settings`). Each registry names the modules holding
+validated, e.g. by ``CORRECTNESS_MODE.settings(params)``). Each registry names the modules holding
 its built-in kinds and imports them on first lookup (a new correctness grader is one module in
 :mod:`ragcourt.judging.graders`); a module outside the package plugs in as an entry point
 (:mod:`ragcourt.core.registry`). :mod:`ragcourt.judging.builders` and
@@ -40,13 +43,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import polars as pl
 
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import JudgeSpec, Params
-from ragcourt.core.registry import Registry
+from ragcourt.core.registry import KindKey, Registry
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest, Gateway, TokenDistribution
@@ -59,18 +62,14 @@ TRAINED_SOURCE = "trained judge (no LLM)"
 
 @dataclass(eq=False)
 class JudgeContext:
-    """What every judge factory gets: the params, the stage whose accounting its gateway
-    writes (``data/metrics/llm_<stage>.json``), a gateway created on first use (or the
-    stage's own ``shared_gateway``), and for pairwise judges the answers, QA and per-answer
-    correctness tables. ``read_correctness`` loads that table on first use, so only a judge
-    that needs it reads it (see :meth:`correctness_table`)."""
+    """What an answer judge or grader factory gets: the params, the stage whose accounting
+    its gateway writes (``data/metrics/llm_<stage>.json``), a gateway created on first use
+    (or the stage's own ``shared_gateway``) and the trained judges, loaded on first use.
+    (Pairwise judges get the tournament's own context,
+    :class:`ragcourt.tournament.pairwise.PairwiseContext`.)"""
 
     params: Params
     stage: str = "judge"
-    answers: pl.DataFrame | None = None
-    qa: pl.DataFrame | None = None
-    correctness: pl.DataFrame | None = None
-    read_correctness: Callable[[], pl.DataFrame] | None = field(default=None, repr=False)
     shared_gateway: Gateway | None = field(default=None, repr=False)
 
     @cached_property
@@ -87,12 +86,6 @@ class JudgeContext:
         from ragcourt.retrieval.trained_judges.judges import WEIGHTS_DIR, shipped_judges
 
         return shipped_judges(self.params.judge.trained_weights or str(WEIGHTS_DIR))
-
-    def correctness_table(self) -> pl.DataFrame | None:
-        """The per-answer correctness table: as given, else read once, else None."""
-        if self.correctness is None and self.read_correctness is not None:
-            self.correctness = self.read_correctness()
-        return self.correctness
 
 
 def source_of(grader: object, default: str) -> str:
@@ -197,14 +190,6 @@ CORRECTNESS_GRADERS: Registry[CorrectnessGraderFactory] = Registry(
 )
 
 
-def correctness_settings(params: Params) -> Any:
-    """``judge.correctness_settings`` validated against the settings model of the kind
-    ``judge.correctness_mode`` names (None: it registered none); one-line ConfigError."""
-    jp = params.judge
-    key = "judge.correctness_settings"
-    return CORRECTNESS_GRADERS.settings(jp.correctness_mode, jp.correctness_settings, key)
-
-
 # ---------------------------------------------------------------- relevance graders
 
 
@@ -244,9 +229,13 @@ RELEVANCE_GRADERS: Registry[RelevanceGraderFactory] = Registry(
 )
 
 
-def relevance_settings(params: Params) -> Any:
-    """``judge.relevance_settings`` validated against the settings model of the kind
-    ``judge.relevance_grader`` names (None: it registered none); one-line ConfigError."""
-    jp = params.judge
-    key = "judge.relevance_settings"
-    return RELEVANCE_GRADERS.settings(jp.relevance_grader, jp.relevance_settings, key)
+# ---------------------------------------------------------------- the keys choosing a grader
+
+# ``.kind(params)``: the kind the key names (null: the registry's default); ``.settings(params)``:
+# the settings key validated against that kind's model (None: it has none); one-line errors
+CORRECTNESS_MODE: KindKey[CorrectnessGraderFactory] = KindKey(
+    CORRECTNESS_GRADERS, "judge.correctness_mode", "judge.correctness_settings"
+)
+RELEVANCE_GRADER: KindKey[RelevanceGraderFactory] = KindKey(
+    RELEVANCE_GRADERS, "judge.relevance_grader", "judge.relevance_settings"
+)

@@ -3,9 +3,11 @@
 A QA filter scores candidate QA items in one batch: ``filter(gw, items, cfg, desc)`` returns
 one :class:`JudgeOutcome` per :class:`QAItem`, in order, with a score or an explicit error
 (never an invented value). Filters are registered by kind in :data:`QA_FILTERS`
-(:class:`ragcourt.core.registry.Registry`); the built-in ``answerability``, ``faithfulness``
-and ``relevance`` judges register themselves in :mod:`ragcourt.qagen.filters`, which also
-fixes the order they run in (spec §2), the quality rules in :mod:`ragcourt.qagen.quality`.
+(:class:`ragcourt.core.registry.Registry`): the prompted judges in :mod:`ragcourt.qagen.filters`,
+the trained ones in :mod:`ragcourt.qagen.trained_filter`, the quality rules in
+:mod:`ragcourt.qagen.quality`. QA generation runs one filter per role of
+:data:`FILTER_ROLES`, in that order (spec §2): the kind ``qagen.filter_kinds.<role>`` names, or
+when null the kind registered as the role's default (``register(kind, default=role)``).
 The registry imports both (and entry-point plug-ins) on first lookup; this module imports
 none of them (no import cycles).
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ragcourt.core.params import QAGenFilterKinds
 from ragcourt.core.registry import Registry
 
 if TYPE_CHECKING:
@@ -89,6 +92,19 @@ QA_FILTERS: Registry[QAFilter] = Registry(
     "QA filter",
     builtins=("ragcourt.qagen.filters", "ragcourt.qagen.quality", "ragcourt.qagen.trained_filter"),
 )
+
+FILTER_ROLES: tuple[str, ...] = tuple(QAGenFilterKinds.model_fields)
+"""The filter roles, in the order QA generation runs them: the keys of ``qagen.filter_kinds``
+(and of ``qagen.thresholds``, the summary's keys)."""
+
+
+def role_kinds(kinds: QAGenFilterKinds) -> dict[str, str]:
+    """The QA filter kind playing each role, in run order: ``qagen.filter_kinds.<role>``,
+    or when null the kind registered as that role's default."""
+    return {
+        role: QA_FILTERS.resolve(getattr(kinds, role), f"qagen.filter_kinds.{role}", role)
+        for role in FILTER_ROLES
+    }
 
 
 def with_kind_settings(

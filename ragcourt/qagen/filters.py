@@ -15,8 +15,9 @@ JSON ``{"reason": "...", "score": ...}`` (answerability 0/1, the others a 0-1 sh
 
 A model or parse failure is returned as a :class:`JudgeOutcome` with ``error`` set and no score,
 never as an invented value. Each judge is registered in
-:data:`~ragcourt.qagen.filter_registry.QA_FILTERS` under its name; :data:`JUDGES` is the fixed
-order QA generation runs them in (no params key selects them).
+:data:`~ragcourt.qagen.filter_registry.QA_FILTERS` under its name; ``faithfulness`` and
+``relevance`` are the defaults of their roles (``qagen.filter_kinds``; the roles and their order
+are :data:`~ragcourt.qagen.filter_registry.FILTER_ROLES`).
 """
 
 from __future__ import annotations
@@ -38,9 +39,6 @@ if TYPE_CHECKING:
 
 PROMPT_AREA = "qagen_filters"
 TAG_AREA = "qagen"
-JudgeName = Literal["answerability", "faithfulness", "relevance"]
-# The built-in filters in the order QA generation runs them (spec §2); the summary keys.
-JUDGES: tuple[JudgeName, ...] = ("answerability", "faithfulness", "relevance")
 
 
 # The JSON schema (not the validation) caps the reason, so a grammar-constrained local model
@@ -86,7 +84,7 @@ class BinaryVerdict(BaseModel):
 
 
 def _requests(
-    judge: JudgeName, fields: Sequence[dict[str, str]], cfg: JudgeSettings
+    judge: str, fields: Sequence[dict[str, str]], cfg: JudgeSettings
 ) -> list[ChatRequest]:
     system = prompt(PROMPT_AREA, f"{judge}_system", cfg.prompt_version, cfg.prompts_dir)
     user = prompt(PROMPT_AREA, f"{judge}_user", cfg.prompt_version, cfg.prompts_dir)
@@ -106,7 +104,7 @@ def _requests(
 
 
 def _one_token_requests(
-    judge: JudgeName, fields: Sequence[dict[str, str]], cfg: JudgeSettings
+    judge: str, fields: Sequence[dict[str, str]], cfg: JudgeSettings
 ) -> tuple[list[ChatRequest], list[ChatRequest]]:
     """(one-token, reason) requests: fenced user template, then the ask (v2 prompts)."""
 
@@ -134,7 +132,7 @@ def _one_token_requests(
     return token, why
 
 
-def _graded_outcomes(judge: JudgeName, graded: Sequence[Graded], model: str) -> list[JudgeOutcome]:
+def _graded_outcomes(judge: str, graded: Sequence[Graded], model: str) -> list[JudgeOutcome]:
     return [
         JudgeOutcome(judge, g.score, g.reason, None, g.raw, model, g.form)
         if g.ok
@@ -144,7 +142,7 @@ def _graded_outcomes(judge: JudgeName, graded: Sequence[Graded], model: str) -> 
 
 
 def _outcomes(
-    judge: JudgeName, results: Sequence[StructuredResult[Any]], model: str
+    judge: str, results: Sequence[StructuredResult[Any]], model: str
 ) -> list[JudgeOutcome]:
     out: list[JudgeOutcome] = []
     for r in results:
@@ -160,10 +158,11 @@ def _outcomes(
 
 def _run(
     gw: Gateway,
-    judge: JudgeName,
+    judge: str,
     fields: Sequence[dict[str, str]],
     cfg: JudgeSettings,
     desc: str | None,
+    schema: type[BaseModel],
 ) -> list[JudgeOutcome]:
     if not fields:
         return []
@@ -171,7 +170,6 @@ def _run(
         token, why = _one_token_requests(judge, fields, cfg)
         graded = grade(gw, token, why, YES_NO, cfg.reason, desc or judge)
         return _graded_outcomes(judge, graded, cfg.model)
-    schema: type[BaseModel] = BinaryVerdict if judge == "answerability" else ScoreVerdict
     results = gw.structured(_requests(judge, fields, cfg), schema, desc=desc or judge)
     return _outcomes(judge, results, cfg.model)
 
@@ -179,11 +177,13 @@ def _run(
 @dataclass(frozen=True)
 class PairJudge:
     """A QA filter judge reading two texts per item, ``first`` and ``second`` (prompt field
-    names, also the :class:`QAItem` attributes they come from)."""
+    names, also the :class:`QAItem` attributes they come from); ``judge`` names its prompts,
+    its kind and the role its outcomes report; v1 prompts reply with ``schema``."""
 
-    judge: JudgeName
+    judge: str
     first: str
     second: str
+    schema: type[BaseModel] = ScoreVerdict
 
     def __call__(
         self,
@@ -200,7 +200,7 @@ class PairJudge:
                 f"got {len(firsts)} and {len(seconds)} items"
             )
         fields = [{self.first: a, self.second: b} for a, b in zip(firsts, seconds, strict=True)]
-        return _run(gw, self.judge, fields, cfg, desc)
+        return _run(gw, self.judge, fields, cfg, desc, self.schema)
 
     def on_items(
         self, gw: Gateway, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None
@@ -210,7 +210,7 @@ class PairJudge:
         return self(gw, firsts, [getattr(i, self.second) for i in items], cfg, desc)
 
 
-judge_answerability = PairJudge("answerability", "question", "context")
+judge_answerability = PairJudge("answerability", "question", "context", BinaryVerdict)
 """Answerability (0/1): can each question be answered from its context alone?"""
 judge_faithfulness = PairJudge("faithfulness", "answer", "context")
 """Faithfulness (0-1): share of each answer's claims stated in its context."""
@@ -219,9 +219,13 @@ judge_relevance = PairJudge("relevance", "question", "answer")
 
 # --- the registered QA filters -----------------------------------------------------------
 
-answerability_filter = QA_FILTERS.register("answerability")(judge_answerability.on_items)
-faithfulness_filter = QA_FILTERS.register("faithfulness")(judge_faithfulness.on_items)
-relevance_filter = QA_FILTERS.register("relevance")(judge_relevance.on_items)
+answerability_filter = QA_FILTERS.register(judge_answerability.judge)(judge_answerability.on_items)
+faithfulness_filter = QA_FILTERS.register(
+    judge_faithfulness.judge, default=judge_faithfulness.judge
+)(judge_faithfulness.on_items)
+relevance_filter = QA_FILTERS.register(judge_relevance.judge, default=judge_relevance.judge)(
+    judge_relevance.on_items
+)
 
 
 # --- self-contained questions --------------------------------------------------------------

@@ -1,17 +1,16 @@
 """The agents and judges of QA generation (spec §2) and their budgeted loop.
 
 Per context: a user agent writes one question (optionally shown ``few_shot_k`` example
-questions; a question that points at "the text" instead of standing alone is rejected at
-once), an expert agent answers from the context alone (the reference answer), then the QA
-filters of :mod:`ragcourt.qagen.filters` (resolved through
-:data:`~ragcourt.qagen.filter_registry.QA_FILTERS`, in the order of
-:data:`~ragcourt.qagen.filters.JUDGES`) score answerability (must be 1), faithfulness and
-relevance (>= the thresholds), and exact / near-duplicate questions are dropped against those
-already kept. Before the LLM judges, the rule filters of :mod:`ragcourt.qagen.quality` (the
-quality gate: meta-questions, wrong language, repetition loops, unsupported answers) reject
-candidates without a model call. Candidates are generated in rounds of up to ``batch_size``
-(the gateway runs a round concurrently). Every candidate ends accepted or with the first
-failed check and its reason (model and parse failures included).
+questions; a question that points at "the text" instead of standing alone is rejected at once),
+an expert agent answers from the context alone (the reference answer), then the QA filters
+(resolved through :data:`~ragcourt.qagen.filter_registry.QA_FILTERS`, in the order of
+:data:`~ragcourt.qagen.filter_registry.FILTER_ROLES`) score answerability (must be 1),
+faithfulness and relevance (>= the thresholds), and exact / near-duplicate questions are
+dropped against those already kept. Before the LLM judges, the rule filters of
+:mod:`ragcourt.qagen.quality` (the quality gate: meta-questions, wrong language, repetition
+loops, unsupported answers) reject candidates without a model call. Candidates are generated in
+rounds of up to ``batch_size`` (the gateway runs a round concurrently). Every candidate ends
+accepted or with the first failed check and its reason (model and parse failures included).
 """
 
 from __future__ import annotations
@@ -34,15 +33,17 @@ from ragcourt.corpus.language import UNDETERMINED, detect_language, language_nam
 from ragcourt.llm.types import ChatRequest, ChatResult
 from ragcourt.qagen.duplicates import DuplicateIndex
 from ragcourt.qagen.filter_registry import (
+    FILTER_ROLES,
     QA_FILTERS,
     JudgeOutcome,
     JudgeSettings,
     QAFilter,
     QAItem,
     check_filter_settings,
+    role_kinds,
     with_kind_settings,
 )
-from ragcourt.qagen.filters import JUDGES, not_standalone_reason
+from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.quality import GATE
 from ragcourt.qagen.summaries import (
     STOP_EXHAUSTED,
@@ -214,16 +215,16 @@ class Generator:
             reason=self.q.filter_reason,
             trained_weights=params.judge.trained_weights,
         )
-        kinds, given = self.q.filter_kinds, self.q.filter_settings
+        kinds, given = role_kinds(self.q.filter_kinds), self.q.filter_settings
         check_filter_settings(given)
         self.filters: dict[str, QAFilter] = {
-            n: QA_FILTERS.get(getattr(kinds, n), "qagen") for n in JUDGES
+            n: QA_FILTERS.get(k, f"qagen.filter_kinds.{n}") for n, k in kinds.items()
         }
         self.gate_filters: dict[str, QAFilter] = {n: QA_FILTERS.get(n, "qagen") for n in GATE}
         # each filter role's settings: the shared ones plus its kind's own
         self.filter_cfgs = {
             n: with_kind_settings(k, self.judge_cfg, given)
-            for n, k in [*((n, getattr(kinds, n)) for n in JUDGES), *((n, n) for n in GATE)]
+            for n, k in [*kinds.items(), *((n, n) for n in GATE)]
         }
         self._warned_language = False
 
@@ -340,7 +341,7 @@ class Generator:
         null); without it every judge scores every candidate that reached the judges."""
         reached = [c for c in batch if c.alive]
         thresholds = self.thresholds()
-        for name in JUDGES:
+        for name in FILTER_ROLES:
             todo = [c for c in reached if c.alive] if self.q.short_circuit else reached
             out = self._run_judge(name, todo)
             for c, o in zip(todo, out, strict=True):

@@ -32,7 +32,7 @@ from ragcourt.core.schemas import frame_schema
 from ragcourt.qagen.answer_first import AnswerFirstGenerator, DocumentInfo, span_contexts
 from ragcourt.qagen.byo import load_byo_qa
 from ragcourt.qagen.contexts import load_few_shot, qagen_contexts
-from ragcourt.qagen.filters import JUDGES
+from ragcourt.qagen.filter_registry import FILTER_ROLES
 from ragcourt.qagen.generator import Candidate, Encoder, Generation, Generator, generate_candidates
 from ragcourt.qagen.summaries import ByoQASummary, QAModels, QASummary
 
@@ -68,7 +68,7 @@ def generate_qa(contexts: pl.DataFrame, generator: Generator, encode: Encoder) -
 
 def _judge_columns(c: Candidate) -> dict[str, Any]:
     cols: dict[str, Any] = {}
-    for name in JUDGES:
+    for name in FILTER_ROLES:
         o = c.outcomes.get(name)
         cols[f"{name}_score"] = o.score if o is not None else None
         cols[f"{name}_reason"] = (o.reason if o.ok else o.error) if o is not None else None
@@ -168,18 +168,18 @@ def build_summary(g: Generator, gen: Generation) -> QASummary:
     tried, accepted = gen.tried, gen.accepted
     thresholds = g.thresholds()
     judged = [c for c in tried if c.outcomes]
-    ran = {n: [c.outcomes[n] for c in judged if n in c.outcomes] for n in JUDGES}
+    ran = {n: [c.outcomes[n] for c in judged if n in c.outcomes] for n in FILTER_ROLES}
     below: dict[str, int] = {
-        n: sum(1 for o in ran[n] if o.ok and not o.passes(thresholds[n])) for n in JUDGES
+        n: sum(1 for o in ran[n] if o.ok and not o.passes(thresholds[n])) for n in FILTER_ROLES
     }
-    errors: dict[str, int] = {n: sum(1 for o in ran[n] if not o.ok) for n in JUDGES}
+    errors: dict[str, int] = {n: sum(1 for o in ran[n] if not o.ok) for n in FILTER_ROLES}
     means: dict[str, float | None] = {
         n: float(np.mean([o.score for o in ran[n] if o.ok])) if any(o.ok for o in ran[n]) else None
-        for n in JUDGES
+        for n in FILTER_ROLES
     }
     rejections = Counter(c.failed_filter for c in gen.rejected if c.failed_filter is not None)
     forms: dict[str, dict[str, int]] = {
-        n: dict(sorted(Counter(o.form or "none" for o in ran[n]).items())) for n in JUDGES
+        n: dict(sorted(Counter(o.form or "none" for o in ran[n]).items())) for n in FILTER_ROLES
     }
     return QASummary(
         requested=q.n_items,
@@ -191,7 +191,7 @@ def build_summary(g: Generator, gen: Generation) -> QASummary:
         contexts_available=gen.contexts_available,
         documents_covered=len({c.doc_id for c in accepted}),
         rejections=dict(sorted(rejections.items())),
-        judged={n: len(ran[n]) for n in JUDGES},
+        judged={n: len(ran[n]) for n in FILTER_ROLES},
         judge_below_threshold=below,
         judge_errors=errors,
         judge_mean_score=means,

@@ -38,7 +38,7 @@ def _outcomes(scores: Sequence[float], what: str, model: str) -> list[JudgeOutco
     ]
 
 
-@QA_FILTERS.register(TRAINED_ANSWERABILITY)
+@QA_FILTERS.register(TRAINED_ANSWERABILITY, default="answerability")
 def trained_answerability_filter(
     gw: Gateway, items: Sequence[QAItem], cfg: JudgeSettings, desc: str | None = None
 ) -> list[JudgeOutcome]:

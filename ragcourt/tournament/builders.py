@@ -7,14 +7,19 @@ entry-point plug-ins on first lookup.
 
 from __future__ import annotations
 
-from ragcourt.judging.vocabulary import JudgeContext
-from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, PairwiseJudge
+from ragcourt.tournament.pairwise import (
+    PAIRWISE_JUDGES,
+    PairwiseContext,
+    PairwiseJudge,
+    judge_settings,
+)
 
 
-def build_pairwise_judge(kind: str, ctx: JudgeContext) -> PairwiseJudge:
-    """The pairwise judge of ``kind`` (one-line ConfigError naming ``tournament.judge``), its
-    ``tournament.judge_settings`` checked against the kind's settings model first."""
+def build_pairwise_judge(kind: str | None, ctx: PairwiseContext) -> PairwiseJudge:
+    """The pairwise judge of ``kind`` (None: the registry's default; one-line ConfigError
+    naming ``tournament.judge``), its ``tournament.judge_settings`` checked against the kind's
+    settings model first."""
+    kind = PAIRWISE_JUDGES.resolve(kind, "tournament.judge")
     factory = PAIRWISE_JUDGES.get(kind, "tournament.judge")
-    given = ctx.params.tournament.judge_settings
-    PAIRWISE_JUDGES.settings(kind, given, "tournament.judge_settings")
+    judge_settings(kind, ctx.params)
     return factory(ctx)

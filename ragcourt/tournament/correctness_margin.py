@@ -16,9 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragcourt.core.errors import ConfigError, SchemaError
 from ragcourt.core.schemas import check_one_row_per_answer
-from ragcourt.judging.vocabulary import JudgeContext
-from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict
+from ragcourt.tournament.pairwise import (
+    PAIRWISE_JUDGES,
+    OrderKey,
+    OrderVerdict,
+    PairwiseContext,
+    judge_settings,
+)
 from ragcourt.tournament.scoring import Probs, ordered_logit
+
+CORRECTNESS_MARGIN = "correctness_margin"  # the kind (the default of tournament.judge)
 
 
 def ordered_logit_probs(d: float, scale: float, tie_band: float) -> Probs:
@@ -50,14 +57,14 @@ class CorrectnessMarginJudge:
     correctness float in [0, 1] or null, error). Missing, null, errored or out-of-range
     scores on either side give an error verdict naming the system and question."""
 
-    name = "correctness_margin"
+    name = CORRECTNESS_MARGIN
 
     def __init__(self, correctness: pl.DataFrame, scale: float = 0.1, tie_band: float = 0.1):
         need = {"system", "question_id", "correctness", "error"}
         if missing := sorted(need - set(correctness.columns)):
             raise SchemaError(f"correctness table: missing column(s) {missing}")
         if scale <= 0 or tie_band < 0:
-            raise ConfigError("correctness_margin: scale must be > 0, tie band >= 0")
+            raise ConfigError(f"{CORRECTNESS_MARGIN}: scale must be > 0, tie band >= 0")
         check_one_row_per_answer(correctness, "correctness table", "row")
         self.scale, self.tie_band = scale, tie_band
         self._scores: dict[tuple[str, str], tuple[float | None, str | None]] = {
@@ -93,12 +100,11 @@ class CorrectnessMarginJudge:
         return out
 
 
-@PAIRWISE_JUDGES.register("correctness_margin", config=CorrectnessMarginSettings)
-def _correctness_margin(ctx: JudgeContext) -> CorrectnessMarginJudge:
-    tp = ctx.params.tournament
-    settings = PAIRWISE_JUDGES.settings(tp.judge, tp.judge_settings, "tournament.judge_settings")
+@PAIRWISE_JUDGES.register(CORRECTNESS_MARGIN, config=CorrectnessMarginSettings, default=True)
+def _correctness_margin(ctx: PairwiseContext) -> CorrectnessMarginJudge:
+    settings = judge_settings(CORRECTNESS_MARGIN, ctx.params)
     assert isinstance(settings, CorrectnessMarginSettings)
     correctness = ctx.correctness_table()
     if correctness is None:
-        raise ConfigError("tournament.judge 'correctness_margin' needs the correctness table")
+        raise ConfigError(f"tournament.judge '{CORRECTNESS_MARGIN}' needs the correctness table")
     return CorrectnessMarginJudge(correctness, settings.scale, settings.tie_band)

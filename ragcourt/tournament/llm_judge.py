@@ -28,8 +28,7 @@ from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import TournamentParams
 from ragcourt.core.prompts import has_prompt, prompt, render
 from ragcourt.core.provenance import EXTERNAL_MODEL_PREFIX
-from ragcourt.judging.vocabulary import JudgeContext
-from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict
+from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict, PairwiseContext
 from ragcourt.tournament.scoring import LABELS, Probs
 
 if TYPE_CHECKING:
@@ -236,7 +235,7 @@ class LLMPairwiseJudge:
 
 
 @PAIRWISE_JUDGES.register("llm")
-def _llm(ctx: JudgeContext) -> LLMPairwiseJudge:
+def _llm(ctx: PairwiseContext) -> LLMPairwiseJudge:
     """The DICE judge on ``tournament.model`` with the context's gateway (its stage's)."""
     if ctx.answers is None or ctx.qa is None:
         raise ConfigError("tournament.judge 'llm' needs the answers and QA tables")

@@ -43,12 +43,11 @@ from ragcourt.core.failures import TableFailures, assess, enforce
 from ragcourt.core.io import read_table, write_json, write_parquet, write_with
 from ragcourt.core.params import Params
 from ragcourt.core.schemas import check_one_row_per_answer
-from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm.gateway import Gateway
 from ragcourt.tournament import single_system
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.memo import JudgementMemo
-from ragcourt.tournament.pairwise import PairwiseJudge
+from ragcourt.tournament.pairwise import PairwiseContext, PairwiseJudge
 from ragcourt.tournament.runner import rank_labels, run_tournament
 
 ANSWERS = catalog.path("answers")
@@ -99,12 +98,11 @@ def plot_leaderboard(board: pl.DataFrame, path: Path, origin: float) -> None:
 
 def _context(
     params: Params, gateway: Gateway, answers: pl.DataFrame, qa: pl.DataFrame
-) -> JudgeContext:
+) -> PairwiseContext:
     """The judge factories' context; the correctness table is read only when the judge
     reads it (``correctness_margin``)."""
-    return JudgeContext(
+    return PairwiseContext(
         params,
-        stage=gateway.stage,
         answers=answers,
         qa=qa,
         read_correctness=lambda: read_table(CORRECTNESS, "correctness"),

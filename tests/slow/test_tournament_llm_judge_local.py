@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 from _tournament_data import answers_frame, qa_frame
 
-from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.llm_judge import LLMPairwiseJudge
 from ragcourt.tournament.memo import JudgementMemo
+from ragcourt.tournament.pairwise import PairwiseContext
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def test_llm_judge_real_local_model_gives_label_probabilities(
     p.llm.metrics_dir = str(tmp_path / "metrics")
     p.tournament.analysis_max_tokens = 24
     p.tournament.evidence_passages = 1
-    ctx = JudgeContext(p, "tournament", answers=answers_frame(["x", "y"], 1), qa=qa_frame(1))
+    ctx = PairwiseContext(p, answers=answers_frame(["x", "y"], 1), qa=qa_frame(1))
     judge = build_pairwise_judge("llm", ctx)
     assert isinstance(judge, LLMPairwiseJudge)
     memo = JudgementMemo(judge, ["q00"], p.tournament.margin)

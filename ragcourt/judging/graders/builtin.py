@@ -21,12 +21,12 @@ from ragcourt.judging.semantic import EMBEDDING_SIMILARITY
 from ragcourt.judging.trained_correctness import trained_reference_scores
 from ragcourt.judging.vocabulary import (
     CORRECTNESS_GRADERS,
+    CORRECTNESS_MODE,
     TRAINED_SOURCE,
     AnswerItem,
     CorrectnessGrade,
     JudgeContext,
     VerdictsOf,
-    correctness_settings,
 )
 
 
@@ -131,7 +131,7 @@ def _expected(ctx: JudgeContext) -> ExpectedGrader:
 @CORRECTNESS_GRADERS.register("similarity", config=SimilaritySettings)
 def _similarity(ctx: JudgeContext) -> SimilarityGrader:
     """One-line ConfigError unless the settings' judge is an embedding_similarity judge."""
-    name = correctness_settings(ctx.params).judge
+    name = CORRECTNESS_MODE.settings(ctx.params).judge
     spec = ctx.params.judge.judges.get(name)
     if spec is None or spec.kind != EMBEDDING_SIMILARITY:
         raise ConfigError(
@@ -141,6 +141,9 @@ def _similarity(ctx: JudgeContext) -> SimilarityGrader:
     return SimilarityGrader(name)
 
 
-@CORRECTNESS_GRADERS.register("trained")
+TRAINED_GRADER = "trained"  # the grader kind that loads the trained correctness judge
+
+
+@CORRECTNESS_GRADERS.register(TRAINED_GRADER, default=True)
 def _trained(ctx: JudgeContext) -> TrainedGrader:
     return TrainedGrader(ctx)

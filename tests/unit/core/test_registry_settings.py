@@ -21,7 +21,7 @@ from ragcourt.core.registry import Registry
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.correctness_margin import CorrectnessMarginJudge
-from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey
+from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, PairwiseContext
 
 
 class _Knobs(BaseModel, extra="forbid"):
@@ -55,7 +55,7 @@ def test_settings_are_validated_against_the_kinds_model() -> None:
 PLUGIN = """
 from pydantic import BaseModel, Field
 
-from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderVerdict
+from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderVerdict, judge_settings
 from ragcourt.tournament.scoring import Probs
 
 
@@ -75,15 +75,13 @@ class CoinJudge:
 
 @PAIRWISE_JUDGES.register("coin_for_test", config=CoinSettings)
 def _coin(ctx):
-    tp = ctx.params.tournament
-    s = PAIRWISE_JUDGES.settings(tp.judge, tp.judge_settings, "tournament.judge_settings")
-    return CoinJudge(s.p_first)
+    return CoinJudge(judge_settings("coin_for_test", ctx.params).p_first)
 """
 
 
-def _ctx(judge: str, settings: dict[str, object], **tables: pl.DataFrame) -> JudgeContext:
+def _ctx(judge: str, settings: dict[str, object], **tables: pl.DataFrame) -> PairwiseContext:
     tp = TournamentParams(judge=judge, judge_settings=settings)
-    return JudgeContext(Params(tournament=tp), stage="tournament", **tables)  # type: ignore[arg-type]
+    return PairwiseContext(Params(tournament=tp), **tables)  # type: ignore[arg-type]
 
 
 def test_a_pairwise_judge_with_its_own_setting_is_one_module(
@@ -169,7 +167,7 @@ def test_an_answer_judge_with_its_own_setting_is_one_module(
 GRADER_PLUGIN = """
 from pydantic import BaseModel, Field
 
-from ragcourt.judging.vocabulary import CORRECTNESS_GRADERS, CorrectnessGrade, correctness_settings
+from ragcourt.judging.vocabulary import CORRECTNESS_GRADERS, CorrectnessGrade, CORRECTNESS_MODE
 
 
 class WordsSettings(BaseModel, extra="forbid"):
@@ -188,7 +186,7 @@ class WordsGrader:
 
 @CORRECTNESS_GRADERS.register("words_for_test", config=WordsSettings)
 def _words(ctx):
-    return WordsGrader(correctness_settings(ctx.params).words)
+    return WordsGrader(CORRECTNESS_MODE.settings(ctx.params).words)
 """
 
 
@@ -221,7 +219,7 @@ RELEVANCE_PLUGIN = """
 import polars as pl
 from pydantic import BaseModel, Field
 
-from ragcourt.judging.vocabulary import RELEVANCE_GRADERS, relevance_settings
+from ragcourt.judging.vocabulary import RELEVANCE_GRADER, RELEVANCE_GRADERS
 
 
 class FixedSettings(BaseModel, extra="forbid"):
@@ -246,7 +244,7 @@ class FixedGrader:
 
 @RELEVANCE_GRADERS.register("fixed_for_test", config=FixedSettings)
 def _fixed(ctx):
-    return FixedGrader(relevance_settings(ctx.params).grade)
+    return FixedGrader(RELEVANCE_GRADER.settings(ctx.params).grade)
 """
 
 

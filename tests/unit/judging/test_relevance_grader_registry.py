@@ -8,11 +8,12 @@ from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import Params
 from ragcourt.judging.builders import build_relevance_grader, check_judge_params
 from ragcourt.judging.relevance_graders import LLMRelevanceGrader
-from ragcourt.judging.vocabulary import RELEVANCE_GRADERS, JudgeContext
+from ragcourt.judging.vocabulary import RELEVANCE_GRADER, RELEVANCE_GRADERS, JudgeContext
 
 
 def test_llm_kind_builds_the_llm_grader_and_unknown_kinds_are_one_line() -> None:
-    assert Params().judge.relevance_grader == "trained"  # params.yaml's choice
+    assert Params().judge.relevance_grader is None  # params.yaml's: the registry's default
+    assert RELEVANCE_GRADER.kind(Params()) == RELEVANCE_GRADERS.default() == "trained"
     p = Params.model_validate({"judge": {"relevance_grader": "llm"}})
     assert "llm" in RELEVANCE_GRADERS.kinds()
     grader = build_relevance_grader(JudgeContext(p, stage="t_relevance_registry"))

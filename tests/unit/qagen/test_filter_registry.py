@@ -15,9 +15,15 @@ from ragcourt.core.errors import ConfigError
 from ragcourt.core.params import parse_params
 from ragcourt.llm.gateway import Gateway
 from ragcourt.llm.types import ChatRequest, StructuredResult
-from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeOutcome, JudgeSettings, QAItem
+from ragcourt.qagen.filter_registry import (
+    FILTER_ROLES,
+    QA_FILTERS,
+    JudgeOutcome,
+    JudgeSettings,
+    QAItem,
+    role_kinds,
+)
 from ragcourt.qagen.filters import (
-    JUDGES,
     BinaryVerdict,
     ScoreVerdict,
     answerability_filter,
@@ -57,8 +63,8 @@ def as_gateway(fake: FakeGateway) -> Gateway:
 
 
 def test_builtin_filters_are_registered_in_run_order() -> None:
-    assert JUDGES == ("answerability", "faithfulness", "relevance")
-    assert set(JUDGES) <= set(QA_FILTERS.kinds())
+    assert FILTER_ROLES == ("answerability", "faithfulness", "relevance")
+    assert set(FILTER_ROLES) <= set(QA_FILTERS.kinds())
     assert QA_FILTERS.get("answerability", "qagen") is answerability_filter
 
 
@@ -112,7 +118,7 @@ def test_generator_dispatches_by_name_through_the_registry() -> None:
     params = parse_params({"qagen": qagen})
     gw = FakeGateway(score=1)
     gen = Generator(as_gateway(gw), params)
-    assert gen.filters == {k: QA_FILTERS.get(k, "qagen") for k in JUDGES}
+    assert gen.filters == {k: QA_FILTERS.get(k, "qagen") for k in FILTER_ROLES}
     seen: list[list[QAItem]] = []
 
     def harsh(
@@ -182,3 +188,15 @@ def test_a_qa_filter_with_its_own_setting_is_one_module(
     assert (
         out.exit_code == 0 and "answer_words_for_test" in out.output and "min_words" in out.output
     )
+
+
+def test_a_null_role_plays_the_kind_registered_as_its_default() -> None:
+    nulls = parse_params({}).qagen.filter_kinds
+    assert (nulls.answerability, nulls.faithfulness, nulls.relevance) == (None, None, None)
+    assert role_kinds(nulls) == {r: QA_FILTERS.default(r) for r in FILTER_ROLES}
+    assert role_kinds(nulls)["faithfulness"] == "faithfulness"
+    chosen = parse_params({"qagen": {"filter_kinds": {"answerability": "answerability"}}})
+    assert role_kinds(chosen.qagen.filter_kinds)["answerability"] == "answerability"
+    bad = parse_params({"qagen": {"filter_kinds": {"relevance": "nope"}}})
+    with pytest.raises(ConfigError, match=r"^qagen\.filter_kinds\.relevance: unknown QA filter"):
+        role_kinds(bad.qagen.filter_kinds)

@@ -8,11 +8,10 @@ import pytest
 
 from ragcourt.core.errors import ConfigError, SchemaError
 from ragcourt.core.params import load_params
-from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.correctness_margin import CorrectnessMarginJudge, ordered_logit_probs
 from ragcourt.tournament.memo import JudgementMemo
-from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict
+from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict, PairwiseContext
 from ragcourt.tournament.scoring import Probs
 
 PARAMS = load_params(Path(__file__).resolve().parents[3] / "params.yaml")
@@ -54,7 +53,7 @@ def test_correctness_table_problems_are_one_line_errors() -> None:
 
 
 def test_registry_names_unknown_judges() -> None:
-    ctx = JudgeContext(PARAMS, "tournament", pl.DataFrame(), pl.DataFrame(), CORR)
+    ctx = PairwiseContext(PARAMS, pl.DataFrame(), pl.DataFrame(), CORR)
     assert build_pairwise_judge("correctness_margin", ctx).name == "correctness_margin"
     assert PAIRWISE_JUDGES.kinds() == ["correctness_margin", "llm"]
     with pytest.raises(
@@ -64,9 +63,9 @@ def test_registry_names_unknown_judges() -> None:
     ):
         build_pairwise_judge("nope", ctx)
     with pytest.raises(ConfigError, match="needs the correctness table"):
-        build_pairwise_judge("correctness_margin", JudgeContext(PARAMS, "tournament"))
+        build_pairwise_judge("correctness_margin", PairwiseContext(PARAMS))
     with pytest.raises(ConfigError, match="'llm' needs the answers and QA tables"):
-        build_pairwise_judge("llm", JudgeContext(PARAMS, "tournament"))
+        build_pairwise_judge("llm", PairwiseContext(PARAMS))
 
 
 def test_correctness_table_is_read_only_by_the_judge_that_needs_it() -> None:
@@ -76,7 +75,7 @@ def test_correctness_table_is_read_only_by_the_judge_that_needs_it() -> None:
         reads.append("correctness")
         return CORR
 
-    ctx = JudgeContext(PARAMS, "tournament", pl.DataFrame(), pl.DataFrame(), read_correctness=read)
+    ctx = PairwiseContext(PARAMS, pl.DataFrame(), pl.DataFrame(), read_correctness=read)
     assert reads == []  # nothing read while the stage builds the context
     judge = build_pairwise_judge("correctness_margin", ctx)
     build_pairwise_judge("correctness_margin", ctx)
@@ -86,10 +85,10 @@ def test_correctness_table_is_read_only_by_the_judge_that_needs_it() -> None:
 
 def test_a_user_pairwise_judge_plugs_in_through_the_registry() -> None:
     @PAIRWISE_JUDGES.register("test_always_tie")
-    def _always_tie(ctx: JudgeContext) -> CountingJudge:
+    def _always_tie(ctx: PairwiseContext) -> CountingJudge:
         return CountingJudge()
 
-    judge = build_pairwise_judge("test_always_tie", JudgeContext(PARAMS, "tournament"))
+    judge = build_pairwise_judge("test_always_tie", PairwiseContext(PARAMS))
     assert isinstance(judge, CountingJudge)
     with pytest.raises(ConfigError, match="'test_always_tie' is already registered"):
         PAIRWISE_JUDGES.register("test_always_tie")(lambda ctx: CountingJudge())

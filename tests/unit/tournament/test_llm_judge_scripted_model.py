@@ -9,11 +9,10 @@ from _llm_testing import scripted_model
 from _tournament_data import answers_frame, qa_frame
 
 from ragcourt.core.params import Params, load_params
-from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm.gateway import Gateway
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.llm_judge import LLMPairwiseJudge
-from ragcourt.tournament.pairwise import OrderKey
+from ragcourt.tournament.pairwise import OrderKey, PairwiseContext
 from ragcourt.tournament.runner import run_tournament
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -85,7 +84,7 @@ def params(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Params:
 def test_llm_judge_prompts_probabilities_and_errors_scripted_model(params: Params) -> None:
     with scripted_model("dice", analysis, next_token=verdict) as m:
         params.tournament.model = m.model
-        ctx = JudgeContext(params, "tournament", answers=_answers(), qa=qa_frame(N_Q))
+        ctx = PairwiseContext(params, answers=_answers(), qa=qa_frame(N_Q))
         judge = build_pairwise_judge("llm", ctx)
         assert isinstance(judge, LLMPairwiseJudge)
         out = run_tournament(judge, SYSTEMS, [f"q{j:02d}" for j in range(N_Q)], params.tournament)
@@ -127,7 +126,7 @@ def test_llm_judge_prompts_probabilities_and_errors_scripted_model(params: Param
     # a re-run is served by the gateway's disk cache: zero new model calls
     n_calls = len(m.calls)
     with scripted_model("dice", analysis, next_token=verdict) as m2:
-        ctx2 = JudgeContext(params, "tournament", answers=_answers(), qa=qa_frame(N_Q))
+        ctx2 = PairwiseContext(params, answers=_answers(), qa=qa_frame(N_Q))
         judge2 = build_pairwise_judge("llm", ctx2)
         again = run_tournament(
             judge2, SYSTEMS, [f"q{j:02d}" for j in range(N_Q)], params.tournament
