@@ -206,9 +206,12 @@ def round_trip(corpus: Path, docs: pl.DataFrame, chunks: pl.DataFrame) -> dict[s
     }
 
 
-def qagen_run(corpus: Path, ref: str, attempts: int) -> dict[str, Any]:
+def qagen_run(
+    corpus: Path, ref: str, attempts: int, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The qagen stage on ``corpus`` (module docstring) with the code, params.yaml and
-    configs of commit ``ref`` (so neither side sees uncommitted work)."""
+    configs of commit ``ref`` (so neither side sees uncommitted work), ``overrides`` set
+    under ``qagen.answer_first``."""
     work = Path(tempfile.mkdtemp(prefix="markup-qagen-"))
     archive = subprocess.run(
         ["git", "archive", ref, "ragcourt", "params.yaml", "configs"],
@@ -221,6 +224,7 @@ def qagen_run(corpus: Path, ref: str, attempts: int) -> dict[str, Any]:
     params["qagen"]["max_attempts"] = attempts
     params["qagen"]["n_items"] = attempts
     params["llm"]["cache_dir"] = str(work / ".cache")
+    params["qagen"]["answer_first"].update(overrides or {})
     (work / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(work)}
     t0 = time.perf_counter()
@@ -249,6 +253,7 @@ def qagen_run(corpus: Path, ref: str, attempts: int) -> dict[str, Any]:
     ]
     return {
         "commit": ref,
+        "answer_first_overrides": overrides or {},
         "attempts": summary["attempts"],
         "accepted": summary["accepted"],
         "rejections": summary.get("rejections"),
@@ -296,6 +301,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--chunking", default="c512")
     ap.add_argument("--attempts", type=int, default=16, help="qagen: candidates per run")
     ap.add_argument("--after", default="HEAD", help="qagen: the commit after the change")
+    ap.add_argument("--writer-tries", type=int, default=3, help="qagen.answer_first.writer_tries")
+    ap.add_argument("--round-trip", default="llm", help="qagen.answer_first.round_trip")
     ap.add_argument("--json", default=None, help="also write the result here")
     args = ap.parse_args(argv)
     corpus = Path(args.corpus).resolve()
@@ -314,10 +321,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.what == "identity":
         result = identity(corpus, args.base)
     elif args.what == "qagen":
+        overrides = {"writer_tries": args.writer_tries, "round_trip": args.round_trip}
         result = {
             "corpus": str(corpus),
-            "before": qagen_run(corpus, args.base, args.attempts),
-            "after": qagen_run(corpus, args.after, args.attempts),
+            "before": qagen_run(corpus, args.base, args.attempts, overrides),
+            "after": qagen_run(corpus, args.after, args.attempts, overrides),
         }
     else:
         result = leakage(corpus, args.base, args.chunking)
