@@ -43,7 +43,7 @@ from docutils.parsers.rst.languages import en
 from docutils.readers.standalone import Reader
 from docutils.transforms import Transform
 
-from ragcourt.corpus.markup_map import Rendered, TextBuilder
+from ragcourt.corpus.markup_map import Rendered, TextBuilder, source_text
 
 SETTINGS: dict[str, Any] = {
     "report_level": 5,
@@ -508,8 +508,6 @@ class _Reader(Reader):  # type: ignore[type-arg]
 def render_rst(raw: str) -> Rendered:
     """Text, headings and source map of reStructuredText ``raw`` (module docstring); the map
     refers to :func:`~ragcourt.corpus.markup_map.source_text` of ``raw``."""
-    from ragcourt.corpus.markup_map import source_text
-
     source = source_text(raw)
     register_names(source)
     doctree = publish_doctree(source, reader=_Reader(), settings_overrides=SETTINGS)
