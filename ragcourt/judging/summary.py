@@ -153,12 +153,10 @@ def _relevance_section(relevance: pl.DataFrame, source: str) -> RelevanceSection
 def _udcg_section(
     params: Params, udcg: pl.DataFrame, theta: ThetaFitReport | ThetaNotFitted, source: str
 ) -> UdcgSection:
-    up = params.judge.udcg
+    settings = params.judge.udcg.model_dump(include={"gamma", "k", "relevance_threshold"})
     return UdcgSection(
         model=source,
-        gamma=up.gamma,
-        k=up.k,
-        relevance_threshold=up.relevance_threshold,
+        **settings,
         rows=udcg.height,
         scored=int(udcg["udcg"].is_not_null().sum()),
         errors=int(udcg["udcg"].is_null().sum()),
