@@ -2,12 +2,14 @@
 
 Three fields: every system equal (each one is a best, the hardest case for the error bound),
 the top three tied 100 Elo above a spaced tail, and 24 systems of N(0, 200) Elo strengths.
-Per field, over many seeded races: how often the true best is dropped (the rule's error,
-bounded by alpha; exact 95% Clopper-Pearson interval), how often one configuration is
-separated, whether the leader is the true best, and the answer + judge calls against a
-round-robin of the same questions. ``--figure PATH`` draws the drop rates against alpha.
+Per field and level alpha, over many seeded races: how often the true best is dropped (the
+rule's error, bounded by alpha; exact 95% Clopper-Pearson interval), how often one
+configuration is separated, whether the leader is the true best, and the answer + judge calls
+against a round-robin of the same questions. A contrast row runs the same test at level alpha
+on every look and opponent (no Bonferroni correction) on the equal field. ``--figure PATH``
+draws the drop rates against alpha.
 
-    python -m benchmarks race_sim [--seeds 200] [--alpha 0.05] [--figure docs/assets/race_sim.png]
+    python -m benchmarks race_sim [--seeds 200] [--alphas 0.05 0.3] [--figure PATH.png]
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +33,22 @@ def scenarios() -> list[Scenario]:
     ]
 
 
-def plot(summaries: list[tuple[str, dict[str, Any]]], alpha: float, path: Path) -> None:
-    """Drop rate of the true best per field with its exact 95% interval, and alpha."""
+def plot(rows: list[tuple[str, float, dict[str, Any]]], alphas: list[float], path: Path) -> None:
+    """Drop rate of the true best per (field, alpha) with its exact 95% interval; a dashed
+    line at each alpha."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.7 * len(summaries)))
-    for y, (_name, s) in enumerate(summaries):
+    fig, ax = plt.subplots(figsize=(8.5, 1.0 + 0.45 * len(rows)))
+    colour = {a: f"C{k}" for k, a in enumerate(alphas)}
+    for y, (_name, alpha, s) in enumerate(rows):
         err = [[s["drop_rate"] - s["drop_rate_lo"]], [s["drop_rate_hi"] - s["drop_rate"]]]
-        ax.errorbar([s["drop_rate"]], [y], xerr=err, fmt="o", capsize=4, color="C0")
-    ax.axvline(alpha, color="C3", ls="--", label=f"alpha = {alpha:g}")
-    ax.set_yticks(range(len(summaries)), [n for n, _ in summaries])
+        ax.errorbar([s["drop_rate"]], [y], xerr=err, fmt="o", capsize=4, color=colour[alpha])
+    for a in alphas:
+        ax.axvline(a, color=colour[a], ls="--", label=f"alpha = {a:g}")
+    ax.set_yticks(range(len(rows)), [f"{n} (alpha {a:g})" for n, a, _ in rows])
     ax.set_xlabel("rate of dropping the true best (exact 95% interval)")
     ax.set_xlim(left=0)
     ax.legend(loc="lower right")
@@ -53,39 +59,49 @@ def plot(summaries: list[tuple[str, dict[str, Any]]], alpha: float, path: Path) 
     plt.close(fig)
 
 
+def row(name: str, sc: Scenario, cfg: RaceSettings, seeds: int) -> dict[str, Any]:
+    """Run and print one line."""
+    t0 = time.perf_counter()
+    s = summarise(sweep(sc, cfg, range(seeds)))
+    ci = f"{s['drop_rate']:.3f} [{s['drop_rate_lo']:.3f}, {s['drop_rate_hi']:.3f}]"
+    print(
+        f"{name:<58} {s['races']:>5} {s['dropped_best']:>7} {ci:>20} "
+        f"{s['separated']:>9.0%} {s['leader_is_best']:>11.0%} {s['rounds']:>6.2f} "
+        f"{s['calls_fraction']:>8.1%} {s['judge_fraction']:>8.1%}"
+        f"   ({time.perf_counter() - t0:.1f} s)",
+        flush=True,
+    )
+    return s
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=200)
-    ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--alphas", type=float, nargs="+", default=[0.05, 0.3])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--round-questions", type=int, default=40)
     ap.add_argument("--opponents", type=int, default=2)
     ap.add_argument("--figure", type=Path, default=None)
     args = ap.parse_args(argv)
-    cfg = RaceSettings(
-        alpha=args.alpha,
-        rounds=args.rounds,
-        round_questions=args.round_questions,
-        opponents=args.opponents,
+    print(
+        f"race: rounds={args.rounds} round_questions={args.round_questions} "
+        f"opponents={args.opponents}; oracle defaults of ragcourt.tournament.simulate.SimConfig"
     )
-    print(f"race: {cfg}; oracle defaults of ragcourt.tournament.simulate.SimConfig")
-    head = (
-        f"{'field':<44} {'races':>5} {'dropped best':>12} {'rate [95% CI]':>20} "
-        f"{'separated':>9} {'leader=best':>11} {'rounds':>6} {'calls/RR':>8} {'judge/RR':>8}"
+    print(
+        f"{'field':<58} {'races':>5} {'dropped':>7} {'rate [95% CI]':>20} {'separated':>9} "
+        f"{'leader=best':>11} {'rounds':>6} {'calls/RR':>8} {'judge/RR':>8}"
     )
-    print(head)
     out = []
-    for sc in scenarios():
-        t0 = time.perf_counter()
-        s = summarise(sweep(sc, cfg, range(args.seeds)))
-        out.append((sc.name, s))
-        ci = f"{s['drop_rate']:.3f} [{s['drop_rate_lo']:.3f}, {s['drop_rate_hi']:.3f}]"
-        print(
-            f"{sc.name:<44} {s['races']:>5} {s['dropped_best']:>12} {ci:>20} "
-            f"{s['separated']:>9.0%} {s['leader_is_best']:>11.0%} {s['rounds']:>6.2f} "
-            f"{s['calls_fraction']:>8.1%} {s['judge_fraction']:>8.1%}"
-            f"   ({time.perf_counter() - t0:.1f} s)"
-        )
+    for alpha in args.alphas:
+        cfg = RaceSettings(alpha, args.rounds, args.round_questions, args.opponents)
+        for sc in scenarios():
+            out.append((sc.name, alpha, row(f"{sc.name}, alpha {alpha:g}", sc, cfg, args.seeds)))
+        # contrast: the same test at level alpha on every look and opponent (no Bonferroni):
+        # RaceSettings' alpha is divided by rounds x (N - 1), so pass alpha times that
+        eq = scenarios()[0]
+        naive = replace(cfg, alpha=alpha * args.rounds * (eq.n_systems - 1))
+        s = row(f"{eq.name}, alpha {alpha:g} per test (uncorrected)", eq, naive, args.seeds)
+        out.append((f"{eq.name}, uncorrected", alpha, s))
     if args.figure is not None:
-        plot(out, args.alpha, args.figure)
+        plot(out, args.alphas, args.figure)
         print(f"wrote {args.figure}")
