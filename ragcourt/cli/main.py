@@ -4,7 +4,8 @@
 Prefect flow), ``report`` writes the HTML/Markdown report, ``systems list`` shows the candidate
 systems, ``doctor`` checks the environment offline, ``cache`` manages the LLM reply cache,
 ``serve`` registers and serves scheduled Prefect deployments, ``sweep`` runs a parameter grid,
-``profile`` lists and applies params overlays (``run --profile NAME``).
+``profile`` lists and applies params overlays (``run --profile NAME``), ``gate`` turns a
+finished run into a CI exit code, ``race --replay`` races a finished run's judgements.
 A user error is one line on stderr and exit code 2.
 """
 

@@ -112,8 +112,11 @@ def validity_of(
     if check.status != "checked" or not pairs:
         why = check.status if check.status != "checked" else "no pair of two controls"
         return GateValidity(status=status, detail=why, failed_pairs=[])
-    bad = [f"{p.better} > {p.worse}: {p.verdict.split(':')[0]}" for p in pairs]
-    bad = [b for p, b in zip(pairs, bad, strict=True) if p.verdict != SEPARATED]
+    bad = [
+        f"{p.better} > {p.worse}: {p.verdict.split(':')[0]}"
+        for p in pairs
+        if p.verdict != SEPARATED
+    ]
     if bad:
         return GateValidity(
             status="failed",
