@@ -360,14 +360,18 @@ def _shifted(rendered: Rendered) -> Parsed:
     lead = len(text) - len(text.lstrip())
     text = text.strip()
     n = len(text)
-    segs = tuple(
-        Segment(max(s.text_start - lead, 0), min(s.text_end - lead, n), s.source_start,
-                s.source_end, s.kind)
-        for s in rendered.segments
-        if s.text_end - lead > 0 and s.text_start - lead < n
-    )  # fmt: skip
+    segs: list[Segment] = []
+    for s in rendered.segments:
+        a, b = s.text_start - lead, s.text_end - lead
+        if b <= 0 or a >= n:
+            continue
+        ca, cb = max(a, 0), min(b, n)
+        ss, se = s.source_start, s.source_end
+        if s.kind == COPIED:  # cut the same characters off the source side
+            ss, se = ss + (ca - a), se - (b - cb)
+        segs.append(Segment(ca, cb, ss, se, s.kind))
     heads = tuple(Heading(h.start - lead, h.level, h.title) for h in rendered.headings)
-    return Parsed(text, rendered.title, heads, segs)
+    return Parsed(text, rendered.title, heads, tuple(segs))
 
 
 def render_markup(raw: str, fmt: str) -> Parsed:

@@ -236,3 +236,13 @@ def test_any_rst_renders_and_its_copied_segments_are_the_source(parts: list[str]
         assert 0 <= s.source_start <= s.source_end <= len(source)
         if s.kind == COPIED:
             assert rendered.text[s.text_start : s.text_end] == source[s.source_start : s.source_end]
+
+
+def test_text_stripped_at_its_start_keeps_its_map_exact() -> None:
+    raw = "```\n    indented = 1\n```\n\nAfter the code.\n"
+    parsed = parse_bytes(raw.encode(), "markdown", Budget())
+    assert parsed.text == "indented = 1\n\nAfter the code."
+    source = source_text(raw)
+    smap = SourceMap.of(parsed.segments or ())
+    assert smap.span(0, 8) == (source.index("indented"), source.index("indented") + 8)
+    assert roundtrip_misses(parsed.text, source, smap, 0, len(parsed.text)) == []
