@@ -60,11 +60,12 @@ def test_dependencies_point_backwards_and_follow_data(params: Params) -> None:
         assert set(call.after) <= seen, call.id
         seen.add(call.id)
     by_id = {c.id: c for c in plan.calls}
-    # each system waits only for the index it reads; BM25 needs no embedding
+    # each system waits for the indexes of its chunking; BM25 needs no embedding
     # (`after` lists the nearest producers only: embed[c256,minilm] already waits for chunk[c256])
-    assert set(by_id["answer[dense-k5]"].after) == {"qagen", "embed[c256,minilm]"}
+    assert set(by_id["answer[dense-k5]"].after) == {"qagen", "bm25[c256]", "embed[c256,minilm]"}
     # c512 is the reference chunking, so qagen already waits for chunk[c512]
-    assert set(by_id["answer[bm25-k5]"].after) == {"qagen"}
+    assert set(by_id["answer[bm25-k5]"].after) == {"qagen", "bm25[c512]"}
+    assert "data/bm25/c512" in by_id["answer[bm25-k5]"].inputs
     assert "data/chunks/c512.parquet" in by_id["answer[bm25-k5]"].inputs
     assert "data/index/c256__minilm.faiss" in by_id["answer[dense-k5]"].inputs
     # qagen reads the reference chunking only
@@ -101,7 +102,7 @@ def test_bring_your_own_qa_skips_reference_chunk_dependency() -> None:
 def test_select_until_and_only(params: Params) -> None:
     plan = build_plan(params, SYSTEMS)
     until = plan.select(until="embed")
-    assert {c.stage for c in until.calls} == {"ingest", "chunk", "embed"}
+    assert {c.stage for c in until.calls} == {"ingest", "chunk", "bm25", "embed"}
     only = plan.select(only=["report"])
     assert only.ids == ["report"] and only.calls[0].after == ()
     assert selected_stages() == list(stage_order())

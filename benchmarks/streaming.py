@@ -1,0 +1,106 @@
+"""Benchmark streaming ingest -> chunk -> embed: peak RSS at corpus x1 and x``--factor``.
+
+Each stage runs in its own child process (``ragcourt.corpus.ingest.run``,
+``ragcourt.corpus.chunking.run``, ``ragcourt.retrieval.indexing.run`` on a throw-away project:
+:mod:`benchmarks._sotu`, the speeches replicated, copy k prefixed ``Copy k.`` so ingest does
+not drop it as a duplicate); its peak RSS is the child's ``ru_maxrss`` (``os.wait4``). The
+ratio x``factor`` / x1 is the acceptance figure (<= 1.3). ``--embed-docs`` limits the speeches
+the embed stage's corpus is made of (MiniLM embeds ~24 chunks/s on 2 idle cores), and
+``--stream-chunks`` sets ``embedders.minilm.stream_chunks`` (smaller than the x1 corpus, so
+both sizes run several batches).
+
+    nice -n 10 python -m benchmarks streaming                      # ingest+chunk 233 speeches
+    nice -n 10 python -m benchmarks streaming --embed-docs 12 --stream-chunks 256
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks._sotu import sotu_project
+
+STEPS = {
+    "ingest": "from ragcourt.corpus import ingest as m; m.run(P)",
+    "chunk": "from ragcourt.corpus import chunking as m; m.run(P, 'c256')",
+    "embed": "from ragcourt.retrieval import indexing as m; m.run(P, 'c256', 'minilm')",
+}
+PRELUDE = (
+    "from ragcourt.core.offline import apply; apply(); "
+    "from ragcourt.core.params import load_params; P = load_params('params.yaml'); "
+)
+
+
+def run_step(work: Path, step: str) -> dict[str, float]:
+    """One stage in a child process: wall seconds and peak RSS (MB)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PRELUDE + STEPS[step]],
+        cwd=work,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{step} failed in {work}:\n{err[-2000:]}")
+    return {"wall_s": round(wall, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024)}
+
+
+def rows_of(work: Path) -> dict[str, int]:
+    import polars as pl
+
+    out = {}
+    for name, rel in (
+        ("documents", "data/documents.parquet"),
+        ("chunks", "data/chunks/c256.parquet"),
+        ("vectors", "data/embeddings/c256__minilm.parquet"),
+    ):
+        if (work / rel).is_file():
+            out[name] = pl.scan_parquet(work / rel).select(pl.len()).collect().item()
+    return out
+
+
+def measure(replicas: int, docs: int | None, steps: list[str], stream: int) -> dict[str, object]:
+    work = sotu_project("bench_stream_", replicas, docs, {"stream_chunks": stream})
+    try:
+        result: dict[str, object] = {"replicas": replicas, "speeches": docs or "all"}
+        for step in steps:
+            result[step] = run_step(work, step)
+            print(json.dumps({"replicas": replicas, step: result[step]}), flush=True)
+        result["rows"] = rows_of(work)
+        return result
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--factor", type=int, default=10)
+    ap.add_argument("--docs", type=int, default=None, help="speeches for ingest/chunk (all)")
+    ap.add_argument("--embed-docs", type=int, default=0, help="speeches for embed (0: no embed)")
+    ap.add_argument("--stream-chunks", type=int, default=256)
+    args = ap.parse_args(argv)
+    report: dict[str, object] = {}
+    for replicas in (1, args.factor):
+        report[f"x{replicas}_ingest_chunk"] = measure(
+            replicas, args.docs, ["ingest", "chunk"], args.stream_chunks
+        )
+    if args.embed_docs:
+        for replicas in (1, args.factor):
+            report[f"x{replicas}_embed"] = measure(
+                replicas, args.embed_docs, ["ingest", "chunk", "embed"], args.stream_chunks
+            )
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
