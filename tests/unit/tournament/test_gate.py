@@ -135,7 +135,8 @@ def test_junit_parses_and_escapes_a_hostile_system_name() -> None:
         "ok-system vs base<&>",
         "fine vs base<&>",
     ]
-    assert cases[1].find("failure") is not None and cases[1].find("failure").get("type") == "worse"
+    failure = cases[1].find("failure")
+    assert failure is not None and failure.get("type") == "worse"
     assert cases[2].find("error") is not None  # undecided is not a pass
     assert cases[3].find("failure") is None and cases[3].find("error") is None
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
