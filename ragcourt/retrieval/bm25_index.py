@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragcourt.core import catalog
-from ragcourt.core.errors import ConfigError, RagcourtError
+from ragcourt.core.errors import RagcourtError
 from ragcourt.core.fingerprint import file_sha256
 from ragcourt.core.io import read_table, write_with
 from ragcourt.core.params import BM25Params, Params
@@ -84,11 +84,8 @@ def save(retriever: BM25Retriever, settings: BM25Params, chunks: Path, folder: P
 
 
 def run(params: Params, chunking: str) -> Path:
-    """Build and save the BM25 index of data/chunks/<chunking>.parquet."""
-    if chunking not in params.chunkings:
-        raise ConfigError(
-            f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
-        )
+    """Build and save the BM25 index of data/chunks/<chunking>.parquet (reads only
+    ``retrieval.bm25``: a chunking without its chunks file is a one-line error)."""
     settings = params.retrieval.bm25
     retriever = build(chunking, settings)
     out = save(retriever, settings, catalog.path("chunks", chunking=chunking), bm25_dir(chunking))

@@ -69,6 +69,8 @@ def test_unchanged_rebuilt_output_keeps_downstream_cached(tmp_path: Path) -> Non
         "ingest",
         "chunk[c16]",
         "chunk[c32]",
+        "bm25[c16]",
+        "bm25[c32]",
         "embed[c16,minilm]",
         "embed[c32,minilm]",
         "qagen",

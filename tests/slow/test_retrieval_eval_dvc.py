@@ -23,7 +23,7 @@ SENTENCES = {
     "railway.txt": "The first railway between Santiago and Valparaiso opened in 1863. "
     "Engineers cut eleven tunnels through the coastal mountains for the line.",
 }
-STAGES = ("ingest", "chunk", "embed", "qagen", "retrieval_eval")
+STAGES = ("ingest", "chunk", "bm25", "embed", "qagen", "retrieval_eval")
 
 
 def _run(args: list[str], cwd: Path) -> str:
