@@ -102,6 +102,19 @@ def cjk_script_language(text: str) -> str | None:
     return "ja" if kana >= total / 10 else "zh"
 
 
+# a unit of text: one CJK character, or a run of other letters and digits
+UNIT = re.compile(f"{CJK_CHAR.pattern}|[^\\W_{CJK_CHAR.pattern[1:-1]}]+")
+
+
+def mostly_cjk_language(text: str) -> str | None:
+    """The CJK language the script implies (:func:`cjk_script_language`) when CJK characters
+    are at least half of the text's units (:data:`UNIT`), else None: a Chinese chunk full of
+    commands and names is Chinese, whatever the word-based detector says."""
+    units = UNIT.findall(text)
+    cjk = sum(1 for u in units if CJK_CHAR.fullmatch(u))
+    return cjk_script_language(text) if units and cjk * 2 >= len(units) else None
+
+
 def script_consistent(probs: dict[str, float], text: str) -> dict[str, float]:
     """``probs`` with the mass of a CJK language the script rules out (Korean without Hangul,
     Japanese without kana, Chinese beside Hangul or kana) moved to the language the script

@@ -12,11 +12,13 @@ end (``。！？!?；;`` or a blank line: Chinese wraps a line anywhere) and hol
   ``五月``, ``7月份``) or a quarter (``第三季度``);
 * ``number``: digits with a magnitude (``万``, ``亿`` ...) and a unit or percent
   (``41.1万桶``, ``0.5个百分点``, ``5%``): a unit is the next jieba word tagged ``m``/``q``
-  without a digit, or one of :data:`_UNITS`;
+  without a digit, or a whole word of :data:`_UNITS`. Digits inside a Latin token
+  (``UTF-8``, ``ext4``), section numbers (``1.1.12``) and manual sections (``sudo(8)``) are
+  no number;
 * ``person`` / ``place`` / ``organization`` / ``entity``: runs of words tagged ``nr*`` /
   ``ns*`` / ``nt*`` / ``nz``, at least two characters;
-* ``noun_phrase``: runs of two or more nouns (``n``, ``vn``, ``nz``, ``ng``), three characters
-  or more.
+* ``noun_phrase``: runs of two or more nouns (``n``, ``vn``, ``nz``) of jieba's dictionary,
+  two characters or more each, ending in a noun (``n``, ``nz``).
 
 Tiers follow the English ones (:func:`.answer_spans.span_tier`) read word for word, since no
 Chinese question set is at hand to fit them: dates, numbers with a unit and entities of two
@@ -47,17 +49,21 @@ _QUARTER = r"第[一二三四1-4１-４]季度"
 _DATE = re.compile(
     rf"{_YEAR}(?:{_MONTH}(?:{_DAY})?|{_QUARTER}|[上下]半年)?|{_MONTH}(?:{_DAY})?|{_QUARTER}"
 )
+# a number standing alone: not part of a Latin token (UTF-8, ext4, x86_64, v2.1, 1.1.12)
 _NUMBER = re.compile(
-    rf"{_DIG}+(?:[.．,，]{_DIG}+)*(?:[多余])?[十百千万亿]*(?:[%％‰]|个百分点)?"
+    rf"(?<![A-Za-z0-9_./-]){_DIG}+(?:[.．,，]{_DIG}+)*(?:[多余])?[十百千万亿]*(?:[%％‰]|个百分点)?"
+    rf"(?![A-Za-z0-9_-]|\.\d)"
     rf"|{_CN}*[十百千万亿]+{_CN}*[十百千万亿]*"
 )
+_MAN_SECTION = re.compile(r"\w\(\d\w*\)")  # sudo(8), bootup(7): a manual page's section
 _UNITS = re.compile(
     r"(?:美元|欧元|港元|日元|英镑|人民币|元|桶|吨|公斤|千克|克|公里|千米|米|平方米|亩|人次|人|名|"
     r"家|个|次|辆|架|艘|台|部|股|倍|岁|年|天|小时|分钟|秒|件|项|条|座|所|位|户|套|期|届|场|份|"
     r"篇|页|基点)"
 )
 _ENTITY_FLAGS = (("nr", "person"), ("ns", "place"), ("nt", "organization"), ("nz", "entity"))
-_NOUN_FLAGS = frozenset({"n", "vn", "nz", "ng"})
+_NOUN_FLAGS = frozenset({"n", "vn", "nz"})
+_HEAD_FLAGS = frozenset({"n", "nz"})  # a noun phrase ends in a noun
 _LIST_MARKS = frozenset("、和与及")  # an enumeration comma, and, with, as well as
 _LISTABLE = frozenset({"person", "place", "organization", "entity"})
 # full-width ASCII (U+FF01..U+FF5E) -> ASCII and the ideographic space -> space: 1:1 in length
@@ -71,6 +77,15 @@ def _posseg() -> Any:
 
     jieba.setLogLevel(logging.WARNING)
     return jieba.posseg
+
+
+@cache
+def _dictionary() -> Any:
+    import jieba
+
+    _posseg()
+    jieba.dt.check_initialized()
+    return jieba.dt.FREQ
 
 
 def fold_width(text: str) -> str:
@@ -106,7 +121,11 @@ def _entity_kind(flag: str) -> str | None:
 def _numbers(text: str, words: list[tuple[int, int, str]]) -> Iterable[tuple[int, int, str]]:
     """(start, end, 'number' or 'bare_number') of numbers; a unit after one extends it."""
     starts = {s: (e, f) for s, e, f in words}
-    for m in _NUMBER.finditer(fold_width(text)):
+    ends = {e for _, e, _ in words}
+    folded = fold_width(text)
+    for m in _NUMBER.finditer(folded):
+        if m.group(0).count(".") > 1 or _MAN_SECTION.match(folded, max(m.start() - 2, 0)):
+            continue  # a section number (1.1.12) or a manual page's section
         end, unit = m.end(), bool(re.search(r"[%‰十百千万亿点]", m.group(0)))
         nxt = starts.get(end)
         if (
@@ -115,7 +134,7 @@ def _numbers(text: str, words: list[tuple[int, int, str]]) -> Iterable[tuple[int
             and not re.search(r"\d", text[end : nxt[0]])
         ):
             end, unit = nxt[0], True
-        elif u := _UNITS.match(text, end):
+        elif (u := _UNITS.match(text, end)) and u.end() in ends:  # a whole word: not 部 of 部分
             end, unit = u.end(), True
         if not re.search(r"[0-9０-９]", m.group(0)) and len(m.group(0)) < 2:
             continue  # a lone 十 or 万 of running text
@@ -144,8 +163,13 @@ def _candidates(text: str) -> Iterable[tuple[int, int, str, int]]:
         yield s, e, "number", int(kind == "bare_number")
     for s, e, kind, n in _runs(words, _entity_kind):
         yield s, e, kind, int(n == 1)
-    for s, e, _, n in _runs(words, lambda f: "noun" if f in _NOUN_FLAGS else None):
-        if n >= 2:
+    # nouns of two or more characters that jieba's dictionary holds (its HMM guesses many
+    # fragments such as 地将 as nouns)
+    known = _dictionary()
+    nouns = [(s, e, f if e - s >= 2 and text[s:e] in known else "") for s, e, f in words]
+    for s, e, _, n in _runs(nouns, lambda f: "noun" if f in _NOUN_FLAGS else None):
+        head = next(f for a, b, f in reversed(nouns) if a < e)
+        if n >= 2 and head in _HEAD_FLAGS:
             yield s, e, "noun_phrase", NOUN_PHRASE_TIER
 
 

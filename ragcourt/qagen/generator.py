@@ -29,7 +29,12 @@ import polars as pl
 
 from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
-from ragcourt.corpus.language import UNDETERMINED, detect_language, language_name
+from ragcourt.corpus.language import (
+    UNDETERMINED,
+    detect_language,
+    language_name,
+    mostly_cjk_language,
+)
 from ragcourt.llm.types import ChatRequest, ChatResult
 from ragcourt.qagen.duplicates import DuplicateIndex
 from ragcourt.qagen.filter_registry import (
@@ -252,9 +257,10 @@ class Generator:
         )
 
     def language_of(self, c: Candidate) -> str:
-        """English name of the context's detected language (the ``{language}`` prompt field);
+        """English name of the context's language (the ``{language}`` prompt field: the CJK
+        language of a mostly CJK chunk, else the detector's);
         warns once when it is not English and the writer template does not name it."""
-        code = detect_language(c.context).language
+        code = mostly_cjk_language(c.context) or detect_language(c.context).language
         if (
             code not in ("en", UNDETERMINED)
             and not self._warned_language

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ragcourt.core.prompts import prompt
-from ragcourt.corpus.language import CJK_CHAR, has_cjk, probabilities
+from ragcourt.corpus.language import CJK_CHAR, UNIT, has_cjk, probabilities
 from ragcourt.qagen.filter_registry import (
     QA_FILTERS,
     JudgeOutcome,
@@ -53,7 +53,6 @@ ECHO_RUN = 5
 
 GATE: tuple[str, ...] = ("question_quality", "question_language", "degenerate", "answer_support")
 
-_UNIT = re.compile(f"{CJK_CHAR.pattern}|[^\\W_]+")
 _META = re.compile(
     r"\b(?:the|this|that|above|given|following|provided|original|whole|entire)\s+"
     r"(?:article|text|passage|section|document|paragraph|excerpt|context|story|chapter|author|"
@@ -74,7 +73,7 @@ class GateRejection:
 
 def units(text: str) -> list[str]:
     """CJK characters and lower-cased words of ``text``, in order."""
-    return [u.lower() for u in _UNIT.findall(text)]
+    return [u.lower() for u in UNIT.findall(text)]
 
 
 QUESTION_MARKS = ("?", "\uff1f", "\u061f", "\u055e")  # ASCII, full-width, Arabic, Armenian

@@ -1,11 +1,11 @@
 """Which answer-span extractor reads a chunk, by the script it is written in.
 
-A chunk whose letters are mostly CJK characters (at least half of its units: a CJK character
-or a run of other letters and digits) is read by its script (:func:`~ragcourt.corpus.language.
-cjk_script_language`): Chinese by :func:`~ragcourt.qagen.answer_spans_zh.chinese_spans`,
-Korean (written with spaces) by the configured extractor. Japanese, and Thai, Lao, Khmer and
-Burmese (mostly their own script), are written without spaces and have no extractor yet:
-:class:`NoSpanExtractor` names them. Every other chunk keeps the configured extractor
+A chunk whose letters are mostly CJK characters is read by its script
+(:func:`~ragcourt.corpus.language.mostly_cjk_language`): Chinese by
+:func:`~ragcourt.qagen.answer_spans_zh.chinese_spans`, Korean (written with spaces) by the
+configured extractor. Japanese, and Thai, Lao, Khmer and Burmese (mostly their own script),
+are written without spaces and have no extractor yet: :class:`NoSpanExtractor` names them.
+Every other chunk keeps the configured extractor
 (:func:`~ragcourt.qagen.answer_spans.extract_spans`).
 """
 
@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import re
 
-from ragcourt.corpus.language import CJK_CHAR, cjk_script_language, language_name
+from ragcourt.corpus.language import language_name, mostly_cjk_language
 from ragcourt.qagen.answer_spans import AnswerSpan, Extractor, extract_spans
 from ragcourt.qagen.answer_spans_zh import chinese_spans
 
-_UNIT = re.compile(f"{CJK_CHAR.pattern}|[^\\W_]+")
 # scripts written without spaces between words that no extractor reads yet
 _UNSPACED = {
     "th": re.compile("[\u0e00-\u0e7f]"),
@@ -40,13 +39,9 @@ class NoSpanExtractor(Exception):
 def span_language(text: str) -> str | None:
     """``zh``, or the code of an unspaced language without an extractor (module docstring),
     or None: the configured extractor reads it."""
-    units = _UNIT.findall(text)
-    if not units:
-        return None
-    cjk = sum(1 for u in units if CJK_CHAR.fullmatch(u))
-    if cjk * 2 >= len(units):
-        lang = cjk_script_language(text)
-        return None if lang == "ko" else lang
+    cjk = mostly_cjk_language(text)
+    if cjk is not None:
+        return None if cjk == "ko" else cjk
     visible = len(re.sub(r"\s", "", text))
     for code, script in _UNSPACED.items():
         if len(script.findall(text)) * 2 >= visible:

@@ -184,3 +184,23 @@ def test_scripted_chinese_round_trip_keeps_the_right_pair_only(tmp_path: Path) -
                        strict=True))  # fmt: skip
     assert reasons[QUESTIONS["0.5个百分点"]] == "roundtrip_mismatch"  # "1个百分点" is wrong
     assert reasons[QUESTIONS["41.1万桶"]] == "question_copies_context"  # the copied clause
+
+
+def test_numbers_of_technical_text_that_name_no_quantity_are_not_spans() -> None:
+    text = (
+        "在多用户工作站中使用 sudo(8) 命令。Vim 可以处理 UTF-8 编码，见 1.1.12 节。共有3部分组成。"
+    )
+    found = [s.text for s in chinese_spans(text)]
+    assert "8" not in found  # the manual section of sudo(8), and the 8 of UTF-8
+    assert not any(s.startswith("1.1") for s in found)  # a section number
+    assert "3部" not in found  # 部 of 部分 is no unit
+
+
+def test_mixed_latin_and_chinese_text_counts_each_character() -> None:
+    from ragcourt.corpus.language import mostly_cjk_language
+    from ragcourt.qagen.quality import question_quality_reason, units
+
+    assert units("Debian系统启动") == ["debian", "系", "统", "启", "动"]
+    assert question_quality_reason("Debian系统启动过程的启动级有多少级？") is None
+    assert mostly_cjk_language("使用 dpkg 命令进行救援，sudo apt-get install foo") == "zh"
+    assert mostly_cjk_language("The harbour office opened in 1832.") is None
