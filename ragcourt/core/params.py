@@ -137,6 +137,22 @@ class EmbedderSpec(Strict):
     # chunks read, embedded and written per step of the embed stage (bounded memory)
     stream_chunks: StrictInt = Field(default=4096, gt=0, le=10_000_000)
 
+    def identity(self) -> dict[str, object]:
+        """The fields a system's config hash holds: every field, less the index and streaming
+        fields left at their defaults (the built index is a hashed input file already), so a
+        system hashed before those fields existed keeps its hash."""
+        out = self.model_dump()
+        for name in _INDEX_FIELDS:
+            if out[name] == type(self).model_fields[name].default:
+                del out[name]
+        return out
+
+
+_INDEX_FIELDS = (
+    "index", "index_flat_max", "ef_search", "nprobe", "index_seed", "index_recall_queries",
+    "stream_chunks",
+)  # fmt: skip
+
 
 class RelevanceRule(Strict):
     """Span-overlap rule (spec §1): a chunk is relevant to a ground-truth span when the overlap

@@ -113,7 +113,7 @@ class System(CandidateSystem):
                 "retrieval": {"rrf_k": params.retrieval.rrf_k, "bm25": bm25, **own},
                 "chunking": params.chunkings[key.chunking].model_dump(),
                 "chunk_tokenizer": params.chunk_tokenizer,
-                "embedder": params.embedders[key.embedder].model_dump() if key.embedder else None,
+                "embedder": params.embedders[key.embedder].identity() if key.embedder else None,
                 "inputs": self._input_digests(),
             }
         )
