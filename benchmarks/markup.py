@@ -207,11 +207,15 @@ def round_trip(corpus: Path, docs: pl.DataFrame, chunks: pl.DataFrame) -> dict[s
 
 
 def qagen_run(
-    corpus: Path, ref: str, attempts: int, overrides: dict[str, Any] | None = None
+    corpus: Path,
+    ref: str,
+    attempts: int,
+    overrides: dict[str, Any] | None = None,
+    cache: Path | None = None,
 ) -> dict[str, Any]:
     """The qagen stage on ``corpus`` (module docstring) with the code, params.yaml and
     configs of commit ``ref`` (so neither side sees uncommitted work), ``overrides`` set
-    under ``qagen.answer_first``."""
+    under ``qagen.answer_first``; ``cache``: a reply cache to reuse (default: a new one)."""
     work = Path(tempfile.mkdtemp(prefix="markup-qagen-"))
     archive = subprocess.run(
         ["git", "archive", ref, "ragcourt", "params.yaml", "configs"],
@@ -223,7 +227,7 @@ def qagen_run(
     params["corpus"]["dir"] = str(corpus)
     params["qagen"]["max_attempts"] = attempts
     params["qagen"]["n_items"] = attempts
-    params["llm"]["cache_dir"] = str(work / ".cache")
+    params["llm"]["cache_dir"] = str(cache or work / ".cache")
     params["qagen"]["answer_first"].update(overrides or {})
     (work / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(work)}
