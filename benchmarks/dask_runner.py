@@ -8,10 +8,10 @@ copies of it then run ``answer``, ``judge`` and ``judge_retrieval`` with
 ``scale.shard_questions`` = ``--shard``: one on the thread runner (``--workers`` threads), one
 on a fresh ``distributed.LocalCluster`` of ``--workers`` single-threaded processes (its start
 and each worker's model loads are part of its time). Printed: each wall time, the ratio
-thread / dask (1.0: no overhead), and whether every output table is the same (answers without
-``latency_s`` and ``cached``, the judge tables byte for byte).
+thread / dask (1.0: no overhead), whether every output table is the same (:func:`same_outputs`)
+and the task seconds per item of each stage. The two runs are kept in a temp folder.
 
-    nice -n 10 python -m benchmarks dask_runner --questions 6 --shard 2
+    nice -n 10 python -m benchmarks dask_runner --questions 4 --shard 2 --systems 2 --chunkings 1
 """
 
 from __future__ import annotations
@@ -33,8 +33,10 @@ STAGES = ["answer", "judge", "judge_retrieval"]
 TABLES = ("answers", "verdicts", "correctness", "relevance", "passage_utility", "udcg")
 
 
-def prepare(work: Path, questions: int) -> Path:
-    """The demo project in ``work/base``, run up to qagen with the first ``questions`` QA items."""
+def prepare(work: Path, questions: int, systems: int, chunkings: int) -> Path:
+    """The demo project in ``work/base`` with the first ``questions`` QA items, the first
+    ``systems`` systems (0: all, and the controls; else no controls) and the first
+    ``chunkings`` chunkings, run up to qagen."""
     base = work / "base"
     shutil.copytree(ROOT / "configs", base / "configs")
     shutil.copytree(ROOT / "data/corpus", base / "data/corpus")
@@ -43,6 +45,13 @@ def prepare(work: Path, questions: int) -> Path:
     params: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     params["qagen"]["qa_file"] = "qa.jsonl"
     params["judge"]["arbitrator"] = "ref_similarity"
+    params["chunkings"] = dict(list(params["chunkings"].items())[:chunkings])
+    if systems:
+        config = yaml.safe_load((base / "configs/systems.yaml").read_text(encoding="utf-8"))
+        config["systems"] = config["systems"][:systems]
+        text = yaml.safe_dump(config, sort_keys=False)
+        (base / "configs/systems.yaml").write_text(text, encoding="utf-8")
+        params["controls"]["kinds"] = []
     (base / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     from flows.pipeline import pipeline
 
@@ -86,21 +95,47 @@ def rows(ws: Path) -> dict[str, int]:
     }
 
 
-def same_outputs(a: Path, b: Path) -> dict[str, bool]:
-    """Per table: equal rows (answers without the measured columns), judge tables by bytes."""
+def same_outputs(a: Path, b: Path) -> dict[str, str]:
+    """Per table: ``bytes`` when the files are equal, else ``values`` when every non-float
+    value is equal and floats agree to 1e-6 (with the largest gap), else ``DIFFERENT: col``
+    (answers without the measured ``latency_s`` and ``cached``)."""
     import polars as pl
 
     from ragcourt.core import catalog
 
-    out = {}
+    out: dict[str, str] = {}
     for name in TABLES:
         path = catalog.spec(name).template
-        if name == "answers":
-            drop = ["latency_s", "cached"]
-            left = pl.read_parquet(a / path).drop(drop)
-            out[name] = left.equals(pl.read_parquet(b / path).drop(drop))
-        else:
-            out[name] = (a / path).read_bytes() == (b / path).read_bytes()
+        if (a / path).read_bytes() == (b / path).read_bytes():
+            out[name] = "bytes"
+            continue
+        left, right = (pl.read_parquet(w / path) for w in (a, b))
+        left, right = (df.drop(["latency_s", "cached"], strict=False) for df in (left, right))
+        worst = 0.0
+        for col in left.columns:
+            x, y = left[col], right[col]
+            while isinstance(x.dtype, pl.List | pl.Struct):
+                x, y = (
+                    (x.explode(), y.explode())
+                    if isinstance(x.dtype, pl.List)
+                    else (x.struct.unnest(), y.struct.unnest())
+                )  # type: ignore[assignment]
+                if isinstance(x, pl.DataFrame):
+                    break
+            frames = (x, y) if isinstance(x, pl.DataFrame) else (x.to_frame(), y.to_frame())
+            for c in frames[0].columns:
+                u, v = frames[0][c], frames[1][c]
+                if u.dtype == pl.Float64 and v.dtype == pl.Float64:
+                    gap = (u - v).abs().max()
+                    worst = max(worst, float(gap) if isinstance(gap, float) else 0.0)
+                elif not u.equals(v):
+                    out[name] = f"DIFFERENT: {col}.{c}"
+        out.setdefault(
+            name,
+            f"values (floats within {worst:.1e})"
+            if worst <= 1e-6
+            else f"DIFFERENT: floats {worst:.1e}",
+        )
     return out
 
 
@@ -109,12 +144,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--questions", type=int, default=6, help="QA items of the demo file used")
     ap.add_argument("--shard", type=int, default=2, help="scale.shard_questions")
     ap.add_argument("--workers", type=int, default=2, help="threads / Dask worker processes")
+    ap.add_argument("--systems", type=int, default=0, help="first N systems, no controls (0: all)")
+    ap.add_argument("--chunkings", type=int, default=2, help="first N chunkings of the demo")
     args = ap.parse_args(argv)
     from ragcourt.core.offline import apply
 
     apply()
     work = Path(tempfile.mkdtemp(prefix="ragcourt-dask-bench-"))
-    base = prepare(work, args.questions)
+    base = prepare(work, args.questions, args.systems, args.chunkings)
     thread_s, thread_tasks = timed_copy(base, work / "thread", args.shard, "thread", args.workers)
     dask_s, dask_tasks = timed_copy(base, work / "dask", args.shard, "dask", args.workers)
     items = rows(work / "thread")
@@ -122,10 +159,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "questions": args.questions,
         "shard_questions": args.shard,
         "workers": args.workers,
+        "systems": args.systems or "all, with the controls",
+        "chunkings": args.chunkings,
         "thread_wall_s": round(thread_s, 1),
         "dask_wall_s": round(dask_s, 1),
         "wall_ratio_thread_over_dask": round(thread_s / dask_s, 3),
-        "identical": same_outputs(work / "thread", work / "dask"),
+        "same_outputs": same_outputs(work / "thread", work / "dask"),
         "items": items,  # answers, verdicts, relevance rows (judged passages)
         "task_s_thread": thread_tasks,
         "task_s_dask": dask_tasks,
@@ -134,4 +173,4 @@ def main(argv: Sequence[str] | None = None) -> None:
         },
     }
     print(json.dumps(report, indent=2))
-    shutil.rmtree(work, ignore_errors=True)
+    print(f"runs kept in {work}")
