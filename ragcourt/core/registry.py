@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -48,16 +49,24 @@ F = TypeVar("F")
 
 PLUGIN_GROUP = "ragcourt.plugins"
 _plugins_loaded = False
+# held while a registry imports its built-ins or the plug-ins: a second thread's lookup waits
+# for them instead of seeing a half-filled registry (re-entrant: an import may look up a kind)
+_LOADING = threading.RLock()
 
 
 def load_entry_point_plugins(group: str = PLUGIN_GROUP) -> None:
     """Import every module named by an entry point of ``group`` (once per process; a plug-in
     that fails to import is a one-line ConfigError naming the entry point)."""
     global _plugins_loaded
-    if _plugins_loaded and group == PLUGIN_GROUP:
-        return
-    if group == PLUGIN_GROUP:
-        _plugins_loaded = True
+    with _LOADING:
+        if _plugins_loaded and group == PLUGIN_GROUP:
+            return
+        if group == PLUGIN_GROUP:
+            _plugins_loaded = True
+        _load_entry_points(group)
+
+
+def _load_entry_points(group: str) -> None:
     for ep in sorted(metadata.entry_points(group=group), key=lambda e: e.name):
         try:
             ep.load()
@@ -175,11 +184,13 @@ class Registry(Generic[F]):
         ]
 
     def load(self) -> None:
-        """Import the built-in modules and the entry-point plug-ins (first call only)."""
-        if not self._loaded:
-            self._loaded = True
-            _import_all(self.builtins)
-        load_entry_point_plugins()
+        """Import the built-in modules and the entry-point plug-ins (first call only; a
+        concurrent first call waits until they are imported)."""
+        with _LOADING:
+            if not self._loaded:
+                self._loaded = True
+                _import_all(self.builtins)
+            load_entry_point_plugins()
 
     def get(self, kind: str, key: str) -> F:
         """The factory of ``kind``; ``key`` is the params key that named it (for the error)."""

@@ -125,6 +125,38 @@ def test_builtins_are_imported_on_first_lookup_and_a_package_stands_for_its_modu
         sys.modules.pop(name, None)
 
 
+def test_a_lookup_during_another_threads_first_load_waits_for_every_builtin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    (tmp_path / "slow_home.py").write_text(
+        "from ragcourt.core.registry import Registry\n"
+        "THINGS = Registry('thing', builtins=('slow_kinds',))\n"
+    )
+    (tmp_path / "slow_kinds.py").write_text(
+        "import time\nfrom slow_home import THINGS\n"
+        "time.sleep(0.5)  # a slow import: the registry is half filled meanwhile\n"
+        "THINGS.register('alpha')(object())\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("slow_home", "slow_kinds"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import slow_home  # type: ignore[import-not-found]
+
+    seen: list[list[str]] = []
+    threads = [
+        threading.Thread(target=lambda: seen.append(slow_home.THINGS.kinds())) for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [["alpha"], ["alpha"]]
+    for name in ("slow_home", "slow_kinds"):
+        sys.modules.pop(name, None)
+
+
 def test_register_refuses_a_taken_kind_and_bad_names() -> None:
     reg: Registry[object] = Registry("thing")
     first = object()
