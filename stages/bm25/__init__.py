@@ -12,6 +12,6 @@ STAGE = StageDef(
         art("documents"),  # document languages pick the BM25 tokenizers
         art("chunks", chunking="$chunking"),
     ),
-    params=("retrieval",),  # the whole section, as retrieval_eval: a file may omit bm25
+    params=("retrieval.bm25",),  # only its settings: retrieval.ks or a retriever list re-run nothing
     partition=("chunking",),
 )

@@ -73,6 +73,7 @@ def test_unchanged_rebuilt_output_keeps_downstream_cached(tmp_path: Path) -> Non
         "bm25[c32]",
         "embed[c16,minilm]",
         "embed[c32,minilm]",
+        "llm_routes",  # qagen's model routes
         "qagen",
         "retrieval_eval",
     }
