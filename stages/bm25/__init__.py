@@ -12,6 +12,6 @@ STAGE = StageDef(
         art("documents"),  # document languages pick the BM25 tokenizers
         art("chunks", chunking="$chunking"),
     ),
-    params=("retrieval.bm25",),  # only its settings: retrieval.ks or a retriever list re-run nothing
+    params=("retrieval.bm25",),  # its settings only: a change of retrieval.ks re-runs no index
     partition=("chunking",),
 )
