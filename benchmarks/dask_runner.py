@@ -23,14 +23,28 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from benchmarks._common import ROOT
 
+if TYPE_CHECKING:
+    import polars as pl
+
 STAGES = ["answer", "judge", "judge_retrieval"]
 TABLES = ("answers", "verdicts", "correctness", "relevance", "passage_utility", "udcg")
+
+
+def _flat_columns(x: pl.Series, y: pl.Series) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Two columns with lists exploded and structs unnested, as frames of plain columns."""
+    import polars as pl
+
+    while isinstance(x.dtype, pl.List):
+        x, y = x.explode(), y.explode()
+    if isinstance(x.dtype, pl.Struct):
+        return x.struct.unnest(), y.struct.unnest()
+    return x.to_frame(), y.to_frame()
 
 
 def prepare(work: Path, questions: int, systems: int, chunkings: int) -> Path:
@@ -113,16 +127,7 @@ def same_outputs(a: Path, b: Path) -> dict[str, str]:
         left, right = (df.drop(["latency_s", "cached"], strict=False) for df in (left, right))
         worst = 0.0
         for col in left.columns:
-            x, y = left[col], right[col]
-            while isinstance(x.dtype, pl.List | pl.Struct):
-                x, y = (
-                    (x.explode(), y.explode())
-                    if isinstance(x.dtype, pl.List)
-                    else (x.struct.unnest(), y.struct.unnest())
-                )  # type: ignore[assignment]
-                if isinstance(x, pl.DataFrame):
-                    break
-            frames = (x, y) if isinstance(x, pl.DataFrame) else (x.to_frame(), y.to_frame())
+            frames = _flat_columns(left[col], right[col])
             for c in frames[0].columns:
                 u, v = frames[0][c], frames[1][c]
                 if u.dtype == pl.Float64 and v.dtype == pl.Float64:

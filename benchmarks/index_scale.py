@@ -147,7 +147,9 @@ def recall10(labels: np.ndarray, truth: np.ndarray) -> float:
     )
 
 
-def sweep(index: Any, xq: np.ndarray, truth: np.ndarray, args: argparse.Namespace) -> list[dict]:
+def sweep(
+    index: Any, xq: np.ndarray, truth: np.ndarray, args: argparse.Namespace
+) -> list[dict[str, Any]]:
     """Recall@10 and queries/s at each search breadth the index has."""
     import faiss
 
@@ -165,7 +167,7 @@ def sweep(index: Any, xq: np.ndarray, truth: np.ndarray, args: argparse.Namespac
     rows = []
     for name, value in settings:
         if name != "exact":
-            configure_search(index, EmbedderSpec(model="x", **{name: value}))
+            configure_search(index, EmbedderSpec.model_validate({"model": "x", name: value}))
         labels, qps, cpu_q = search_timed(index, xq, args.repeats)
         rows.append(
             {

@@ -184,7 +184,7 @@ def test_streamed_batches_write_the_rows_of_the_whole_table(workdir: Path) -> No
     assert streamed["chunk_id"].to_list() == whole["chunk_id"].to_list()
     np.testing.assert_allclose(indexing.vectors_of(streamed), indexing.vectors_of(whole), atol=1e-5)
     index = faiss.read_index(str(indexing.index_path("c1", "mini")))
-    stored = faiss.vector_to_array(index.id_map)
+    stored = faiss.vector_to_array(index.id_map)  # type: ignore[attr-defined]
     assert stored.tolist() == owners.tolist()  # windows share their chunk's ordinal
     long = read_stats(indexing.stats_path("c1", "mini"))  # merged over the 5 batches
     assert (long.n_chunks, long.n_over_window, long.n_vectors) == (9, 1, 10)

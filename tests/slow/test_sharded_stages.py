@@ -214,7 +214,7 @@ class DaskCluster:
         ]
         from distributed import Client
 
-        with Client(scheduler_file=str(self.file), timeout=120) as client:
+        with Client(scheduler_file=str(self.file), timeout=120) as client:  # type: ignore[no-untyped-call]
             client.wait_for_workers(workers, timeout=180)
             self.address: str = client.scheduler.address
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ragcourt.core.schemas import TABLES
+from ragcourt.core.schemas import frame_schema
 from ragcourt.core.shards import (
     blocks,
     is_done,
@@ -33,7 +33,7 @@ def test_blocks_cover_every_item_once_in_order() -> None:
 
 def _udcg(system: str, qids: list[str]) -> pl.DataFrame:
     rows = [(system, q, 1, ["c"], [True], [0.5], ["llm"], [0.5], 0.5, None) for q in qids]
-    return pl.DataFrame(rows, schema=TABLES["udcg"], orient="row")
+    return pl.DataFrame(rows, schema=frame_schema("udcg"), orient="row")
 
 
 def test_a_shard_is_done_only_with_its_own_key(tmp_path: Path) -> None:
