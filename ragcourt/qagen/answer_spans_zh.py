@@ -13,8 +13,9 @@ end (``。！？!?；;`` or a blank line: Chinese wraps a line anywhere) and hol
 * ``number``: digits with a magnitude (``万``, ``亿`` ...) and a unit or percent
   (``41.1万桶``, ``0.5个百分点``, ``5%``): a unit is the next jieba word tagged ``m``/``q``
   without a digit, or a whole word of :data:`_UNITS`. Digits inside a Latin token
-  (``UTF-8``, ``ext4``), section numbers (``1.1.12``) and manual sections (``sudo(8)``) are
-  no number;
+  (``UTF-8``, ``ext4``) or after one (``Release 4``, ``OAuth 2.0``), section, table and list
+  numbers (``1.1.12``, ``表 1.18``, ``3.1. 启动``) and manual sections (``sudo(8)``) name
+  rather than count, and are no number;
 * ``person`` / ``place`` / ``organization`` / ``entity``: runs of words tagged ``nr*`` /
   ``ns*`` / ``nt*`` / ``nz``, at least two characters;
 * ``noun_phrase``: runs of two or more nouns (``n``, ``vn``, ``nz``) of jieba's dictionary,
@@ -56,6 +57,10 @@ _NUMBER = re.compile(
     rf"|{_CN}*[十百千万亿]+{_CN}*[十百千万亿]*"
 )
 _MAN_SECTION = re.compile(r"\w\(\d\w*\)")  # sudo(8), bootup(7): a manual page's section
+# a number that names rather than counts: after a Latin word (Release 4, OAuth 2.0, Python 3),
+# after 表/图/第/节/章/例 (表 1.18), or numbering a heading or list item (3.1. 启动, 1. 使用)
+_NAMING_BEFORE = re.compile(r"(?:[A-Za-z]\s?|[表图第节章例]\s?)$")
+_NAMING_AFTER = re.compile(r"\.(?:\s|$)|\s?[节章]")
 _UNITS = re.compile(
     r"(?:美元|欧元|港元|日元|英镑|人民币|元|桶|吨|公斤|千克|克|公里|千米|米|平方米|亩|人次|人|名|"
     r"家|个|次|辆|架|艘|台|部|股|倍|岁|年|天|小时|分钟|秒|件|项|条|座|所|位|户|套|期|届|场|份|"
@@ -124,8 +129,13 @@ def _numbers(text: str, words: list[tuple[int, int, str]]) -> Iterable[tuple[int
     ends = {e for _, e, _ in words}
     folded = fold_width(text)
     for m in _NUMBER.finditer(folded):
-        if m.group(0).count(".") > 1 or _MAN_SECTION.match(folded, max(m.start() - 2, 0)):
-            continue  # a section number (1.1.12) or a manual page's section
+        if (
+            m.group(0).count(".") > 1
+            or _MAN_SECTION.match(folded, max(m.start() - 2, 0))
+            or _NAMING_BEFORE.search(folded, max(m.start() - 2, 0), m.start())
+            or _NAMING_AFTER.match(folded, m.end())
+        ):
+            continue  # a section, table, list, manual-section or version number
         end, unit = m.end(), bool(re.search(r"[%‰十百千万亿点]", m.group(0)))
         nxt = starts.get(end)
         if (
