@@ -194,7 +194,8 @@ def test_numbers_of_technical_text_that_name_no_quantity_are_not_spans() -> None
     assert "8" not in found  # the manual section of sudo(8), and the 8 of UTF-8
     assert not any(s.startswith("1.1") for s in found)  # a section number
     assert "3部" not in found  # 部 of 部分 is no unit
-    named = "基于 System V Release 4 的流程。\n\n3.1. 启动过程概述\n\n见表 1.18。使用 OAuth 2.0 认证。"
+    named = "\n\n".join(["基于 System V Release 4 的流程。", "3.1. 启动过程概述", "见表 1.18。"])
+    named += "使用 OAuth 2.0 认证。"
     assert not [s.text for s in chinese_spans(named) if s.answer_type == "number"]
 
 
