@@ -198,14 +198,21 @@ def _labelled(directive: Directive, label: str, rest: str | None = None) -> list
     return [box]
 
 
-class VersionDirective(Directive):
+class _LenientDirective(Directive):
+    """A directive that takes any options, one argument and content (Sphinx documents use
+    many a plain docutils parser does not know)."""
+
+    optional_arguments = 1
+    final_argument_whitespace = True
+    has_content = True
+    option_spec: ClassVar[dict[str, Any]] = _AnyOptions()
+
+
+class VersionDirective(_LenientDirective):
     """``versionchanged:: 3.2 [text]`` and its kin: "Changed in version 3.2: text"."""
 
     required_arguments = 1
     optional_arguments = 2
-    final_argument_whitespace = True
-    has_content = True
-    option_spec: ClassVar[dict[str, Any]] = _AnyOptions()
 
     def run(self) -> list[nodes.Node]:
         args = list(self.arguments)
@@ -214,25 +221,15 @@ class VersionDirective(Directive):
         return _labelled(self, label, " ".join(args[versions:]) or None)
 
 
-class LabelledDirective(Directive):
+class LabelledDirective(_LenientDirective):
     """``seealso``, ``impl-detail``, ``availability``: "Label: [arguments] content"."""
-
-    optional_arguments = 1
-    final_argument_whitespace = True
-    has_content = True
-    option_spec: ClassVar[dict[str, Any]] = _AnyOptions()
 
     def run(self) -> list[nodes.Node]:
         return _labelled(self, LABELS[self.name], self.arguments[0] if self.arguments else None)
 
 
-class CodeDirective(Directive):
+class CodeDirective(_LenientDirective):
     """Code: its content's lines as a literal block (any options accepted, none used)."""
-
-    optional_arguments = 1
-    final_argument_whitespace = True
-    has_content = True
-    option_spec: ClassVar[dict[str, Any]] = _AnyOptions()
 
     def run(self) -> list[nodes.Node]:
         lines = list(self.content)
@@ -244,26 +241,16 @@ class CodeDirective(Directive):
         return [node]
 
 
-class DroppedDirective(Directive):
+class DroppedDirective(_LenientDirective):
     """A directive with no prose of its own: nothing."""
-
-    optional_arguments = 1
-    final_argument_whitespace = True
-    has_content = True
-    option_spec: ClassVar[dict[str, Any]] = _AnyOptions()
 
     def run(self) -> list[nodes.Node]:
         return []
 
 
-class DescribeDirective(Directive):
+class DescribeDirective(_LenientDirective):
     """Any other directive (object descriptions, unknown extensions): each argument line
     (``\\``-continued lines joined) as a literal line, then the content."""
-
-    optional_arguments = 1
-    final_argument_whitespace = True
-    has_content = True
-    option_spec: ClassVar[dict[str, Any]] = _AnyOptions()
 
     def run(self) -> list[nodes.Node]:
         box = _located(nodes.container(), self)
