@@ -78,14 +78,7 @@ def race(
     systems, questions = replay_systems(pairwise, list(controls), include_controls)
     if len(systems) < 2:
         raise RagcourtError(f"{source}: a race needs at least 2 systems, found {systems}")
-    cfg = RaceSettings(
-        alpha=rp.alpha,
-        rounds=rp.rounds,
-        round_questions=rp.round_questions,
-        opponents=rp.opponents,
-        max_calls=rp.max_calls,
-        seed=rp.seed,
-    )
+    cfg = RaceSettings(**rp.model_dump())  # the same fields: race.* params, checked
     result = run_race(systems, questions, replay_play(pair_scores(pairwise), str(source)), cfg)
     out = catalog.path("race_summary")
     write_json(result.model_dump(mode="json"), out)
