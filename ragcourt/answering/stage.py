@@ -40,6 +40,7 @@ every table: ``ragcourt answers prune`` deletes them), and
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -187,25 +188,25 @@ def shardable(systems: Sequence[CandidateSystem]) -> list[System]:
     return [s for s in builtin_systems(systems) if s.retrieval.fusion_variants == 0]
 
 
-_VECTORS: dict[str, dict[tuple[str, str | None, str], np.ndarray]] = {}
+@functools.lru_cache(maxsize=4)  # a worker answering several shards of one QA set encodes once
+def _query_vectors(model: str, batch_size: int, texts: tuple[str, ...]) -> np.ndarray:
+    from ragcourt.retrieval.embedders import encode
+
+    return encode(model, list(texts), batch_size=batch_size, role="query")
 
 
 def question_vectors(
     systems: Sequence[System], qa: pl.DataFrame, params: Params
 ) -> dict[tuple[str, str | None, str], np.ndarray]:
     """The query vectors of every question of ``qa`` for the embedders of ``systems``, each from
-    one call over all questions with the dense retriever's batch size (memoised per process)."""
-    from ragcourt.retrieval.embedders import encode
-
-    texts = qa["question"].to_list()
+    one call over all questions with the dense retriever's batch size (the last few QA sets'
+    vectors are kept per process)."""
+    texts = tuple(qa["question"].to_list())
     out: dict[tuple[str, str | None, str], np.ndarray] = {}
     for embedder in sorted({e for s in systems if (e := s.retrieval.embedder) is not None}):
         spec = params.embedders[embedder]
-        memo = f"{spec.model}|{spec.batch_size}|{qa_hash(qa)}"
-        if memo not in _VECTORS:
-            vecs = encode(spec.model, texts, batch_size=spec.batch_size, role="query")
-            _VECTORS[memo] = {(spec.model, "query", t): v for t, v in zip(texts, vecs, strict=True)}
-        out |= _VECTORS[memo]
+        vecs = _query_vectors(spec.model, spec.batch_size, texts)
+        out |= {(spec.model, "query", t): v for t, v in zip(texts, vecs, strict=True)}
     return out
 
 
