@@ -109,3 +109,10 @@ def add_row_table(
         ordered = df.sort(*sort_by) if sort_by else df
         rows = [cells(r) for r in ordered.iter_rows(named=True)]
         sec.tables.append(Table(columns, rows, caption=caption))
+
+
+def note_missing(sec: Section, art: Artifacts, *names: str) -> Section:
+    """``sec`` with a note for each artifact of ``names`` that is missing or unreadable (what a
+    section shows in place of what it cannot build)."""
+    sec.notes += art.note(*names)
+    return sec

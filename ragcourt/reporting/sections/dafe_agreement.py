@@ -6,6 +6,7 @@ from __future__ import annotations
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, Table, fmt, pct
+from ragcourt.reporting.sections.common import note_missing
 
 
 def dafe(art: Artifacts) -> Section:
@@ -18,8 +19,7 @@ def dafe(art: Artifacts) -> Section:
     )
     js = art.judge_summary()
     if js is None:
-        sec.notes += art.note("judge_summary")
-        return sec
+        return note_missing(sec, art, "judge_summary")
     d = js.dafe
     sec.facts += [
         ("primary judges", ", ".join(d.primaries) or "–"),

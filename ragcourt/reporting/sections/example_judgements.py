@@ -11,6 +11,7 @@ import polars as pl
 
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Example, Judgement, Section, fmt
+from ragcourt.reporting.sections.common import note_missing
 
 N_EXAMPLES = 4
 
@@ -128,8 +129,7 @@ def examples(art: Artifacts) -> Section:
         sec.examples += _verdict_examples(art, v)
     pw = art.table("pairwise")
     if pw is None:
-        sec.notes += art.note("pairwise")
-        return sec
+        return note_missing(sec, art, "pairwise")
     ok = pw.filter(pl.col("error").is_null())
     qa = art.table("qa")
     qa_text = dict(qa.select("question_id", "question").iter_rows()) if qa is not None else {}

@@ -16,6 +16,7 @@ from ragcourt.reporting.headline import (
     headline,
 )
 from ragcourt.reporting.model import Lead, Section, Table, fmt, pct
+from ragcourt.reporting.sections.common import note_missing
 from ragcourt.tournament.gaps import METHOD_NOTE, EloGap, EloGaps
 
 INTRO = (
@@ -171,5 +172,4 @@ def headline_section(art: Artifacts, params: Params, h: Headline | None = None) 
         sec.figures.append(plots.leaderboard(board.sort("rank"), params.tournament.initial_elo))
     if gaps is not None and len(gaps.systems) > 1:
         sec.figures.append(plots.elo_gap_matrix(gaps))
-    sec.notes += art.note("tournament_summary", "leaderboard")
-    return sec
+    return note_missing(sec, art, "tournament_summary", "leaderboard")

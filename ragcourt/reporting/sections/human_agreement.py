@@ -14,7 +14,7 @@ from typing import Any
 
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, fmt, pct
-from ragcourt.reporting.sections.common import add_row_table
+from ragcourt.reporting.sections.common import add_row_table, note_missing
 
 
 def _iv(mid: Any, lo: Any, hi: Any) -> str:
@@ -101,8 +101,7 @@ def human_labels(art: Artifacts) -> Section:
     )
     summary = art.calibration_summary()
     if summary is None:
-        sec.notes += art.note("calibration_summary")
-        return sec
+        return note_missing(sec, art, "calibration_summary")
     warnings = list(summary.warnings)
     sec.facts += [
         ("label files", fmt(len(summary.label_files))),

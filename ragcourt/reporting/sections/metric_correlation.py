@@ -13,6 +13,7 @@ from ragcourt.reporting.model import Section, Table
 from ragcourt.reporting.sections.common import (
     correctness_source,
     grading_fallback_notes,
+    note_missing,
     retrieval_not_judged,
 )
 
@@ -37,8 +38,7 @@ def udcg_correlation(art: Artifacts) -> Section:
     sec.notes += grading_fallback_notes(art.judge_summary())
     corr = art.table("metric_correlation")
     if corr is None:
-        sec.notes += art.note("metric_correlation")
-        return sec
+        return note_missing(sec, art, "metric_correlation")
     target = corr.filter(pl.col("target") == "correctness")
     if target.is_empty():
         target = corr

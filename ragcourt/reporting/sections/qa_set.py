@@ -16,6 +16,7 @@ from ragcourt.qagen.summaries import ByoQASummary, QASummary
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Example, Section, Table, fmt, pct
+from ragcourt.reporting.sections.common import note_missing
 
 QA_EXAMPLES = 3
 CHUNK_CHARS = 400
@@ -94,8 +95,7 @@ def qa_generation(art: Artifacts) -> Section:
     )
     s = art.qa_summary()
     if s is None:
-        sec.notes += art.note("qa_summary")
-        return sec
+        return note_missing(sec, art, "qa_summary")
     sec.facts += [
         ("requested items", fmt(s.requested)),
         ("accepted items", fmt(s.accepted)),

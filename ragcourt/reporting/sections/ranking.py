@@ -16,6 +16,7 @@ from ragcourt.reporting.sections.common import (
     ci_text,
     correctness_source,
     external_systems,
+    note_missing,
     retrieval_not_judged,
     unranked,
 )
@@ -44,8 +45,7 @@ def leaderboard(art: Artifacts, params: Params) -> Section:
     )
     board = art.table("leaderboard")
     if board is None:
-        sec.notes += art.note("leaderboard")
-        return sec
+        return note_missing(sec, art, "leaderboard")
     board = board.sort("rank")
     summ = art.table("system_summary")
     acc: dict[str, tuple[Any, Any]] = {}

@@ -8,7 +8,7 @@ from ragcourt.core.errors import RagcourtError
 from ragcourt.core.params import Params
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, Table, fmt
-from ragcourt.reporting.sections.common import ci_text
+from ragcourt.reporting.sections.common import ci_text, note_missing
 from ragcourt.tournament.gate import EXIT_PASS, GateResult, elo_gate
 
 GATE_INTRO = (
@@ -45,8 +45,7 @@ def release_gate(art: Artifacts, params: Params) -> Section:
     sec = Section("gate", "Release gate: is a candidate worse than the baseline?", GATE_INTRO)
     summary = art.tournament_summary()
     if summary is None:
-        sec.notes += art.note("tournament_summary")
-        return sec
+        return note_missing(sec, art, "tournament_summary")
     try:
         result = elo_gate(
             summary, baseline, params.gate.margin, require_validity=params.gate.require_validity

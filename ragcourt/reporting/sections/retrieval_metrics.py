@@ -15,6 +15,7 @@ from ragcourt.core.params import Params
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, Table, fmt, pct
+from ragcourt.reporting.sections.common import note_missing
 from ragcourt.retrieval.long_chunks import read_stats
 
 RETRIEVAL_METRICS = ["R", "RR", "nDCG", "P", "Success"]
@@ -47,8 +48,7 @@ def retrieval(art: Artifacts, params: Params) -> Section:
     sec = Section("retrieval", "Retrieval metrics vs chunk size", retrieval_intro(params))
     s = art.table("retrieval_summary")
     if s is None:
-        sec.notes += art.note("retrieval_summary")
-        return sec
+        return note_missing(sec, art, "retrieval_summary")
     ks = sorted(k for k in s["k"].unique().to_list() if k is not None)
     if not ks:
         sec.notes.append("The retrieval summary has no cutoff-based measures.")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, Table, fmt, pct
-from ragcourt.reporting.sections.common import tau_text
+from ragcourt.reporting.sections.common import note_missing, tau_text
 
 
 def swiss_cost(art: Artifacts) -> Section:
@@ -20,8 +20,7 @@ def swiss_cost(art: Artifacts) -> Section:
     )
     s = art.tournament_summary()
     if s is None:
-        sec.notes += art.note("tournament_summary")
-        return sec
+        return note_missing(sec, art, "tournament_summary")
     sw, rr = s.swiss, s.round_robin
     sec.tables.append(
         Table(

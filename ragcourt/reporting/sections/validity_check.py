@@ -7,7 +7,7 @@ from ragcourt.core.control_kinds import is_control_pair
 from ragcourt.judging.discrimination import DafeDiscrimination, DafePair
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, Table, fmt, pct
-from ragcourt.reporting.sections.common import ci_text
+from ragcourt.reporting.sections.common import ci_text, note_missing
 from ragcourt.tournament.discrimination import EloPair, TournamentDiscrimination
 
 VALIDITY_INTRO = (
@@ -89,8 +89,7 @@ def validity(art: Artifacts) -> Section:
     sec.intro = VALIDITY_INTRO
     ts, js = art.tournament_summary(), art.judge_summary()
     if ts is None and js is None:
-        sec.notes += art.note("tournament_summary", "judge_summary")
-        return sec
+        return note_missing(sec, art, "tournament_summary", "judge_summary")
     t_check = ts.discrimination if ts is not None else None
     d_check = js.discrimination if js is not None else None
     if ts is not None:
