@@ -28,13 +28,14 @@ import itertools
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from ragcourt.core.redact import redact_url
+from ragcourt.core.scoped import scoped
 
 #: the content-encodings ragcourt decodes with a bound (identity is always accepted)
 ACCEPT_ENCODING = "gzip, deflate"
@@ -93,16 +94,10 @@ _CALL: contextvars.ContextVar[GuardedCall | None] = contextvars.ContextVar(
 )
 
 
-@contextmanager
-def guarded_call(bound: ReplyBound) -> Iterator[GuardedCall]:
+def guarded_call(bound: ReplyBound) -> AbstractContextManager[GuardedCall]:
     """Within the block (this context, and the tasks started from it), guarded transports
     without a bound of their own apply ``bound`` and record what they refuse."""
-    call = GuardedCall(bound)
-    token = _CALL.set(call)
-    try:
-        yield call
-    finally:
-        _CALL.reset(token)
+    return scoped(_CALL, GuardedCall(bound))
 
 
 def _context_bound() -> ReplyBound:

@@ -26,7 +26,7 @@ import os
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ragcourt.core.io import write_json
+from ragcourt.core.scoped import scoped
 
 
 @dataclass
@@ -210,16 +211,10 @@ def stage_account(stage: str) -> StageAccount:
         return accounts[stage]
 
 
-@contextmanager
-def fresh_accounts() -> Iterator[dict[str, StageAccount]]:
+def fresh_accounts() -> AbstractContextManager[dict[str, StageAccount]]:
     """Accounts private to this block (and the context it runs in), all starting at zero;
     yields them by stage name. Gateways built inside keep their account after the block."""
-    scoped: dict[str, StageAccount] = {}
-    token = _SCOPE.set(scoped)
-    try:
-        yield scoped
-    finally:
-        _SCOPE.reset(token)
+    return scoped(_SCOPE, {})
 
 
 def reset_accounts() -> None:

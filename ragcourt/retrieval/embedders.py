@@ -23,8 +23,8 @@ import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
@@ -35,6 +35,7 @@ import numpy as np
 
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.model_registry import EmbedderEntry, load_registry, registry_path
+from ragcourt.core.scoped import scoped
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -381,21 +382,15 @@ def load_encoder(registry_name: str) -> TextEncoder:
 
 
 #: vectors computed earlier, by (registry name, role, text), that :func:`encode` reuses
-_EARLIER: ContextVar[Mapping[tuple[str, str | None, str], np.ndarray] | None] = ContextVar(
-    "ragcourt_earlier_vectors", default=None
-)
+EarlierVectors = Mapping[tuple[str, str | None, str], np.ndarray]
+_EARLIER: ContextVar[EarlierVectors | None] = ContextVar("ragcourt_earlier_vectors", default=None)
 
 
-@contextmanager
-def reusing(vectors: Mapping[tuple[str, str | None, str], np.ndarray]) -> Iterator[None]:
+def reusing(vectors: EarlierVectors) -> AbstractContextManager[EarlierVectors]:
     """Within the block, :func:`encode` returns these vectors for texts it holds them all of:
     a shard of a question set gets the rows one call over the whole set gave (a vector
     depends, in its last bits, on the texts batched with it)."""
-    token = _EARLIER.set(vectors)
-    try:
-        yield
-    finally:
-        _EARLIER.reset(token)
+    return scoped(_EARLIER, vectors)
 
 
 def encode(
