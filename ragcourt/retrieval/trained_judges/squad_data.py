@@ -100,23 +100,26 @@ class LabelledPair:
     kind: str  # how the pair was made: positive, bm25_negative, random_negative, ...
 
 
-def load_squad2_items(path: Path) -> list[LabelledPair]:
-    """(question, context, answerability 0/1) from the SQuAD2 train items."""
+def _load_pairs(path: Path, keys: tuple[str, str, str], kind: str, what: str) -> list[LabelledPair]:
+    """A JSON list of items as pairs: ``keys`` name an item's left text, right text and label;
+    a file that does not parse so is a ConfigError naming it as ``what``."""
+    left, right, label = keys
     try:
         return [
-            LabelledPair(str(x["question"]), str(x["context"]), float(x["answerability"]), "squad2")
+            LabelledPair(str(x[left]), str(x[right]), float(x[label]), kind)
             for x in json.loads(path.read_text(encoding="utf-8"))
         ]
     except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ConfigError(f"{path}: not a SQuAD2 items file ({type(err).__name__})") from None
+        raise ConfigError(f"{path}: not {what} ({type(err).__name__})") from None
+
+
+def load_squad2_items(path: Path) -> list[LabelledPair]:
+    """(question, context, answerability 0/1) from the SQuAD2 train items."""
+    return _load_pairs(
+        path, ("question", "context", "answerability"), "squad2", "a SQuAD2 items file"
+    )
 
 
 def load_sts_items(path: Path) -> list[LabelledPair]:
     """(sentence1, sentence2, similarity in [0, 1]) from the STS-B train items."""
-    try:
-        return [
-            LabelledPair(str(x["sentence1"]), str(x["sentence2"]), float(x["similarity"]), "sts")
-            for x in json.loads(path.read_text(encoding="utf-8"))
-        ]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ConfigError(f"{path}: not an STS items file ({type(err).__name__})") from None
+    return _load_pairs(path, ("sentence1", "sentence2", "similarity"), "sts", "an STS items file")
