@@ -11,7 +11,7 @@ that does not parse (:func:`ragcourt.llm.structured.parse_reply`) is sent back w
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
@@ -63,7 +63,7 @@ def json_format(req: ChatRequest, model: type[BaseModel] | None) -> dict[str, An
 
 @dataclass
 class _Spent:
-    """Tokens and latency summed over a structured request's attempts."""
+    """Tokens and latency summed over a structured request's attempts (fields of its result)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -98,10 +98,8 @@ async def structured_one(
             raw=reply.text,
             model=req.model,
             cached=reply.cached,
-            latency_s=spent.latency_s,
-            prompt_tokens=spent.prompt_tokens,
-            completion_tokens=spent.completion_tokens,
             attempts=n,
+            **asdict(spent),
             **kw,
         )
 
