@@ -9,8 +9,10 @@ written for it, and the pair is kept only if the question, read back, gives the 
    seeded per chunk id), until ``max_attempts`` candidates exist.
 2. The writer (``qagen.question_model``) writes one question whose answer is the span. It is
    rejected when unusable (``question_generation_error``), when it points at "the text"
-   (``question_not_standalone``), holds the answer (``question_contains_answer``) or shares a
-   run of more than ``max_copied_words`` words (jieba words for Chinese) with the chunk
+   (``question_not_standalone``), holds the answer (``question_contains_answer``), is a
+   Chinese question whose question word does not fit the span's type
+   (``question_word_mismatch``, :mod:`ragcourt.qagen.questions_zh`) or shares a run of more
+   than ``max_copied_words`` words (jieba words for Chinese) with the chunk
    (``question_copies_context``).
 3. Round trip: the reader (``qagen.answer_model``) answers from the chunk alone with a phrase
    copied from it; the pair is kept when F1(reader's phrase, span) >= ``roundtrip_f1``
@@ -50,6 +52,7 @@ from ragcourt.qagen.generator import (
     Candidate,
     Generator,
 )
+from ragcourt.qagen.questions_zh import chinese_question_word_mismatch
 from ragcourt.qagen.roundtrip import (
     clean_phrase,
     contains_answer,
@@ -64,6 +67,7 @@ log = logging.getLogger("ragcourt.qagen")
 METHOD = "answer_first"
 # failed_filter values of this method, in the order the checks run (then the gate, judges)
 QUESTION_HAS_ANSWER = "question_contains_answer"
+QUESTION_TYPE = "question_word_mismatch"
 QUESTION_COPIES = "question_copies_context"
 READER_ERROR = "reader_error"
 ROUNDTRIP = "roundtrip_mismatch"
@@ -276,13 +280,16 @@ class AnswerFirstGenerator(Generator):
                 c.reason = f"{c.reason} (all {n} tries)"
 
     def check_question(self, c: Candidate) -> None:
-        """Rejects a question that points at the text, holds its answer or copies the chunk."""
+        """Rejects a question that points at the text, holds its answer, asks a Chinese question
+        word that does not fit the span's type, or copies the chunk."""
         q, span = c.question or "", c.answer or ""
         run = longest_shared_run(q, c.context)
         if (why := not_standalone_reason(q)) is not None:
             c.fail(NOT_STANDALONE, why)
         elif contains_answer(q, span):
             c.fail(QUESTION_HAS_ANSWER, f"the question holds its answer '{span}'")
+        elif (why := chinese_question_word_mismatch(q, c.answer_type)) is not None:
+            c.fail(QUESTION_TYPE, why)
         elif run > self.q.answer_first.max_copied_words:
             c.fail(
                 QUESTION_COPIES,

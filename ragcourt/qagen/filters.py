@@ -33,6 +33,7 @@ from ragcourt.core.prompts import has_prompt, prompt, render
 from ragcourt.llm.graded import YES_NO, Graded, grade
 from ragcourt.llm.types import ChatRequest, StructuredResult
 from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeOutcome, JudgeSettings, QAItem
+from ragcourt.qagen.questions_zh import chinese_not_standalone_reason
 
 if TYPE_CHECKING:
     from ragcourt.llm import Gateway
@@ -256,7 +257,9 @@ def not_standalone_reason(question: str) -> str | None:
     "the statement", "we", "our") or asks what "is being discussed" cannot be asked by a user
     who has not seen the context, so it is rejected before any answer or judge call. A lexical
     rule, not a model: on SQuAD v1.1 train it rejects 0.3% of the human questions
-    (``docs/results/qa-generation.md``).
+    (``docs/results/qa-generation.md``). A question mostly in Chinese characters is also read
+    by the Chinese rules (:func:`~ragcourt.qagen.questions_zh.chinese_not_standalone_reason`:
+    ``文中``, ``这些``, ``该``, ``我们``, ``你``); others never reach them.
     """
     if (m := _POINTS_AT_CONTEXT.search(question)) is not None:
         return f"refers to '{m.group(0)}', so it only makes sense next to the context"
@@ -264,4 +267,4 @@ def not_standalone_reason(question: str) -> str | None:
         return f"speaks in the document's voice ('{m.group(0).strip()}'), not a reader's"
     if (m := _ASKS_WHAT_IS_DISCUSSED.search(question)) is not None:
         return f"asks what is talked about ('{m.group(0)}'), not for a fact"
-    return None
+    return chinese_not_standalone_reason(question)

@@ -1,0 +1,86 @@
+"""Checks of Chinese questions that the English word rules cannot see.
+
+English marks a question that leans on its context with words (``this passage``, ``we``);
+Chinese does so with characters inside words written without spaces, so these rules are
+character patterns, applied only to a question mostly written in Chinese characters
+(:func:`~ragcourt.corpus.language.mostly_cjk_language`). Any other question (an English one
+quoting a Chinese name included) gets None from every function here, so English behaviour
+is unchanged.
+
+* :func:`chinese_not_standalone_reason`: a question that points at the text or a table
+  (``文中``, ``上述``, ``表格中``), at something named before (a demonstrative: ``这``,
+  ``这些``, ``该``, ``此``, ``那个``), speaks in the document's voice (``我们``, ``我``) or to
+  its reader (``你``, ``您``: the manual's "you should..." copied into the question), or asks
+  what is talked about (``提到了什么``). Function words that hold those characters without
+  pointing (``应该``, ``因此``, ``如此``, ``彼此``, ``此外``, ``那么``, ``我国``) are not
+  matched.
+* :func:`chinese_question_word_mismatch`: the question word does not fit the span's type: a
+  number span is asked with a quantity word (``多少``, ``几``, ``多大`` ...), a date span
+  with a time word (``什么时候``, ``何时``, ``哪一年``, ``几月`` ...), and a name or noun
+  phrase with neither (``什么时候`` asked of a priority value, ``多少`` asked of a name).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragcourt.corpus.language import mostly_cjk_language
+
+_POINTS_AT_TEXT = re.compile(
+    r"本文|文中|原文|上文|下文|前文|文章中|这篇文章|本段|段落中|本节|本章|上表|下表|表格中|表中"
+    r"|图中|上图|下图|上述|前述|如下|下列|下面|上面|前面|以下(?=[哪的是])|给定的"
+)
+_DEMONSTRATIVE = re.compile(
+    r"这|那(?=[个些种里儿样位次])|(?<![应活本理])该(?![如怎何不死])"
+    r"|(?<![因如彼从由为对就至特])此(?![外])"
+)
+_DOCUMENT_VOICE = re.compile(r"我们|咱们|笔者|(?<!自)我(?![国])")
+_READER = re.compile(r"(?<!迷)你|您")  # not 迷你 (mini)
+_ASKS_WHAT_IS_DISCUSSED = re.compile(r"(?:提到|提及|谈到|讨论|讲述|描述)了?(?:什么|哪些)")
+
+_QUANTITY = re.compile(r"多少|(?<![哪茶])几(?![乎何])|多[大长久高深宽重远快厚]|百分之几")
+_TIME = re.compile(
+    r"什么时候|何时|何年|哪一?年|哪一?天|哪一?日|哪个月|哪一?季度|几月|几号|几日"
+    r"|什么(?:时间|日期|年份|月份)"
+)
+
+
+def _chinese(question: str) -> bool:
+    return mostly_cjk_language(question) == "zh"
+
+
+def chinese_not_standalone_reason(question: str) -> str | None:
+    """Why a Chinese ``question`` is not self-contained (module docstring), or None (also for
+    any question that is not Chinese)."""
+    if not _chinese(question):
+        return None
+    if (m := _POINTS_AT_TEXT.search(question)) is not None:
+        return f"refers to '{m.group(0)}', so it only makes sense next to the context"
+    if (m := _DEMONSTRATIVE.search(question)) is not None:
+        return f"points with '{m.group(0)}' at something only the context names"
+    if (m := _DOCUMENT_VOICE.search(question)) is not None:
+        return f"speaks in the document's voice ('{m.group(0)}'), not a reader's"
+    if (m := _READER.search(question)) is not None:
+        return f"addresses the document's reader ('{m.group(0)}')"
+    if (m := _ASKS_WHAT_IS_DISCUSSED.search(question)) is not None:
+        return f"asks what is talked about ('{m.group(0)}'), not for a fact"
+    return None
+
+
+def chinese_question_word_mismatch(question: str, answer_type: str | None) -> str | None:
+    """Why a Chinese ``question``'s question word does not fit a span of ``answer_type``
+    (module docstring), or None (also for a question that is not Chinese or no type)."""
+    if answer_type is None or not _chinese(question):
+        return None
+    quantity, time = _QUANTITY.search(question), _TIME.search(question)
+    if answer_type == "number":
+        if quantity is None:
+            return "a number span, but the question asks for no quantity (多少, 几, 多大 ...)"
+        return None
+    if answer_type == "date":
+        if time is None and quantity is None:
+            return "a date span, but the question asks for no time (什么时候, 何时, 哪一年 ...)"
+        return None
+    if (m := time or quantity) is not None:
+        return f"a {answer_type} span, but the question asks '{m.group(0)}'"
+    return None

@@ -1,0 +1,150 @@
+"""Chinese question checks: a question that leans on its context (a demonstrative, the text,
+a table, the document's or the reader's voice) is not standalone, and a question word must
+fit the span's type; English questions get exactly the English rules' verdicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragcourt.core.params import parse_params
+from ragcourt.qagen.answer_first import QUESTION_TYPE, AnswerFirstGenerator
+from ragcourt.qagen.filters import not_standalone_reason
+from ragcourt.qagen.generator import NOT_STANDALONE, Candidate
+from ragcourt.qagen.questions_zh import (
+    chinese_not_standalone_reason,
+    chinese_question_word_mismatch,
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("这些现代的网络配置工具主要针对于哪个用户群体？", "这"),
+        ("对于这个更新，哪个邮件列表是好的信息来源？", "这"),
+        ("该命令用于做什么？", "该"),
+        ("此命令有什么用？", "此"),
+        ("那些工具由谁维护？", "那"),
+    ],
+)
+def test_a_demonstrative_makes_a_chinese_question_lean_on_its_context(
+    question: str, word: str
+) -> None:
+    why = not_standalone_reason(question)
+    assert why is not None and f"'{word}'" in why and "points with" in why
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("表格中“语言环境值的 3 个部分”叫什么名字？", "表格中"),
+        ("上述命令的作用是什么？", "上述"),
+        ("文中提到的工具是什么？", "文中"),
+        ("以下哪个选项是推荐的？", "以下"),
+        ("阅读前面的多少行就够了？", "前面"),
+    ],
+)
+def test_a_chinese_question_pointing_at_the_text_is_not_standalone(
+    question: str, word: str
+) -> None:
+    why = not_standalone_reason(question)
+    assert why is not None and f"refers to '{word}'" in why
+
+
+def test_the_documents_and_the_readers_voice_and_what_is_discussed() -> None:
+    assert "document's voice ('我们')" in (not_standalone_reason("我们应该使用哪个命令？") or "")
+    assert "reader ('你')" in (not_standalone_reason("你最好用哪个编辑器？") or "")
+    assert "reader ('您')" in (not_standalone_reason("您可以在哪个目录找到配置？") or "")
+    assert "talked about" in (not_standalone_reason("Debian 手册提到了哪些工具？") or "")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "应该如何配置 sudo 才能让普通用户执行管理命令？",  # 应该: should, not 该 (that)
+        "因此 Debian 默认使用哪个初始化系统？",  # 因此: therefore
+        "彼此独立的两个分区各用什么文件系统？",  # 彼此: each other
+        "迷你 Debian 系统在内存中运行什么？",  # 迷你: mini, not 你
+        "我国2024年国内生产总值增长了多少？",  # 我国: China, not the document's 我
+        "那么 testing 版的代码名叫什么？",  # 那么: then
+        "Debian 的稳定版多久发布一次？",
+    ],
+)
+def test_function_words_holding_those_characters_do_not_count(question: str) -> None:
+    assert not_standalone_reason(question) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What does this passage say about Paris?", "refers to 'this passage'"),
+        ("What did the speaker promise?", "speaks in the document's voice ('the speaker')"),
+        ("What do we know about the war?", "speaks in the document's voice ('we')"),
+        ("What is being discussed in Geneva?", "asks what is talked about ('being discussed')"),
+        ("Which tools does this release ship?", None),  # "this" alone is no English rule
+        ("How do you install Debian?", None),  # nor is "you"
+        ("Who wrote 这个 poem?", None),  # a Chinese word quoted in English: English rules
+        ("When was the Royal College of Chemistry established?", None),
+    ],
+)
+def test_english_questions_get_the_english_verdicts_only(
+    question: str, expected: str | None
+) -> None:
+    why = not_standalone_reason(question)
+    assert (why is None) == (expected is None)
+    if expected is not None:
+        assert why is not None and why.startswith(expected)
+    assert chinese_not_standalone_reason(question) is None
+    for kind in ("number", "date", "person", "noun_phrase"):
+        assert chinese_question_word_mismatch(question, kind) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "answer_type", "fits"),
+    [
+        ("$LANG 变量的完整语言环境值由多少部分组成？", "number", True),
+        ("Debian 的 testing 版每几天更新一次？", "number", True),
+        ("一个文件名最长可以有多长？", "number", True),
+        ("何时更改 /etc/apt/preferences 文件的 Pin-Priority？", "number", False),
+        ("电子邮件客户端使用何种认证方式？", "number", False),
+        ("什么是软件包的数量？", "number", False),
+        ("中国人民银行什么时候下调存款准备金率？", "date", True),
+        ("欧佩克+在几月份增加石油供应？", "date", True),
+        ("中国人民银行下调了什么？", "date", False),
+        ("谁宣布下调存款准备金率？", "organization", True),
+        ("现代网络配置工具主要针对哪个用户群体？", "noun_phrase", True),
+        ("哪几个国家表示支持增产？", "place", True),  # 哪几: which, not how many
+        ("中国人民银行什么时候宣布降准？", "organization", False),
+        ("欧佩克+将石油供应增加了多少？", "place", False),
+    ],
+)
+def test_the_chinese_question_word_fits_the_span_type(
+    question: str, answer_type: str, fits: bool
+) -> None:
+    why = chinese_question_word_mismatch(question, answer_type)
+    assert (why is None) == fits, why
+
+
+def _candidate(question: str, answer: str, answer_type: str, context: str) -> Candidate:
+    c = Candidate(0, "c0", "d0", 0, len(context), context, question, answer)
+    c.answer_type = answer_type
+    return c
+
+
+def test_check_question_rejects_a_mismatched_chinese_question_word_only() -> None:
+    gen = AnswerFirstGenerator.__new__(AnswerFirstGenerator)
+    gen.q = parse_params({}).qagen
+    ctx = "软件包的 Pin-Priority 设为 1010 时，apt 会降级软件包。"
+    when = _candidate("何时把软件包的 Pin-Priority 设为一个大值？", "1010", "number", ctx)
+    gen.check_question(when)
+    assert when.failed_filter == QUESTION_TYPE
+    how_many = _candidate("apt 降级软件包需要 Pin-Priority 至少是多少？", "1010", "number", ctx)
+    gen.check_question(how_many)
+    assert how_many.alive
+    leaning = _candidate("这个值是多少？", "1010", "number", ctx)
+    gen.check_question(leaning)
+    assert leaning.failed_filter == NOT_STANDALONE
+    # English: no question-word rule, whatever the span's type
+    en_ctx = "The Royal College of Chemistry was established in 1845 by private subscription."
+    en = _candidate("When was the Royal College of Chemistry founded?", "1845", "number", en_ctx)
+    gen.check_question(en)
+    assert en.alive
