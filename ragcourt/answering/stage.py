@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -103,6 +104,16 @@ def mark_control(df: pl.DataFrame, system: CandidateSystem) -> pl.DataFrame:
     return df.select(list(ANSWER_SCHEMA)).with_columns(control)
 
 
+@dataclass(frozen=True)
+class _Answering:
+    """What every built-in system's answering shares in one stage run."""
+
+    params: Params
+    gateway: Chatter
+    retriever_factory: RetrieverFactory | None
+    prompts_dir: Path | None
+
+
 def _reusable(system: CandidateSystem, state: str) -> bool:
     """A fresh partition is reused; so is an answers-file partition with error rows."""
     return state == "fresh" or (state == "errors" and system.kind == "answers_file")
@@ -132,16 +143,17 @@ def answer_systems(
     for name in (n for n, st in status.items() if st == "kept"):
         log.info("%s: partition is fresh, kept (no retrieval, no model calls)", name)
     pending = [s for s in systems if status[s.name] == "answered"]
+    how = _Answering(params, gateway, retriever_factory, prompts_dir)
     sharded = shardable(pending) if params.scale.shard_questions > 0 else []
     for block in range(len(blocks(qa.height, params.scale.shard_questions)) if sharded else 0):
-        _answer_block(sharded, qa, params, gateway, retriever_factory, prompts_dir, block)
+        _answer_block(how, sharded, qa, block)
     _merge_blocks(sharded, qa, params, hashes, q_hash)
 
     def write(s: System, df: pl.DataFrame) -> None:
         write_partition(df, s.name, hashes[s.name], q_hash)
 
     whole = [s for s in builtin_systems(pending) if s not in sharded]
-    _answer_builtin(whole, qa, params, gateway, retriever_factory, prompts_dir, write)
+    _answer_builtin(how, whole, qa, write)
     for s in self_answering(pending):
         retry_failed = reuse_fresh and states[s.name] == "errors"
         _answer_by_itself(s, qa, params, prompts_dir, q_hash, retry_failed)
@@ -210,17 +222,10 @@ def question_vectors(
     return out
 
 
-def _answer_block(
-    systems: Sequence[System],
-    qa: pl.DataFrame,
-    params: Params,
-    gateway: Chatter,
-    retriever_factory: RetrieverFactory | None,
-    prompts_dir: Path | None,
-    block: int,
-) -> None:
+def _answer_block(how: _Answering, systems: Sequence[System], qa: pl.DataFrame, block: int) -> None:
     """Answer question block ``block`` (:func:`ragcourt.core.shards.blocks` of
     ``scale.shard_questions``) for each of ``systems`` whose shard of it is not fresh."""
+    params, prompts_dir = how.params, how.prompts_dir
     bounds = blocks(qa.height, params.scale.shard_questions)
     if block < 0 or block >= len(bounds):
         raise ConfigError(f"answer: no question block {block} (there are {len(bounds)})")
@@ -240,7 +245,7 @@ def _answer_block(
     if not todo:
         return
     with reusing(question_vectors(todo, qa, params)):
-        _answer_builtin(todo, part, params, gateway, retriever_factory, prompts_dir, write)
+        _answer_builtin(how, todo, part, write)
 
 
 def _merge_blocks(
@@ -286,19 +291,17 @@ def shards(params: Params, systems: Sequence[str] | None = None) -> list[Shard]:
 
 
 def _answer_builtin(
+    how: _Answering,
     systems: Sequence[System],
     qa: pl.DataFrame,
-    params: Params,
-    gateway: Chatter,
-    retriever_factory: RetrieverFactory | None,
-    prompts_dir: Path | None,
     write: Callable[[System, pl.DataFrame], None],
 ) -> None:
     """Answer ``qa`` for every one of ``systems`` (retrieval once per group sharing a
     retrieval key, every answer in one gateway batch); ``write(system, rows)`` each."""
     if not systems:
         return
-    factory = retriever_factory or default_retriever_factory()
+    params, gateway, prompts_dir = how.params, how.gateway, how.prompts_dir
+    factory = how.retriever_factory or default_retriever_factory()
     retrievers: dict[tuple[str, str, str | None], Retriever] = {}
     jobs: list[tuple[System, GroupRetrieval]] = []
     for key, members in group_by_retrieval(systems).items():
@@ -425,8 +428,8 @@ def run(
 
         gateway = own_gateway = Gateway(params.llm, stage="answer")
     if block is not None:
-        sharded = shardable(chosen)
-        _answer_block(sharded, qa, params, gateway, retriever_factory, prompts_dir, block)
+        how = _Answering(params, gateway, retriever_factory, prompts_dir)
+        _answer_block(how, shardable(chosen), qa, block)
         if own_gateway is not None:
             own_gateway.write_metrics()
         return
