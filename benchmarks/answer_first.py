@@ -23,7 +23,8 @@ Two measurements:
   the chunk) with the three labels left null; a person fills ``standalone`` (the question
   makes sense without the chunk), ``answerable`` (the chunk answers it) and
   ``reference_correct`` (the span answers it); ``labels`` counts them (good = all three),
-  with a Wilson 95% interval, per ``source`` and overall.
+  with a Wilson 95% interval, per ``source`` and overall. ``blind-sheet`` writes the same rows
+  from ``generate`` runs' JSON, shuffled, with only question, reference and chunk shown.
 
     python -m benchmarks answer_first spans --paragraphs 200
     python -m benchmarks answer_first generate --attempts 6
@@ -441,6 +442,29 @@ def label_sheet(args: argparse.Namespace) -> dict[str, Any]:
     return {"appended": len(rows), "out": str(args.out)}
 
 
+def blind_sheet(args: argparse.Namespace) -> dict[str, Any]:
+    """The accepted items of ``generate`` runs (``--run``, JSON) as rows to label blind: the
+    question, the reference span and the chunk only (no reader reply, F1, answer type or
+    filter score), in a seeded shuffle, labels null; appended to ``--out``."""
+    rows = [
+        {
+            "source": f"{args.source} ({run.name})",
+            "question": a["question"],
+            "reference": a["answer"],
+            "context": a["context"],
+            **dict.fromkeys(LABELS),
+            "note": "",
+            "labeller": args.labeller,
+        }
+        for run in args.run
+        for a in json.loads(run.read_text(encoding="utf-8"))["accepted_items"]
+    ]
+    random.Random(args.seed).shuffle(rows)
+    with args.out.open("a", encoding="utf-8") as f:
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    return {"appended": len(rows), "out": str(args.out)}
+
+
 def count_labels(args: argparse.Namespace) -> dict[str, Any]:
     """Per source and overall: labelled items, the share meeting each label, the share good
     (all three) and its Wilson 95% interval; an unlabelled row is a one-line error."""
@@ -650,6 +674,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ls.add_argument("--qa", type=Path, required=True)
     ls.add_argument("--source", required=True, help="what the QA set was generated from")
     ls.add_argument("--out", type=Path, required=True, help="JSONL, appended to")
+    bp = sub.add_parser("blind-sheet", help="accepted items of generate runs, shuffled, to label")
+    bp.add_argument("--run", type=Path, action="append", required=True, help="generate JSON")
+    bp.add_argument("--source", required=True, help="what the runs were generated from")
+    bp.add_argument("--out", type=Path, required=True, help="JSONL, appended to")
+    bp.add_argument("--labeller", required=True, help="who labels, and how")
+    bp.add_argument("--seed", type=int, default=0)
     lp = sub.add_parser("labels", help="count hand labels")
     lp.add_argument("file", type=Path)
     lp.add_argument(
@@ -675,6 +705,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "fit-roundtrip": bench_fit_roundtrip,
         "span-priors": span_priors,
         "label-sheet": label_sheet,
+        "blind-sheet": blind_sheet,
         "labels": count_labels,
         "verify-readers": verify_readers,
     }
