@@ -10,6 +10,7 @@ a key left out of a user's file means what the demo runs. Role-specific model fi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -38,6 +39,11 @@ from ragcourt.core.names import case_collision, check_safe_name
 from ragcourt.core.user_yaml import read_user_yaml
 
 DEFAULT_PARAMS_PATH = Path(DEFAULT_PARAMS_FILE)
+
+#: ``json_schema_extra`` of a setting that changes how a stage runs, never what it writes
+#: (concurrency, timeouts, retries, the reply cache): DVC does not track it
+#: (:func:`tracked_keys`), so changing it re-runs nothing
+RUNTIME: dict[str, Any] = {"runtime": True}
 
 
 def _not_blank(value: str) -> str:
@@ -233,23 +239,26 @@ class LLMParams(Strict):
 
     model: NonEmptyStr = "local/smollm2-135m"
     models_file: NonEmptyStr = DEFAULT_MODELS_FILE
-    cache_dir: NonEmptyStr = ".ragcourt/cache"
-    cache: StrictBool = True
-    concurrency: StrictInt = Field(default=8, gt=0, le=10_000)
+    cache_dir: NonEmptyStr = Field(default=".ragcourt/cache", json_schema_extra=RUNTIME)
+    cache: StrictBool = Field(default=True, json_schema_extra=RUNTIME)
+    concurrency: StrictInt = Field(default=8, gt=0, le=10_000, json_schema_extra=RUNTIME)
     concurrency_per_model: dict[str, Annotated[StrictInt, Field(ge=1, le=10_000)]] = Field(
-        default_factory=lambda: {"local/": 1}
+        default_factory=lambda: {"local/": 1}, json_schema_extra=RUNTIME
     )
-    timeout_s: TimeoutS = 120.0
+    timeout_s: TimeoutS = Field(default=120.0, json_schema_extra=RUNTIME)
     # a hosted reply body past this many decoded bytes is refused while it streams (one line)
-    reply_max_bytes: StrictInt = Field(default=10_000_000, ge=10_000, le=1_000_000_000)
-    max_retries: StrictInt = Field(default=3, ge=0, le=100)
+    reply_max_bytes: StrictInt = Field(
+        default=10_000_000, ge=10_000, le=1_000_000_000, json_schema_extra=RUNTIME
+    )
+    max_retries: StrictInt = Field(default=3, ge=0, le=100, json_schema_extra=RUNTIME)
     parse_retries: StrictInt = Field(default=2, ge=0, le=100)
-    retry_backoff_s: DelayS = 1.0  # delay before retry n: base * 2**(n-1)
-    retry_backoff_max_s: DelayS = 30.0
+    # delay before retry n: base * 2**(n-1)
+    retry_backoff_s: DelayS = Field(default=1.0, json_schema_extra=RUNTIME)
+    retry_backoff_max_s: DelayS = Field(default=30.0, json_schema_extra=RUNTIME)
     next_token_top_logprobs: StrictInt = Field(default=20, ge=1, le=20)  # hosted next_token_probs
     # local models: reuse the KV state of the prompt prefix shared with the previous call (same
     # replies; off only to measure or to rule it out)
-    prefix_reuse: StrictBool = True
+    prefix_reuse: StrictBool = Field(default=True, json_schema_extra=RUNTIME)
     temperature: float = Field(default=0.0, ge=0, le=10)
     top_p: float = Field(default=1.0, gt=0, le=1)
     seed: StrictInt = 0
@@ -609,7 +618,7 @@ class ScaleParams(Strict):
     Prefect."""
 
     shard_questions: StrictInt = Field(default=0, ge=0, le=100_000_000)
-    shard_retries: StrictInt = Field(default=2, ge=0, le=100)
+    shard_retries: StrictInt = Field(default=2, ge=0, le=100, json_schema_extra=RUNTIME)
 
 
 class Params(Strict):
@@ -708,3 +717,54 @@ def load_params(path: Path | str = DEFAULT_PARAMS_PATH) -> Params:
         raise ParamsError(f"{path}: params file not found")
     # anchors / aliases refused: a few hundred bytes of aliases can expand into gigabytes
     return parse_params(read_user_yaml(path, ParamsError), path)
+
+
+def _section(path: str) -> type[BaseModel] | None:
+    """The params model at dotted ``path`` of :class:`Params` (None: not a model section,
+    e.g. a dict entry like ``chunkings.c256``, a leaf, or an unknown key)."""
+    model: type[BaseModel] = Params
+    for part in path.split("."):
+        field = model.model_fields.get(part)
+        annotation = None if field is None else field.annotation
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+    return model
+
+
+def _is_runtime(model: type[BaseModel], name: str) -> bool:
+    extra = model.model_fields[name].json_schema_extra
+    return isinstance(extra, dict) and extra.get("runtime") is True
+
+
+def _has_runtime(model: type[BaseModel]) -> bool:
+    """Whether ``model`` or a params section inside it holds a :data:`RUNTIME` setting."""
+    for name, field in model.model_fields.items():
+        inner = field.annotation
+        if _is_runtime(model, name) or (
+            isinstance(inner, type) and issubclass(inner, BaseModel) and _has_runtime(inner)
+        ):
+            return True
+    return False
+
+
+def tracked_keys(
+    keys: Iterable[str], present: Callable[[str], bool] | None = None
+) -> tuple[str, ...]:
+    """The dotted params keys DVC (and the Prefect cache key) track for declared ``keys``: a
+    section holding a :data:`RUNTIME` setting becomes its other settings' keys (a section
+    inside it likewise); every other key is kept as declared. With ``present`` (is this key
+    written in the params file?), a section whose other settings are not all written stays
+    one key, so a setting added to the file later is still tracked."""
+    out: list[str] = []
+    for key in keys:
+        model = _section(key)
+        if model is None or not _has_runtime(model):
+            out.append(key)
+            continue
+        inner = [f"{key}.{n}" for n in model.model_fields if not _is_runtime(model, n)]
+        if present is not None and not all(present(k) for k in inner):
+            out.append(key)
+            continue
+        out.extend(tracked_keys(inner, present))
+    return tuple(dict.fromkeys(out))

@@ -21,13 +21,14 @@ tests/unit/orchestration/test_dvc_yaml.py fails when the committed file differs 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ragcourt.core import catalog
-from ragcourt.core.params import Params, load_params
+from ragcourt.core.params import Params, load_params, tracked_keys
 from ragcourt.orchestration.code_deps import PACKAGE, PROJECT_ROOT, code_dirs
 from ragcourt.orchestration.plan import param_value, systems_for_plan
 from ragcourt.orchestration.stage_def import Dep, StageDef
@@ -94,6 +95,24 @@ def _generating_params(root: Path) -> Params | None:
     return load_params(params_file) if params_file.is_file() else None
 
 
+def _written(root: Path) -> Callable[[str], bool] | None:
+    """Whether a dotted key is written in ``root/params.yaml`` (None when there is none)."""
+    params_file = root / catalog.DEFAULT_PARAMS_FILE
+    if not params_file.is_file():
+        return None
+    data = yaml.safe_load(params_file.read_text(encoding="utf-8"))
+
+    def written(key: str) -> bool:
+        node: Any = data
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return True
+
+    return written
+
+
 def _external_inputs(root: Path, params: Params | None) -> list[str]:
     """The input files of the configured external systems (``systems_file`` of
     ``root/params.yaml``), so DVC re-runs the answer stage when one changes; regenerate
@@ -146,7 +165,12 @@ def _stage_body(sd: StageDef, root: Path, params: Params | None) -> dict[str, An
         registry = _interp("llm.models_file")
         if registry not in deps:
             deps.append(registry)
-    keys: list[Any] = [k.format(**{f: _var(sd, f) for f in fields}) for k in sd.params]
+    # runtime settings (concurrency, timeouts, the reply cache) are left out: they never
+    # change what a stage writes
+    keys: list[Any] = [
+        k.format(**{f: _var(sd, f) for f in fields})
+        for k in tracked_keys(sd.params, _written(root))
+    ]
     # a volatile stage (the environment) is not always_changed: `ragcourt run` refreshes its
     # output before `dvc repro` when the environment changed, so a no-op run stays cheap
     body: dict[str, Any] = {"cmd": cmd, "deps": deps}

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params
+from ragcourt.core.params import Params, tracked_keys
 from ragcourt.orchestration.stage_def import Dep, StageDef
 from ragcourt.orchestration.stage_graph import selected_stages, stage_graph
 
@@ -178,7 +178,7 @@ def _call(
         kwargs=kwargs,
         inputs=tuple(inputs),
         outputs=tuple(outs),
-        params_keys=_fill(sd.params, part),
+        params_keys=_fill(tracked_keys(sd.params), part),
         after=after,
         tag=tag,
         models_keys=sd.models,

@@ -163,3 +163,29 @@ def test_partition_comes_from_dvc_stage_address(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.delenv("DVC_STAGE")
     with pytest.raises(RagcourtError, match="give --chunking --embedder"):
         dvc_partition("embed", axes)
+
+
+def test_runtime_settings_are_not_tracked_so_changing_one_reruns_nothing(tmp_path: Path) -> None:
+    """``llm.concurrency`` (a runtime setting: how, not what) is left out of the stage's
+    tracked params; ``llm.temperature`` is tracked, so changing it makes the stage stale."""
+    repo = make_repo(tmp_path, ("llm_routes",))
+    shutil.copytree(REPO / "configs", repo / "configs", dirs_exist_ok=True)
+    assert ran_stages(sh(repo, "dvc", "repro")) == {"llm_routes"}
+    lock = yaml.safe_load((repo / "dvc.lock").read_text())
+    tracked = lock["stages"]["llm_routes"]["params"]["params.yaml"]
+    assert (
+        "llm.temperature" in tracked and "llm.concurrency" not in tracked and "llm" not in tracked
+    )
+    params_path = repo / "params.yaml"
+    original = params_path.read_text()
+    for key, value, stale in (
+        ("concurrency", 3, False),
+        ("timeout_s", 7, False),
+        ("temperature", 0.5, True),
+    ):
+        changed = yaml.safe_load(original)
+        changed["llm"][key] = value
+        params_path.write_text(yaml.safe_dump(changed, sort_keys=False))
+        status = json.loads(sh(repo, "dvc", "status", "--json"))
+        assert ("llm_routes" in status) is stale, (key, status)
+    params_path.write_text(original)

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from ragcourt.core.params import Params, load_params
+from ragcourt.core.params import Params, load_params, tracked_keys
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -64,3 +64,14 @@ def test_exemptions_name_keys_of_the_model() -> None:
         for part in [head, *rest]:
             assert isinstance(node, BaseModel) and part in type(node).model_fields, key
             node = getattr(node, part)
+
+
+def test_tracked_keys_leave_out_runtime_settings() -> None:
+    """A section holding a runtime setting becomes its other settings' keys; a section whose
+    other settings are not all written in the params file stays one key."""
+    keys = tracked_keys(["llm", "scale", "chunkings.c256.size", "qagen"])
+    assert "llm.model" in keys and "llm.temperature" in keys and "llm.seed" in keys
+    assert not {"llm", "llm.concurrency", "llm.cache_dir", "llm.timeout_s"} & set(keys)
+    assert "scale.shard_questions" in keys and "scale.shard_retries" not in keys
+    assert "chunkings.c256.size" in keys and "qagen" in keys
+    assert tracked_keys(["llm"], present=lambda k: k != "llm.top_p") == ("llm",)
