@@ -292,7 +292,11 @@ class BM25Retriever:
         tokens = self._tokenizers.tokenize(self.texts, self.languages)
         s = self.settings
         self._bm25 = bm25s.BM25(method=s.method, k1=s.k1, b=s.b)
-        self._bm25.index(tokens, show_progress=False)
+        # token ids in sorted order (bm25s numbers a set's iteration order, which changes with
+        # the interpreter's hash seed): the same chunks give the same saved index bytes
+        vocab = {t: i for i, t in enumerate(sorted({t for row in tokens for t in row}))}
+        ids = [[vocab[t] for t in row] for row in tokens]
+        self._bm25.index((ids, vocab), show_progress=False)
 
     @property
     def corpus_languages(self) -> list[str]:
