@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import polars as pl
 
@@ -66,6 +66,14 @@ def parse_variants(reply: str, question: str, n: int) -> list[str]:
     return out
 
 
+class VariantPrompt(TypedDict, total=False):
+    """How the variants are asked for (keywords of :func:`variant_requests`)."""
+
+    prompt_version: str
+    max_tokens: int
+    prompts_dir: Path | None
+
+
 def variant_requests(
     questions: Sequence[str],
     n: int,
@@ -99,23 +107,13 @@ def generate_variants(
     n: int,
     model: str,
     llm: LLMParams,
-    *,
-    prompt_version: str = "v1",
-    max_tokens: int = 128,
-    prompts_dir: Path | None = None,
+    **prompt: Unpack[VariantPrompt],
 ) -> Variants:
-    """Ask the gateway for variants of every ``query`` (columns ``query_id``, ``query``)."""
+    """Ask the gateway for variants of every ``query`` (columns ``query_id``, ``query``);
+    ``prompt``: as :func:`variant_requests` takes it."""
     qids = queries["query_id"].to_list()
     texts = queries["query"].to_list()
-    reqs = variant_requests(
-        texts,
-        n,
-        model,
-        llm,
-        prompt_version=prompt_version,
-        max_tokens=max_tokens,
-        prompts_dir=prompts_dir,
-    )
+    reqs = variant_requests(texts, n, model, llm, **prompt)
     results = gateway.chat(reqs, desc=f"RAG-Fusion variants ({model})") if reqs else []
     out = Variants()
     for qid, question, res in zip(qids, texts, results, strict=True):
