@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ragcourt.answering.names import NamedSpec
 from ragcourt.core.fixed_model import HandWrittenModel
@@ -64,6 +64,29 @@ def _check_header_name(name: str) -> None:
     """ValueError unless ``name`` is a valid HTTP header name (:data:`HEADER_NAME_RE`)."""
     if not HEADER_NAME_RE.match(name):
         raise ValueError(f"'{name}' is not a valid header name")
+
+
+def _check_header_text(name: str, text: str) -> None:
+    """A ``headers`` value: a credential header's names an environment variable, and every
+    ``${...}`` in it is an ``${env:NAME}`` reference."""
+    if name.lower() in CREDENTIAL_HEADERS and not ENV_REF_RE.search(text):
+        raise ValueError(
+            f"header '{name}' holds a literal value; name an environment variable "
+            '(e.g. "Bearer ${env:MY_KEY}" or headers_env) so the secret stays out of '
+            "the config and every artifact"
+        )
+    if "${" in ENV_REF_RE.sub("", text):
+        raise ValueError(f"header '{name}': only ${{env:NAME}} references are supported")
+
+
+def _check_header_env(name: str, var: str) -> None:
+    """A ``headers_env`` value: the name of an environment variable."""
+    if not ENV_NAME_RE.match(var):
+        raise ValueError(f"header '{name}': '{var}' is not an environment variable name")
+
+
+#: the check of a header's value, by the field that holds the header
+_HEADER_VALUE_CHECKS = {"headers": _check_header_text, "headers_env": _check_header_env}
 
 
 class AnswersFileSpec(NamedSpec):
@@ -234,28 +257,14 @@ class HttpSpec(NamedSpec):
                 raise ValueError(f"body is not valid JSON ({err})") from None
         return value
 
-    @field_validator("headers")
+    @field_validator("headers", "headers_env")
     @classmethod
-    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+    def _headers(cls, value: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        """Each header: a valid name, and a value as its field takes it (header by header)."""
+        check_value = _HEADER_VALUE_CHECKS[str(info.field_name)]
         for name, text in value.items():
             _check_header_name(name)
-            if name.lower() in CREDENTIAL_HEADERS and not ENV_REF_RE.search(text):
-                raise ValueError(
-                    f"header '{name}' holds a literal value; name an environment variable "
-                    '(e.g. "Bearer ${env:MY_KEY}" or headers_env) so the secret stays out of '
-                    "the config and every artifact"
-                )
-            if "${" in ENV_REF_RE.sub("", text):
-                raise ValueError(f"header '{name}': only ${{env:NAME}} references are supported")
-        return value
-
-    @field_validator("headers_env")
-    @classmethod
-    def _headers_env(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, var in value.items():
-            _check_header_name(name)
-            if not ENV_NAME_RE.match(var):
-                raise ValueError(f"header '{name}': '{var}' is not an environment variable name")
+            check_value(name, text)
         return value
 
     @model_validator(mode="after")
