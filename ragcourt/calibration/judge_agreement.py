@@ -41,7 +41,7 @@ def _role_rows(labeled: pl.DataFrame, bs: dict[str, Any]) -> list[dict[str, Any]
 
 
 def _relevance_row(
-    passage_labels: pl.DataFrame, relevance: pl.DataFrame, p: CalibrationParams
+    passage_labels: pl.DataFrame, relevance: pl.DataFrame, bs: dict[str, Any]
 ) -> dict[str, Any]:
     """Graded agreement of the relevance judge with the passage labels."""
     pj = passage_labels.join(
@@ -56,10 +56,7 @@ def _relevance_row(
         "relevance",
         pj["value"].cast(pl.Int64).to_list(),
         pj["relevance"].cast(pl.Int64).to_list(),
-        n_resamples=p.bootstrap_resamples,
-        seed=p.seed,
-        alpha=p.alpha,
-        kappa_warning=p.kappa_warning,
+        **bs,
     )
 
 
@@ -96,7 +93,7 @@ def agreement_table(
         )
     )
     if relevance is not None and passage_labels.height:
-        rows.append(_relevance_row(passage_labels, relevance, p))
+        rows.append(_relevance_row(passage_labels, relevance, bs))
     return agreement_frame([r for r in rows if r["n"] > 0])
 
 
