@@ -24,8 +24,16 @@ STAGE = StageDef(
     params=(
         "systems_file",
         "llm",
-        "retrieval",
-        "controls",
+        # what retrieving takes (not the metrics' ks and relevance rule)
+        "retrieval.retrievers",
+        "retrieval.rrf_k",
+        "retrieval.depth",
+        "retrieval.bm25",
+        "retrieval.settings",
+        # which controls answer, and their seed (not the validity check's bootstrap)
+        "controls.kinds",
+        "controls.base",
+        "controls.seed",
         "limits",
         "failure",
         "chunkings",
