@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
@@ -26,17 +27,10 @@ from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_parquet
 from ragcourt.core.params import Params
 from ragcourt.core.schemas import TABLES
-from ragcourt.core.shards import Shard, is_done, merge, prune, rows_digest, shard_key, write_shard
+from ragcourt.core.shards import Shard, rows_digest, shard_key
+from ragcourt.judging import shard_plan
 from ragcourt.judging.builders import build_grader, build_judges, check_judge_params
 from ragcourt.judging.dafe import DafeDecision, run_dafe
-from ragcourt.judging.shard_plan import (
-    RowShard,
-    by_system,
-    in_input_order,
-    rows_of,
-    select,
-    settings,
-)
 from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.vocabulary import (
     AnswerItem,
@@ -196,7 +190,7 @@ def shards(params: Params) -> list[Shard]:
     if size <= 0:
         return []
     answers = read_table(catalog.path("answers"), "answers", columns=["system"])
-    return [s.task(SHARDS, SHARD_TABLES) for s in by_system(answers, size)]
+    return [s.task(SHARDS, SHARD_TABLES) for s in shard_plan.by_system(answers, size)]
 
 
 def judge_in_shards(
@@ -204,28 +198,22 @@ def judge_in_shards(
 ) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     """Judge the shards of ``inputs`` that are not done (only shard ``system#block`` when
     ``block`` is given: then None), then merge every shard into the two tables."""
-    plan = by_system(inputs, ctx.params.scale.shard_questions)
-    chosen = plan if block is None else [select(plan, system, block, "judge")]
-    record = settings(ctx.params, JUDGE_KEYS, embedders=True)
+    plan = shard_plan.by_system(inputs, ctx.params.scale.shard_questions)
+    chosen = plan if block is None else [shard_plan.select(plan, system, block, "judge")]
+    record = shard_plan.settings(ctx.params, JUDGE_KEYS, embedders=True)
     for shard in chosen:
-        rows = rows_of(inputs, shard)
+        rows = shard_plan.rows_of(inputs, shard)
         key = shard_key({"stage": "judge", "settings": record, "rows": rows_digest(rows)})
-        files = {t: shard.file(SHARDS, t) for t in SHARD_TABLES}
-        if all(is_done(f, key) for f in files.values()):
-            log.info("judge: shard %s is done, kept", shard.label)
-            continue
-        verdicts, correctness = judge_answers(rows, ctx)
-        write_shard(verdicts, files["verdicts"], "verdicts", key)
-        write_shard(correctness, files["correctness"], "correctness", key)
+        shard_plan.judge_shard(
+            "judge", SHARDS, shard, key, partial(judge_answers, rows, ctx), SHARD_TABLES
+        )
     if block is not None:
         return None
     return _merged(plan, "verdicts"), _merged(plan, "correctness")
 
 
-def _merged(plan: list[RowShard], table: str) -> pl.DataFrame:
-    files = [s.file(SHARDS, table) for s in plan]
-    prune(catalog.path(SHARDS) / table, files)
-    return in_input_order(merge(files, table), plan)
+def _merged(plan: list[shard_plan.RowShard], table: str) -> pl.DataFrame:
+    return shard_plan.in_input_order(shard_plan.merge_shards(plan, SHARDS, table), plan)
 
 
 def run(params: Params, system: str | None = None, block: int | None = None) -> None:
@@ -234,16 +222,16 @@ def run(params: Params, system: str | None = None, block: int | None = None) -> 
     answers, qa = read_answers_and_qa()
     ctx = JudgeContext(params, stage="judge")
     inputs = judge_inputs(answers, qa)
-    catalog.path(SHARDS).mkdir(parents=True, exist_ok=True)
-    if params.scale.shard_questions > 0 or block is not None:
-        judged = judge_in_shards(inputs, ctx, system, block)
-        if judged is None:  # one shard of a Prefect run: the merging call writes the tables
-            ctx.gateway.write_metrics()
-            return
-        verdicts, correctness = judged
-    else:
-        prune(catalog.path(SHARDS), [])  # unsharded: no shard of an earlier run stays
-        verdicts, correctness = judge_answers(inputs, ctx)
+    judged = shard_plan.judged_tables(
+        ctx,
+        SHARDS,
+        block,
+        lambda: judge_in_shards(inputs, ctx, system, block),
+        lambda: judge_answers(inputs, ctx),
+    )
+    if judged is None:  # one shard of a Prefect run
+        return
+    verdicts, correctness = judged
     write_parquet(verdicts, catalog.path("verdicts"), "verdicts")
     write_parquet(correctness, catalog.path("correctness"), "correctness")
     ctx.gateway.write_metrics()

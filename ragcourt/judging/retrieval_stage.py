@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import partial
 
 import polars as pl
 
@@ -33,18 +34,11 @@ from ragcourt.core.provenance import (
     NO_RETRIEVED_PASSAGES,
     retrieval_gap,
 )
-from ragcourt.core.shards import Shard, is_done, merge, prune, rows_digest, shard_key, write_shard
+from ragcourt.core.shards import Shard, rows_digest, shard_key
+from ragcourt.judging import shard_plan
 from ragcourt.judging.builders import build_relevance_grader, check_judge_params
 from ragcourt.judging.relevance import retrieved_passages, unique_passages
 from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING, systems_without_passages
-from ragcourt.judging.shard_plan import (
-    RowShard,
-    by_question,
-    in_input_order,
-    rows_of,
-    select,
-    settings,
-)
 from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.udcg import (
     NO_RESPONSE,
@@ -156,7 +150,7 @@ def shards(params: Params) -> list[Shard]:
         return []
     columns = ["system", "question_id", "retrieved", "model"]
     kept, _ = _judged_rows(read_table(catalog.path("answers"), "answers", columns=columns))
-    return [s.task(SHARDS, SHARD_TABLES) for s in by_question(kept, size)]
+    return [s.task(SHARDS, SHARD_TABLES) for s in shard_plan.by_question(kept, size)]
 
 
 def judge_in_shards(
@@ -165,34 +159,28 @@ def judge_in_shards(
     """Judge the question blocks that are not done (only ``block`` when given: then None),
     then merge every block into the three tables."""
     kept, skip = _judged_rows(answers)
-    plan = by_question(kept, ctx.params.scale.shard_questions)
-    chosen = plan if block is None else [select(plan, None, block, "judge_retrieval")]
-    record = settings(ctx.params, JUDGE_KEYS, embedders=False)
+    plan = shard_plan.by_question(kept, ctx.params.scale.shard_questions)
+    chosen = plan if block is None else [shard_plan.select(plan, None, block, "judge_retrieval")]
+    record = shard_plan.settings(ctx.params, JUDGE_KEYS, embedders=False)
     for shard in chosen:
-        rows = rows_of(kept, shard)
+        rows = shard_plan.rows_of(kept, shard)
         qa_rows = qa.join(rows.select("question_id").unique(), on="question_id", how="semi")
         digest = rows_digest(rows.select("system", "question_id", "retrieved", "model"))
         key = shard_key(
             {"stage": "judge_retrieval", "settings": record, "rows": digest,
              "qa": rows_digest(qa_rows)}
         )  # fmt: skip
-        files = {t: shard.file(SHARDS, t) for t in SHARD_TABLES}
-        if all(is_done(f, key) for f in files.values()):
-            log.info("judge_retrieval: shard %s is done, kept", shard.label)
-            continue
-        for table, df in zip(SHARD_TABLES, judge_retrieval(rows, qa, ctx, skip), strict=True):
-            write_shard(df, files[table], table, key)
+        judged = partial(judge_retrieval, rows, qa, ctx, skip)
+        shard_plan.judge_shard("judge_retrieval", SHARDS, shard, key, judged, SHARD_TABLES)
     if block is not None:
         return None
-    relevance, utility, udcg = (_merged(plan, t) for t in SHARD_TABLES)
+    relevance, utility, udcg = (shard_plan.merge_shards(plan, SHARDS, t) for t in SHARD_TABLES)
     by_passage = ["question_id", "chunk_id"]
-    return relevance.sort(by_passage), utility.sort(by_passage), in_input_order(udcg, plan)
-
-
-def _merged(plan: list[RowShard], table: str) -> pl.DataFrame:
-    files = [s.file(SHARDS, table) for s in plan]
-    prune(catalog.path(SHARDS) / table, files)
-    return merge(files, table)
+    return (
+        relevance.sort(by_passage),
+        utility.sort(by_passage),
+        shard_plan.in_input_order(udcg, plan),
+    )
 
 
 def run(params: Params, block: int | None = None) -> None:
@@ -201,16 +189,16 @@ def run(params: Params, block: int | None = None) -> None:
     check_judge_params(params.judge)  # unknown kinds: one line before any model call
     answers, qa = read_answers_and_qa()
     ctx = JudgeContext(params, stage="judge_retrieval")
-    catalog.path(SHARDS).mkdir(parents=True, exist_ok=True)
-    if params.scale.shard_questions > 0 or block is not None:
-        judged = judge_in_shards(answers, qa, ctx, block)
-        if judged is None:  # one shard of a Prefect run: the merging call writes the tables
-            ctx.gateway.write_metrics()
-            return
-        relevance, utility, udcg = judged
-    else:
-        prune(catalog.path(SHARDS), [])  # unsharded: no shard of an earlier run stays
-        relevance, utility, udcg = judge_retrieval(answers, qa, ctx)
+    judged = shard_plan.judged_tables(
+        ctx,
+        SHARDS,
+        block,
+        lambda: judge_in_shards(answers, qa, ctx, block),
+        lambda: judge_retrieval(answers, qa, ctx),
+    )
+    if judged is None:  # one shard of a Prefect run
+        return
+    relevance, utility, udcg = judged
     for system in systems_without_passages(answers):
         log.info("judge_retrieval: %s: %s", system, NO_RETRIEVAL_JUDGING)
     write_parquet(relevance, catalog.path("relevance"), "relevance")

@@ -11,9 +11,11 @@ order (:func:`in_input_order`), so it is the table one unsharded call writes.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 from pydantic import BaseModel
@@ -21,7 +23,11 @@ from pydantic import BaseModel
 from ragcourt.core import catalog
 from ragcourt.core.fingerprint import MISSING, file_sha256
 from ragcourt.core.params import Params
-from ragcourt.core.shards import Shard, blocks, shard_file
+from ragcourt.core.shards import Shard, blocks, is_done, merge, prune, shard_file, write_shard
+from ragcourt.judging.vocabulary import JudgeContext
+
+T = TypeVar("T")
+log = logging.getLogger("ragcourt.judge")
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,53 @@ def in_input_order(merged: pl.DataFrame, plan: list[RowShard]) -> pl.DataFrame:
         .sort("_input_row")
         .drop("_input_row")
     )
+
+
+def judge_shard(
+    stage: str,
+    artifact: str,
+    shard: RowShard,
+    key: str,
+    judge: Callable[[], Sequence[pl.DataFrame]],
+    tables: Sequence[str],
+) -> None:
+    """Write ``judge()``'s tables (in ``tables`` order) as ``shard``'s files under ``key``;
+    none when every file already holds ``key`` (the shard is done and kept)."""
+    files = {t: shard.file(artifact, t) for t in tables}
+    if all(is_done(f, key) for f in files.values()):
+        log.info("%s: shard %s is done, kept", stage, shard.label)
+        return
+    for table, df in zip(tables, judge(), strict=True):
+        write_shard(df, files[table], table, key)
+
+
+def merge_shards(plan: list[RowShard], artifact: str, table: str) -> pl.DataFrame:
+    """The shard files of ``table`` in ``plan`` order, concatenated (any other file of the
+    table's shard folder removed)."""
+    files = [s.file(artifact, table) for s in plan]
+    prune(catalog.path(artifact) / table, files)
+    return merge(files, table)
+
+
+def judged_tables(
+    ctx: JudgeContext,
+    artifact: str,
+    block: int | None,
+    in_shards: Callable[[], T | None],
+    whole: Callable[[], T],
+) -> T | None:
+    """A judge stage's tables: ``in_shards()`` when ``scale.shard_questions`` > 0 or ``block``
+    names a shard (None for one shard of a Prefect run, its model calls accounted: the merging
+    call writes the tables), else ``whole()`` with the shards of an earlier run removed."""
+    folder = catalog.path(artifact)  # an output of the stage, even empty
+    folder.mkdir(parents=True, exist_ok=True)
+    if ctx.params.scale.shard_questions > 0 or block is not None:
+        judged = in_shards()
+        if judged is None:
+            ctx.gateway.write_metrics()
+        return judged
+    prune(folder, [])  # unsharded: no shard of an earlier run stays
+    return whole()
 
 
 def _digest(path: str | Path) -> str:
