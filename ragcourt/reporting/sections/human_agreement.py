@@ -17,16 +17,12 @@ from ragcourt.reporting.model import Section, fmt, pct
 from ragcourt.reporting.sections.common import add_row_table, note_missing
 
 
-def _iv(mid: Any, lo: Any, hi: Any) -> str:
-    if mid is None:
+def _ci(r: dict[str, Any], mid: str, stem: str, form: Callable[[Any], str] = pct) -> str:
+    """Row ``r``'s ``mid [lo, hi]`` (columns ``mid``, ``<stem>_lo``, ``<stem>_hi``) written
+    with ``form``; "–" when ``mid`` is null."""
+    if r[mid] is None:
         return "–"
-    return f"{pct(mid)} [{pct(lo)}, {pct(hi)}]"
-
-
-def _ci_num(mid: Any, lo: Any, hi: Any) -> str:
-    if mid is None:
-        return "–"
-    return f"{fmt(mid)} [{fmt(lo)}, {fmt(hi)}]"
+    return f"{form(r[mid])} [{form(r[f'{stem}_lo'])}, {form(r[f'{stem}_hi'])}]"
 
 
 PPI_COLUMNS = [
@@ -47,9 +43,7 @@ def _ppi_cells(r: dict[str, Any]) -> list[str]:
         r["system"],
         r["predictor"],
         fmt(r["n_labeled"]),
-        _iv(r["judge_mean"], r["judge_lo"], r["judge_hi"]),
-        _iv(r["human_mean"], r["human_lo"], r["human_hi"]),
-        _iv(r["ppi_mean"], r["ppi_lo"], r["ppi_hi"]),
+        *(_ci(r, f"{e}_mean", e) for e in ("judge", "human", "ppi")),
         fmt(r["width_ratio"]),
     ]
 
@@ -61,9 +55,9 @@ def _agreement_cells(r: dict[str, Any]) -> list[str]:
         r["role"],
         r["target"],
         fmt(r["n"]),
-        _iv(r["accuracy"], r["accuracy_lo"], r["accuracy_hi"]),
-        _ci_num(r["kappa"], r["kappa_lo"], r["kappa_hi"]),
-        _ci_num(r["spearman"], r["spearman_lo"], r["spearman_hi"]),
+        _ci(r, "accuracy", "accuracy"),
+        _ci(r, "kappa", "kappa", fmt),
+        _ci(r, "spearman", "spearman", fmt),
         "LOW" if r["low_agreement"] else "",
     ]
 
