@@ -20,6 +20,7 @@ PIPELINE: tuple[str, ...] = (
     "judge_retrieval",
     "judge_summary",
     "tournament",
+    "race",
     "calibrate",
     "report",
 )

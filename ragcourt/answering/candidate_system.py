@@ -46,6 +46,9 @@ class AnswerJob:
     qa: pl.DataFrame
     params: Params
     previous: pl.DataFrame | None = None
+    #: the whole QA set when ``qa`` is a part of it (a race round): an answers file is checked
+    #: against the whole set
+    pool: pl.DataFrame | None = None
 
 
 class CandidateSystem(Protocol):

@@ -184,6 +184,33 @@ def _answer_by_itself(
     _log_written(system.name, df)
 
 
+def answer_rows(
+    systems: Sequence[CandidateSystem],
+    qa: pl.DataFrame,
+    params: Params,
+    gateway: Chatter,
+    prompts_dir: Path | None = None,
+    pool: pl.DataFrame | None = None,
+) -> dict[str, pl.DataFrame]:
+    """Each of ``systems``' answers to ``qa``, returned and not written to the stage's
+    partitions (the race answers its rounds this way): built-in systems retrieve once per
+    group sharing a retrieval key and generate in one gateway batch; the others answer by
+    themselves (``pool``: the whole QA set ``qa`` is part of). Rows carry the answers table's
+    columns plus ``control``."""
+    out: dict[str, pl.DataFrame] = {}
+
+    def keep(s: System, df: pl.DataFrame) -> None:
+        out[s.name] = df
+
+    _answer_builtin(
+        _Answering(params, gateway, None, prompts_dir), builtin_systems(systems), qa, keep
+    )
+    for s in self_answering(systems):
+        out[s.name] = mark_control(s.answer(AnswerJob(qa, params, None, pool)), s)
+        _log_written(s.name, out[s.name])
+    return {s.name: out[s.name] for s in systems}
+
+
 def _log_written(name: str, df: pl.DataFrame) -> None:
     n_err = df["error"].drop_nulls().len()
     log.info(

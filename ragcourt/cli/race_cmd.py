@@ -1,12 +1,14 @@
-"""``ragcourt race --replay``: the adaptive race (spec §6, "Race") on a finished run's pairwise
-judgements, with no model call.
+"""``ragcourt race``: the adaptive race (spec §6, "Race").
 
-It needs a run with ``tournament.round_robin`` on (every pair judged on every question). The
-race draws the questions in rounds, drops configurations that are significantly behind and
-plays only the survivors; on a deterministic judge that is exactly what a live race would
-decide, and the calls it reports are those a live race would spend. Writes
-``data/race/summary.json`` (catalog ``race_summary``; the report shows it) and prints the
-outcome. The live race, which answers and judges only the survivors, is not built yet.
+Live (the default): the ``race`` stage (:mod:`ragcourt.tournament.race_live`, what ``dvc repro
+race`` runs): only the survivors answer and are judged on each round's questions; writes
+``data/race/summary.json`` (catalog ``race_summary``) and every round's files.
+
+``--replay``: the race on a finished run's pairwise judgements, with no model call. It needs a
+run with ``tournament.round_robin`` on (every pair judged on every question); on a
+deterministic judge it decides what a live race would, and the calls it reports are those a
+live race would spend. Writes ``data/race/replay.json`` (catalog ``race_replay``).
+The report shows the live race, else the replay.
 """
 
 from __future__ import annotations
@@ -21,11 +23,6 @@ from ragcourt.cli.gate_cmd import read_summary
 from ragcourt.core import catalog
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import RagcourtError
-
-LIVE_NOT_BUILT = (
-    "the live race (only survivors answer and are judged) is not available yet; "
-    "`ragcourt race --replay` races on a finished run's judgements without a model call"
-)
 
 
 @user_errors
@@ -51,16 +48,16 @@ def race(
         DEFAULT_PARAMS_FILE
     ),
 ) -> None:
-    """Find the best configuration in rounds, dropping those significantly behind."""
+    """Find the best configuration in rounds, dropping those significantly behind (live: only
+    the survivors answer and are judged; --replay: on a finished run's judgements)."""
     from ragcourt.core.io import read_table, write_json
     from ragcourt.core.params import RaceParams, load_params
     from ragcourt.tournament.race import RaceSettings, race_lines, run_race
     from ragcourt.tournament.race_replay import pair_scores, replay_play, replay_systems
     from ragcourt.tournament.summaries import TournamentSummary
 
-    if not replay:
-        raise RagcourtError(LIVE_NOT_BUILT)
-    rp = load_params(params).race
+    loaded = load_params(params)
+    rp = loaded.race
     given = {
         "rounds": rounds,
         "round_questions": round_questions,
@@ -71,6 +68,14 @@ def race(
     rp = RaceParams.model_validate(
         rp.model_dump() | {k: v for k, v in given.items() if v is not None}
     )
+    if not replay:
+        from ragcourt.tournament.race_live import run as run_live
+
+        live = run_live(loaded.model_copy(update={"race": rp}), include_controls=include_controls)
+        for line in race_lines(live):
+            typer.echo(line)
+        typer.echo(f"wrote {catalog.path('race_summary')}")
+        return
     summary = read_summary("tournament_summary", TournamentSummary)
     controls = summary.discrimination.controls if summary.discrimination is not None else {}
     source = catalog.path("pairwise")
@@ -80,7 +85,7 @@ def race(
         raise RagcourtError(f"{source}: a race needs at least 2 systems, found {systems}")
     cfg = RaceSettings(**rp.model_dump())  # the same fields: race.* params, checked
     result = run_race(systems, questions, replay_play(pair_scores(pairwise), str(source)), cfg)
-    out = catalog.path("race_summary")
+    out = catalog.path("race_replay")
     write_json(result.model_dump(mode="json"), out)
     for line in race_lines(result):
         typer.echo(line)

@@ -233,11 +233,21 @@ ARTIFACTS: dict[str, Artifact] = {
             on_demand=True,
         ),
         _a(
-            "race_summary",
-            "data/race/summary.json",
+            "race_replay",
+            "data/race/replay.json",
             "tournament",
             desc="an adaptive race replayed on the run's judgements (ragcourt race --replay)",
             on_demand=True,
+        ),
+        # race (the live race: only the survivors answer and are judged)
+        _a("race_summary", "data/race/summary.json", "race"),
+        _a(
+            "race_rounds",
+            "data/race/rounds",
+            "race",
+            None,
+            "<round>/answers/<system>.parquet, verdicts, correctness and pairwise per round",
+            persist=True,
         ),
         # calibrate (human labels; see ragcourt/calibration)
         _a(

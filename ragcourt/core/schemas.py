@@ -418,6 +418,12 @@ TABLES: dict[str, dict[str, PolarsDtype | str]] = {
     },
 }
 
+# one round of the live race (stage race): the tournament's pairwise rows of that round's pairs
+TABLES["race_pairwise"] = {
+    **{k: v for k, v in TABLES["pairwise"].items() if not k.startswith("in_")},
+    "race_round": pl.Int32,
+}
+
 
 HEADINGS = pl.List(pl.Struct({"start": pl.Int64, "level": pl.Int32, "title": pl.String}))
 SOURCE_MAP = pl.List(

@@ -152,7 +152,7 @@ def _stage_body(sd: StageDef, root: Path, params: Params | None) -> dict[str, An
         path = _dep(sd, d, params)
         if path is not None and path not in deps:
             deps.append(path)
-    if "system" in sd.partition:  # files external systems answer from (answers files, modules);
+    if "system" in sd.partition or sd.system_inputs:  # files external systems answer from;
         # a control's input inside the stage's own outputs (a shuffled control reads its base
         # system's partition) is ordering within the stage, not a DVC dependency
         own = {_folder(catalog.spec(a).template) for a in sd.outs}

@@ -234,13 +234,14 @@ def build_plan(params: Params, systems: Iterable[SystemEntry]) -> Plan:
         combos: list[dict[str, str | None]] = [{}]
         for f in fields:
             combos = [{**c, f: v} for c in combos for v in _values(params, f)]
+        own = [i for e in systems for i in (e[3] if len(e) > 3 else ())] if sd.system_inputs else []
         for part in combos:
             kwargs = tuple((f, part[f]) for f in fields)
             outs = [
                 catalog.spec(a).path_str(**{f: str(part[f]) for f in catalog.spec(a).fields})
                 for a in sd.writes
             ]
-            add(_call(sd, params, part, kwargs, outs, producers))
+            add(_call(sd, params, part, kwargs, outs, producers, extra_inputs=own))
     return p
 
 
@@ -255,10 +256,12 @@ def systems_for_plan(params: Params) -> list[tuple[str, str | None, str | None, 
 
 
 def plan_for(params: Params, until: str | None = None, only: Sequence[str] | None = None) -> Plan:
-    """The plan restricted to the selected stages; the systems file is read only when the
-    answer stage (one task per system) is selected."""
+    """The plan restricted to the selected stages; the systems file is read only when a stage
+    that answers the systems (the answer stage, one task per system; the race) is selected."""
     names = selected_stages(until, only)
-    systems = systems_for_plan(params) if "answer" in names else []
+    graph = stage_graph()
+    answering = any(graph[n].partition == ("system",) or graph[n].system_inputs for n in names)
+    systems = systems_for_plan(params) if answering else []
     return build_plan(params, systems).select(only=names)
 
 

@@ -112,6 +112,9 @@ class StageDef:
     shards: str | None = None
     #: the params key of its shard size (0: the flow does not ask ``shards`` for a list)
     shard_size: str = "scale.shard_questions"
+    #: it answers the configured systems itself (the race): the files external systems answer
+    #: from (answers files, modules) are its inputs too, as they are the answer stage's
+    system_inputs: bool = False
 
     def __post_init__(self) -> None:
         if self.settings is not None and self.settings_key not in self.params:

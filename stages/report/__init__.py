@@ -29,6 +29,7 @@ STAGE = StageDef(
             "calibration_summary",
             "calibration_agreement",
             "calibration_ppi_systems",
+            "race_summary",
         ),
         art("embed_stats", chunking="*", embedder="*"),
         art("index_stats", chunking="*", embedder="*"),

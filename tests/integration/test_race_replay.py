@@ -39,7 +39,7 @@ def test_replay_separates_the_best_and_counts_calls(
 ) -> None:
     code, out = race(run, monkeypatch, "--replay", "--round-questions", "10", "--rounds", "4")
     assert code == 0, out
-    result = RaceResult.model_validate(json.loads((run / "data/race/summary.json").read_text()))
+    result = RaceResult.model_validate(json.loads((run / "data/race/replay.json").read_text()))
     assert result.winner == "alpha" and result.stopped == "separated"
     assert {e.system for e in result.exits} == {"bravo", "charlie", "delta"}  # no control raced
     assert all(e.upper_bound < 0.5 for e in result.exits)
@@ -67,9 +67,10 @@ def test_replay_separates_the_best_and_counts_calls(
     assert "When and why each configuration left" in md
 
 
-def test_without_replay_it_says_the_live_race_is_not_built(
+def test_the_live_race_without_its_inputs_is_one_line_naming_the_missing_one(
     run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Without --replay the race answers live: a workspace without chunks is one line."""
     code, out = race(run, monkeypatch)
     assert code == 2 and out.count("\n") == 1
-    assert "live race" in out and "--replay" in out
+    assert "data/chunks/" in out and "chunk stage" in out

@@ -241,5 +241,6 @@ ANSWER_ROUTES.register("answers_file")(
             name, model, spec.path, qa, limits
         ),
         lambda spec: str(spec.path),
+        reads_whole_set=True,
     )
 )

@@ -26,6 +26,9 @@ class AnswerRoute:
 
     answer: Callable[[str, str, Any, pl.DataFrame, pl.DataFrame | None, LimitsParams], pl.DataFrame]
     target: Callable[[Any], str]
+    #: answers every question at no cost (a file): asked part of the QA set (the race's rounds),
+    #: it is given the whole set, against which its rows are checked, and the part is kept
+    reads_whole_set: bool = False
 
 
 ANSWER_ROUTES: Registry[AnswerRoute] = Registry(

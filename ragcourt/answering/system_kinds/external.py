@@ -53,11 +53,18 @@ class ExternalSystem(CandidateSystem):
 
     def answer(self, job: AnswerJob) -> pl.DataFrame:
         """Its rows through its answer route; with ``job.previous`` a Python or HTTP system
-        is asked only the questions that failed (an answers file is read again)."""
+        is asked only the questions that failed (an answers file is read again); with
+        ``job.pool`` a route that reads the whole set gets it and ``job.qa``'s rows are kept."""
         route = ANSWER_ROUTES.get(self.spec.route, f"system '{self.name}'")
-        return route.answer(
-            self.name, self.generator_model, self.spec, job.qa, job.previous, job.params.limits
+        whole = job.pool is not None and route.reads_whole_set
+        qa = job.pool if whole and job.pool is not None else job.qa
+        rows = route.answer(
+            self.name, self.generator_model, self.spec, qa, job.previous, job.params.limits
         )
+        if not whole:
+            return rows
+        order = job.qa.select("question_id").with_row_index("_at")
+        return rows.join(order, on="question_id").sort("_at").drop("_at")
 
 
 def is_external_system(system: CandidateSystem) -> TypeGuard[ExternalSystem]:

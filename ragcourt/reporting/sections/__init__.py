@@ -59,7 +59,11 @@ def build_sections(art: Artifacts, params: Params, head: Headline | None = None)
         *([release_gate(art, params)] if params.gate.baseline else []),
         human_labels(art),
         swiss_cost(art),
-        *([race_section(art)] if art.path("race_summary").is_file() else []),
+        *(
+            [race_section(art)]
+            if art.path("race_summary").is_file() or art.path("race_replay").is_file()
+            else []
+        ),
         dafe(art),
         retrieval(art, params),
         udcg_correlation(art),

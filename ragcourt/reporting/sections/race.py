@@ -23,8 +23,11 @@ RACE_INTRO = (
 
 
 def read_race(art: Artifacts) -> tuple[RaceResult | None, str | None]:
-    """The race summary (None and a reason when it is unreadable; None, None when absent)."""
+    """The live race's summary, else the replay's (None and a reason when it is unreadable;
+    None, None when neither exists)."""
     path = art.path("race_summary")
+    if not path.is_file():
+        path = art.path("race_replay")
     if not path.is_file():
         return None, None
     try:
