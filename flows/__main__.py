@@ -10,7 +10,7 @@ from ragcourt.core.entry import run_entry
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.offline import apply as apply_offline
 
-FLOWS = ("pipeline", "sweep", "deployments")
+FLOWS = ("pipeline", "race", "sweep", "deployments")
 
 
 def main() -> None:

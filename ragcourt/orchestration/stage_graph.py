@@ -95,6 +95,22 @@ def stage_graph(root: Path | None = None) -> dict[str, StageDef]:
     return load_stage_graph(stages_dir(root).resolve())
 
 
+def with_upstream(names: Sequence[str], root: Path | None = None) -> list[str]:
+    """``names`` and every stage whose artifacts they read, directly or not, in run order."""
+    graph = stage_graph(root)
+    wanted: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in wanted:
+            continue
+        if name not in graph:
+            raise ConfigError(f"unknown stage '{name}' (stages: {', '.join(graph)})")
+        wanted.add(name)
+        todo.extend(catalog.spec(d.artifact).stage for d in graph[name].deps if d.artifact)
+    return [n for n in graph if n in wanted]
+
+
 def stage_order(root: Path | None = None) -> tuple[str, ...]:
     """Stage names in run order."""
     return tuple(stage_graph(root))

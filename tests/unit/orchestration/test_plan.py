@@ -206,3 +206,15 @@ def test_every_stage_writes_exactly_its_catalog_artifacts() -> None:
     for sd in stage_graph().values():
         assert set(sd.writes) == {a.name for a in catalog.produced_by(sd.name)}, sd.name
         assert callable(sd.load()), sd.function
+
+
+def test_with_upstream_is_the_stages_a_stage_reads_in_run_order() -> None:
+    """The race flow runs the race and what it reads: not answer, judge or the tournament."""
+    from ragcourt.orchestration.stage_graph import stage_order, with_upstream
+
+    names = with_upstream(["race"])
+    assert names[-1] == "race" and {"ingest", "chunk", "embed", "qagen", "llm_routes"} <= set(names)
+    assert not {"answer", "judge", "tournament", "report"} & set(names)
+    order = stage_order()
+    assert names == sorted(names, key=order.index)
+    assert with_upstream(["chunk"]) == ["ingest", "chunk"]
