@@ -17,11 +17,10 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ragcourt.tournament.race import RaceSettings
+from ragcourt.core.params import RaceParams
 from ragcourt.tournament.race_sim import Scenario, summarise, sweep, tied_top
 
 
@@ -59,7 +58,7 @@ def plot(rows: list[tuple[str, float, dict[str, Any]]], alphas: list[float], pat
     plt.close(fig)
 
 
-def row(name: str, sc: Scenario, cfg: RaceSettings, seeds: int) -> dict[str, Any]:
+def row(name: str, sc: Scenario, cfg: RaceParams, seeds: int) -> dict[str, Any]:
     """Run and print one line."""
     t0 = time.perf_counter()
     s = summarise(sweep(sc, cfg, range(seeds)))
@@ -93,13 +92,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     out = []
     for alpha in args.alphas:
-        cfg = RaceSettings(alpha, args.rounds, args.round_questions, args.opponents)
+        cfg = RaceParams(
+            alpha=alpha,
+            rounds=args.rounds,
+            round_questions=args.round_questions,
+            opponents=args.opponents,
+        )
         for sc in scenarios():
             out.append((sc.name, alpha, row(f"{sc.name}, alpha {alpha:g}", sc, cfg, args.seeds)))
         # contrast: the same test at level alpha on every look and opponent (no Bonferroni):
-        # RaceSettings' alpha is divided by rounds x (N - 1), so pass alpha times that
+        # the race's alpha is divided by rounds x (N - 1), so pass alpha times that
         eq = scenarios()[0]
-        naive = replace(cfg, alpha=alpha * args.rounds * (eq.n_systems - 1))
+        naive = cfg.model_copy(update={"alpha": alpha * args.rounds * (eq.n_systems - 1)})
         s = row(f"{eq.name}, alpha {alpha:g} per test (uncorrected)", eq, naive, args.seeds)
         out.append((f"{eq.name}, uncorrected", alpha, s))
     if args.figure is not None:

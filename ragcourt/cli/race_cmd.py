@@ -52,7 +52,7 @@ def race(
     the survivors answer and are judged; --replay: on a finished run's judgements)."""
     from ragcourt.core.io import read_table, write_json
     from ragcourt.core.params import RaceParams, load_params
-    from ragcourt.tournament.race import RaceSettings, race_lines, run_race
+    from ragcourt.tournament.race import race_lines, run_race
     from ragcourt.tournament.race_replay import pair_scores, replay_play, replay_systems
     from ragcourt.tournament.summaries import TournamentSummary
 
@@ -83,8 +83,7 @@ def race(
     systems, questions = replay_systems(pairwise, list(controls), include_controls)
     if len(systems) < 2:
         raise RagcourtError(f"{source}: a race needs at least 2 systems, found {systems}")
-    cfg = RaceSettings(**rp.model_dump())  # the same fields: race.* params, checked
-    result = run_race(systems, questions, replay_play(pair_scores(pairwise), str(source)), cfg)
+    result = run_race(systems, questions, replay_play(pair_scores(pairwise), str(source)), rp)
     out = catalog.path("race_replay")
     write_json(result.model_dump(mode="json"), out)
     for line in race_lines(result):

@@ -36,6 +36,7 @@ from typing import Literal
 import numpy as np
 
 from ragcourt.core.fixed_model import FixedModel
+from ragcourt.core.params import RaceParams
 from ragcourt.tournament import bradley_terry
 from ragcourt.tournament.swiss import Pair
 
@@ -299,20 +300,8 @@ def round_robin_calls(n_systems: int, n_questions: int) -> RaceCalls:
     return RaceCalls(answers=answers, judge=judge, total=answers + judge)
 
 
-@dataclass(frozen=True)
-class RaceSettings:
-    """``race.*`` params: level, planned rounds, questions per round, opponents, call budget."""
-
-    alpha: float = 0.05
-    rounds: int = 5
-    round_questions: int = 10
-    opponents: int = 2
-    max_calls: int | None = None
-    seed: int = 0
-
-
 def run_race(
-    systems: Sequence[str], questions: Sequence[str], play: PlayPairs, cfg: RaceSettings
+    systems: Sequence[str], questions: Sequence[str], play: PlayPairs, cfg: RaceParams
 ) -> RaceResult:
     """The race (module doc) over ``questions`` drawn in a seeded random order; ``play``
     judges each round's pairs on that round's questions (answering them first as needed)."""
@@ -368,7 +357,7 @@ def run_race(
 
 def _result(
     state: RaceState,
-    cfg: RaceSettings,
+    cfg: RaceParams,
     stopped: Stopped,
     history: list[RaceRound],
     exits: list[RaceExit],

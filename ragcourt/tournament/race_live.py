@@ -41,7 +41,7 @@ from ragcourt.llm import Gateway
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.memo import JudgementMemo
 from ragcourt.tournament.pairwise import PairwiseContext
-from ragcourt.tournament.race import PairOutcome, RaceResult, RaceSettings, race_lines, run_race
+from ragcourt.tournament.race import PairOutcome, RaceResult, race_lines, run_race
 from ragcourt.tournament.swiss import Pair
 
 log = logging.getLogger("ragcourt.race")
@@ -170,7 +170,7 @@ def run(params: Params, include_controls: bool = False) -> RaceResult:
             list(systems),
             qa["question_id"].to_list(),
             live.play,
-            RaceSettings(**params.race.model_dump()),
+            params.race,
         )
     finally:
         gateway.write_metrics()

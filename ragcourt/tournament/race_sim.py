@@ -12,12 +12,13 @@ best, and the calls against a round-robin of the same questions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ragcourt.tournament.race import PairOutcome, RaceSettings, run_race
+from ragcourt.core.params import RaceParams
+from ragcourt.tournament.race import PairOutcome, run_race
 from ragcourt.tournament.simulate import Oracle, SimConfig
 from ragcourt.tournament.swiss import Pair
 
@@ -37,7 +38,7 @@ def tied_top(n: int, tied: int, gap: float) -> tuple[float, ...]:
     return tuple([0.0] * tied + [-gap * (k + 1) for k in range(n - tied)])
 
 
-def simulate_race(scenario: Scenario, cfg: RaceSettings, seed: int) -> dict[str, Any]:
+def simulate_race(scenario: Scenario, cfg: RaceParams, seed: int) -> dict[str, Any]:
     """One race on a fresh seeded oracle (module doc)."""
     n_q = cfg.rounds * cfg.round_questions
     sim = SimConfig(
@@ -57,7 +58,7 @@ def simulate_race(scenario: Scenario, cfg: RaceSettings, seed: int) -> dict[str,
             for a, b in pairs
         ]
 
-    result = run_race(oracle.names, list(qid), play, replace(cfg, seed=seed))
+    result = run_race(oracle.names, list(qid), play, cfg.model_copy(update={"seed": seed}))
     best = oracle.names[int(np.argmax(oracle.theta))]
     dropped = {e.system for e in result.exits}
     return {
@@ -75,7 +76,7 @@ def simulate_race(scenario: Scenario, cfg: RaceSettings, seed: int) -> dict[str,
     }
 
 
-def sweep(scenario: Scenario, cfg: RaceSettings, seeds: Sequence[int]) -> list[dict[str, Any]]:
+def sweep(scenario: Scenario, cfg: RaceParams, seeds: Sequence[int]) -> list[dict[str, Any]]:
     """:func:`simulate_race` for every seed."""
     return [simulate_race(scenario, cfg, s) for s in seeds]
 

@@ -9,9 +9,9 @@ import math
 
 import pytest
 
+from ragcourt.core.params import RaceParams
 from ragcourt.tournament.race import (
     PairOutcome,
-    RaceSettings,
     RaceState,
     eliminate,
     hoeffding_radius,
@@ -82,7 +82,7 @@ def scripted_play(best: str) -> tuple[list[list[Pair]], object]:
 def test_scripted_race_separates_the_best_and_counts_its_calls() -> None:
     systems = ["s1", "s2", "s3", "s4", "s5", "s6"]
     played, play = scripted_play("s4")
-    cfg = RaceSettings(alpha=0.05, rounds=4, round_questions=20, opponents=2, seed=1)
+    cfg = RaceParams(alpha=0.05, rounds=4, round_questions=20, opponents=2, seed=1)
     res = run_race(systems, [f"q{k}" for k in range(100)], play, cfg)  # type: ignore[arg-type]
     assert res.winner == "s4" and res.leader == "s4" and res.stopped == "separated"
     assert {e.system for e in res.exits} == set(systems) - {"s4"}
@@ -102,12 +102,12 @@ def test_scripted_race_separates_the_best_and_counts_its_calls() -> None:
 def test_budget_and_question_pool_stop_the_race() -> None:
     systems = ["s1", "s2", "s3", "s4"]
     _, play = scripted_play("nobody")  # every pair ties: nobody can be dropped
-    cfg = RaceSettings(alpha=0.05, rounds=10, round_questions=10, opponents=1, max_calls=250)
+    cfg = RaceParams(alpha=0.05, rounds=10, round_questions=10, opponents=1, max_calls=250)
     res = run_race(systems, [f"q{k}" for k in range(100)], play, cfg)  # type: ignore[arg-type]
     # a round: 4 answers x 10 + 3 pairs x 2 x 10 = 100 calls; a third would pass 250
     assert res.stopped == "budget" and res.rounds_played == 2 and res.calls.total == 200
     assert res.winner is None and len(res.survivors) == 4
-    res = run_race(systems, [f"q{k}" for k in range(25)], play, RaceSettings(rounds=10))  # type: ignore[arg-type]
+    res = run_race(systems, [f"q{k}" for k in range(25)], play, RaceParams(rounds=10))  # type: ignore[arg-type]
     # only full rounds (the bound counts looks at n = k x round_questions): 5 are left unused
     assert res.stopped == "questions" and res.questions_used == 20
     assert [r.questions for r in res.rounds] == [10, 10]
@@ -117,7 +117,7 @@ def test_stopping_rule_on_the_simulator_keeps_the_best_and_drops_a_far_worse_fie
     # loose bound: at alpha 0.3, among equal systems S00 (a best) is dropped in at most ~30%
     # of races (20 here); the same rule without the Bonferroni correction (0.3 per test over
     # 3 looks x 5 opponents) dropped it in 8 of these 20 races when tried
-    cfg = RaceSettings(alpha=0.3, rounds=3, round_questions=20, opponents=2)
+    cfg = RaceParams(alpha=0.3, rounds=3, round_questions=20, opponents=2)
     equal = summarise(sweep(Scenario("equal", 6, tuple([0.0] * 6)), cfg, range(20)))
     assert equal["drop_rate"] <= 0.3
     # power: one system 400 Elo above a field 100 Elo apart is kept and the rest are dropped
