@@ -32,6 +32,7 @@ from ragcourt.answering.stage import answer_rows, check_questions
 from ragcourt.answering.systems import load_systems
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
+from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json
 from ragcourt.core.params import Params
 from ragcourt.core.shards import is_done, rows_digest, shard_key, write_shard
@@ -67,7 +68,7 @@ class LiveRace:
     qa: pl.DataFrame
     gateway: Gateway
     folder: Path
-    pairwise: list[pl.DataFrame] = field(default_factory=list)
+    answered: list[pl.DataFrame] = field(default_factory=list)  # every round's answers
 
     def _answers(self, r: int, names: Sequence[str], qa: pl.DataFrame) -> pl.DataFrame:
         """The survivors' answers to the round's questions (each system's file reused when its
@@ -110,6 +111,7 @@ class LiveRace:
         qa = self.qa.join(order, on="question_id").sort("_at").drop("_at")
         names = sorted({s for pair in pairs for s in pair})
         answers = self._answers(r, names, qa)
+        self.answered.append(answers)
         correctness = self._judged(r, answers, qa)
         tp = self.params.tournament
         key = shard_key(
@@ -138,7 +140,6 @@ class LiveRace:
         table = _read_or_make(
             self.folder / f"{r:03d}" / "pairwise.parquet", "race_pairwise", key, judge_pairs
         )
-        self.pairwise.append(table)
         return [_outcome(table, a, b) for a, b in pairs]
 
 
@@ -177,4 +178,8 @@ def run(params: Params, include_controls: bool = False) -> RaceResult:
     write_json(result.model_dump(mode="json"), catalog.path("race_summary"))
     for line in race_lines(result):
         log.info("race: %s", line)
+    if live.answered:  # the failure policy over every answer the race asked for
+        answered = pl.concat(live.answered, how="vertical")
+        controls = {s.name: s.control for s in systems.values() if s.control is not None}
+        enforce("race", [assess("answers", answered, controls=controls)], params.failure)
     return result

@@ -27,12 +27,11 @@ WRONG = "The river Nile flows north into the sea."
 
 def _answer(system: str, j: int) -> str:
     right = f"Fact {j} is {j * 7}."
-    return {"sure": right, "half": right if j % 2 == 0 else WRONG, "never": WRONG}[system]
+    return {"sure": right, "half": right if j % 2 == 0 else WRONG}.get(system, WRONG)
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("race")
+def make_project(tmp: Path, names: tuple[str, ...] = ("sure", "half", "never")) -> Path:
+    """A workspace with the QA set, params and one answers file per system of ``names``."""
     shutil.copytree(ROOT / "configs", tmp / "configs")
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["controls"]["kinds"] = []
@@ -43,16 +42,25 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (tmp / "data/qa").mkdir(parents=True)
     qa_frame(N_Q).write_parquet(tmp / "data/qa/qa.parquet")
     systems = []
-    for name in ("sure", "half", "never"):
+    for name in names:
         path = tmp / f"data/external/{name}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
-        rows = [{"question_id": f"q{j:02d}", "answer": _answer(name, j)} for j in range(N_Q)]
+        rows = [
+            {"question_id": f"q{j:02d}", "answer": _answer(name, j)}
+            for j in range(N_Q)
+            if name != "silent"
+        ]
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         systems.append(
             {"name": name, "kind": "answers_file", "path": f"data/external/{name}.jsonl"}
         )
     (tmp / "configs/systems.yaml").write_text(yaml.safe_dump({"systems": systems}))
     return tmp
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_project(tmp_path_factory.mktemp("race"))
 
 
 def _race(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, str]:
@@ -110,3 +118,18 @@ def test_the_dvc_command_runs_the_same_stage(project: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads((project / "data/race/summary.json").read_text())["rounds_played"] >= 2
+
+
+def test_a_system_whose_every_answer_failed_fails_the_race_after_its_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The failure policy (failure.fail_on_system) holds for the race's answers: every
+    question of a system is an error row, so the race fails with one line naming it, after
+    writing the summary."""
+    root = make_project(tmp_path, ("sure", "silent"))
+    monkeypatch.chdir(root)
+    res = CliRunner().invoke(app, ["race"])
+    errors = [line for line in res.output.splitlines() if line.startswith("ragcourt: error")]
+    assert res.exit_code != 0 and len(errors) == 1, res.output
+    assert "every row failed for 'silent'" in errors[0]
+    assert (root / "data/race/summary.json").is_file()

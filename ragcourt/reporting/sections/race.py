@@ -96,7 +96,7 @@ def race_section(art: Artifacts) -> Section:
             fmt(s.questions_vs_leader),
             fmt(s.win_rate_vs_leader),
             f"[{fmt(s.win_rate_lo)}, {fmt(s.win_rate_hi)}]",
-            f"[{fmt(s.elo_gap_lo)}, {fmt(s.elo_gap_hi)}]",
+            f"[{fmt(s.elo_gap_lo, 0)}, {fmt(s.elo_gap_hi, 0)}]",  # Elo points, whole
         ]
         for s in result.survivors
     ]
