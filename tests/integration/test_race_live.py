@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -63,7 +64,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_project(tmp_path_factory.mktemp("race"))
 
 
-def _race(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, str]:
+def _race(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], str]:
     monkeypatch.chdir(project)
     res = CliRunner().invoke(app, ["race"])
     assert res.exit_code == 0, res.output
