@@ -111,6 +111,14 @@ ARTIFACTS: dict[str, Artifact] = {
             "embeddings",
             "chunk vectors",
         ),
+        _a(
+            "embed_shards",
+            "data/embed_shards/{chunking}__{embedder}",
+            "embed",
+            None,
+            "one file per block of scale.shard_chunks chunks (00000.parquet, ...) when it is > 0",
+            persist=True,
+        ),
         _a("index", "data/index/{chunking}__{embedder}.faiss", "embed", None, "FAISS index"),
         _a(
             "embed_stats",

@@ -610,7 +610,8 @@ class RaceParams(Strict):
 
 
 class ScaleParams(Strict):
-    """Sharded stages (docs/guide/scale-out.md): ``answer`` and ``judge`` split each system's
+    """Sharded stages (docs/guide/scale-out.md): ``embed`` splits each chunks table into blocks
+    of ``shard_chunks`` chunks; ``answer`` and ``judge`` split each system's
     questions into blocks of ``shard_questions``, ``judge_retrieval`` the questions into blocks
     of that size; each block is one task with its own Parquet file, merged in block order into
     the tables an unsharded call writes. 0: not sharded (one call, as before).
@@ -618,6 +619,9 @@ class ScaleParams(Strict):
     Prefect."""
 
     shard_questions: StrictInt = Field(default=0, ge=0, le=100_000_000)
+    # embed: chunks per shard, rounded up to a multiple of embedders.<e>.stream_chunks (so a
+    # shard's batches are the unsharded run's and its vectors the same bytes); 0: not sharded
+    shard_chunks: StrictInt = Field(default=0, ge=0, le=1_000_000_000, json_schema_extra=RUNTIME)
     shard_retries: StrictInt = Field(default=2, ge=0, le=100, json_schema_extra=RUNTIME)
 
 
@@ -753,11 +757,16 @@ def tracked_keys(
 ) -> tuple[str, ...]:
     """The dotted params keys DVC (and the Prefect cache key) track for declared ``keys``: a
     section holding a :data:`RUNTIME` setting becomes its other settings' keys (a section
-    inside it likewise); every other key is kept as declared. With ``present`` (is this key
+    inside it likewise), a runtime setting named by itself is left out, and every other key
+    is kept as declared. With ``present`` (is this key
     written in the params file?), a section whose other settings are not all written stays
     one key, so a setting added to the file later is still tracked."""
     out: list[str] = []
     for key in keys:
+        parent, _, name = key.rpartition(".")
+        owner = _section(parent) if parent else Params
+        if owner is not None and name in owner.model_fields and _is_runtime(owner, name):
+            continue  # a runtime setting named by itself
         model = _section(key)
         if model is None or not _has_runtime(model):
             out.append(key)

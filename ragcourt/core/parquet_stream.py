@@ -44,12 +44,14 @@ def read_batches(
 
 
 class BatchWriter:
-    """Append frames of table ``table`` to the Parquet file ``path`` (one row group each)."""
+    """Append frames of table ``table`` to the Parquet file ``path`` (one row group each);
+    ``metadata`` (key -> text, filled in while writing) goes into the file's footer."""
 
     def __init__(self, path: Path | str, table: str) -> None:
         self.path = Path(path)
         self.table = table
         self.rows = 0
+        self.metadata: dict[str, str] = {}
         self._writer: Any = None
 
     def write(self, frame: pl.DataFrame) -> None:
@@ -71,6 +73,8 @@ class BatchWriter:
 
     def close(self) -> None:
         if self._writer is not None:
+            if self.metadata:
+                self._writer.add_key_value_metadata(self.metadata)
             self._writer.close()
             self._writer = None
 

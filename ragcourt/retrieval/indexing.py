@@ -40,6 +40,16 @@ from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_parquet, write_with
 from ragcourt.core.params import EmbedderSpec, Params
 from ragcourt.core.parquet_stream import BatchWriter, read_batches
+from ragcourt.core.shards import (
+    META_KEY,
+    Shard,
+    blocks,
+    is_done,
+    prune,
+    rows_digest,
+    shard_file,
+    shard_key,
+)
 from ragcourt.retrieval.long_chunks import LongChunkStats
 from ragcourt.retrieval.vector_index import (
     FLAT,
@@ -280,6 +290,100 @@ def warn_long_chunks(stats: LongChunkStats, spec: EmbedderSpec) -> None:
         )  # fmt: skip
 
 
+STATS_KEY = "ragcourt.long_chunk_stats"  # a shard file's LongChunkStats (JSON, footer)
+#: the embedder settings a vector depends on (a shard made with others is made again)
+VECTOR_FIELDS = {"model", "batch_size", "long_chunks", "window_overlap", "stream_chunks"}
+
+
+def shard_chunks(params: Params, spec: EmbedderSpec) -> int:
+    """Chunks per embed shard: ``scale.shard_chunks`` rounded up to a multiple of
+    ``spec.stream_chunks``, so a shard embeds exactly the unsharded run's batches (the same
+    vectors, to the bit); 0: not sharded."""
+    size, step = params.scale.shard_chunks, spec.stream_chunks
+    return 0 if size <= 0 else -(-size // step) * step
+
+
+def _block_rows(src: Path, lo: int, hi: int) -> pl.DataFrame:
+    return pl.scan_parquet(src).select("chunk_id", "text").slice(lo, hi - lo).collect()
+
+
+def _shard_key(spec: EmbedderSpec, rows: pl.DataFrame) -> str:
+    return shard_key(
+        {"embedder": spec.model_dump(include=VECTOR_FIELDS), "rows": rows_digest(rows)}
+    )
+
+
+def _shard_plan(params: Params, chunking: str, embedder: str) -> list[tuple[Path, str, int, int]]:
+    """(file, key, first row, end row) of every embed shard of the cell (none: unsharded)."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    spec = _check_cell(params, chunking, embedder)
+    size = shard_chunks(params, spec)
+    src = catalog.path("chunks", chunking=chunking)
+    if size == 0:
+        return []
+    if not src.is_file():
+        raise RagcourtError(f"{src}: input artifact not found (run the chunk stage)")
+    folder = catalog.path("embed_shards", chunking=chunking, embedder=embedder)
+    plan = []
+    for b, (lo, hi) in enumerate(blocks(pq.ParquetFile(src).metadata.num_rows, size)):
+        plan.append((shard_file(folder, b), _shard_key(spec, _block_rows(src, lo, hi)), lo, hi))
+    return plan
+
+
+def shards(params: Params, chunking: str, embedder: str) -> list[Shard]:
+    """The embed shards of the cell that are not done (the Prefect flow runs each as a task:
+    ``run(params, chunking, embedder, block=b)``); none when unsharded."""
+    return [
+        Shard((("block", b),), (path.as_posix(),), f"{chunking}__{embedder}#{b}")
+        for b, (path, key, _, _) in enumerate(_shard_plan(params, chunking, embedder))
+        if not is_done(path, key)
+    ]
+
+
+def embed_shard(
+    spec: EmbedderSpec, src: Path, part: tuple[Path, str, int, int], chunking: str, embedder: str
+) -> None:
+    """Embed one block of the chunks table into its shard file, one row group per stream
+    batch (as the unsharded table has them), its key and long-chunk stats in the footer."""
+    path, key, lo, hi = part
+    rows = _block_rows(src, lo, hi)
+
+    def write(tmp: Path) -> None:
+        stats: LongChunkStats | None = None
+        with BatchWriter(tmp, "embeddings") as writer:
+            for start in range(0, rows.height, spec.stream_chunks):
+                batch = rows.slice(start, spec.stream_chunks)
+                frame, _, st = embed_chunks(batch, spec, chunking, embedder)
+                writer.write(frame)
+                stats = merge_stats(stats, st)
+            assert stats is not None
+            writer.metadata = {META_KEY: key, STATS_KEY: json.dumps(stats.to_json())}
+
+    write_with(path, write, durable=True)
+
+
+def merge_shards(parts: list[tuple[Path, str, int, int]], out: Path) -> LongChunkStats:
+    """The shard files' row groups appended in block order to table ``embeddings`` at ``out``
+    (the unsharded run's row groups, byte for byte), and their long-chunk stats merged."""
+    import pyarrow.parquet as pq
+
+    stats: LongChunkStats | None = None
+    with BatchWriter(out, "embeddings") as writer:
+        for path, _, _, _ in parts:
+            shard = pq.ParquetFile(path)
+            for g in range(shard.num_row_groups):
+                frame = pl.from_arrow(shard.read_row_group(g))
+                assert isinstance(frame, pl.DataFrame)
+                writer.write(frame)
+            meta = pl.read_parquet_metadata(path)
+            stats = merge_stats(stats, LongChunkStats.from_json(json.loads(meta[STATS_KEY])))
+    if stats is None:
+        raise RagcourtError(f"{out}: no chunks to embed")
+    prune(parts[0][0].parent, [p for p, _, _, _ in parts])
+    return stats
+
+
 def _check_cell(params: Params, chunking: str, embedder: str) -> EmbedderSpec:
     if chunking not in params.chunkings:
         raise ConfigError(
@@ -292,9 +396,29 @@ def _check_cell(params: Params, chunking: str, embedder: str) -> EmbedderSpec:
     return params.embedders[embedder]
 
 
-def run(params: Params, chunking: str, embedder: str) -> tuple[Path, Path]:
-    """Embed data/chunks/<chunking>.parquet with ``embedders[embedder]`` batch by batch; write
-    the embeddings, the index, its stats and the long-chunk stats."""
+def _embed_shards(
+    params: Params, chunking: str, embedder: str, block: int | None = None
+) -> list[tuple[Path, str, int, int]]:
+    """Make the cell's shards that are not done (only ``block`` with it); returns the plan.
+    Unsharded: the (empty) shard folder, an output, is made and emptied."""
+    spec, src = params.embedders[embedder], catalog.path("chunks", chunking=chunking)
+    plan = _shard_plan(params, chunking, embedder)
+    if not plan:
+        folder = catalog.path("embed_shards", chunking=chunking, embedder=embedder)
+        folder.mkdir(parents=True, exist_ok=True)
+        prune(folder, [])
+    for b, part in enumerate(plan):
+        if (block is None or b == block) and not is_done(part[0], part[1]):
+            embed_shard(spec, src, part, chunking, embedder)
+    return plan
+
+
+def run(
+    params: Params, chunking: str, embedder: str, block: int | None = None
+) -> tuple[Path, Path]:
+    """Embed data/chunks/<chunking>.parquet with ``embedders[embedder]`` batch by batch (or
+    its shards, then merge them: ``scale.shard_chunks``); write the embeddings, the index, its
+    stats and the long-chunk stats. With ``block``: only that shard (a shard task)."""
     import faiss
 
     from ragcourt.retrieval.embedders import registry_entry
@@ -307,10 +431,14 @@ def run(params: Params, chunking: str, embedder: str) -> tuple[Path, Path]:
     if not src.is_file():
         raise RagcourtError(f"{src}: input artifact not found (run the chunk stage)")
     warn_language_fit(spec.model)
+    plan = _embed_shards(params, chunking, embedder, block)
+    if block is not None:
+        return plan[block][0], index_path(chunking, embedder)
     done: dict[str, Any] = {}
 
     def embed_and_index(tmp: Path) -> None:
-        long = embed_stream(src, spec, tmp, chunking, embedder)
+        merged = merge_shards(plan, tmp) if plan else None
+        long = merged or embed_stream(src, spec, tmp, chunking, embedder)
         index, build_s, recall, n_query = build_streamed(tmp, spec, long, dim, key)
         done.update(long=long, index=index, build_s=build_s, recall=recall, n_query=n_query)
 

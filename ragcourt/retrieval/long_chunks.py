@@ -18,7 +18,7 @@ long chunk costs the same whatever the setting.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_args
 
@@ -60,6 +60,11 @@ class LongChunkStats:
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "share_over_window": round(self.share_over_window, 6)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LongChunkStats:
+        """The stats :meth:`to_json` wrote (its derived share left out)."""
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
 
 
 def read_stats(path: Path) -> LongChunkStats:

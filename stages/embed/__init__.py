@@ -14,7 +14,10 @@ STAGE = StageDef(
         "embedders.{embedder}",
         "chunkings.{chunking}.size",
         "chunkings.{chunking}.overlap",
+        "scale.shard_chunks",
     ),
     models=(EMBEDDERS,),
     partition=("chunking", "embedder"),
+    shards="ragcourt.retrieval.indexing:shards",
+    shard_size="scale.shard_chunks",
 )

@@ -293,3 +293,28 @@ def test_a_worker_killed_during_answer_still_gives_identical_outputs(
     assert written == 12
     assert set(_states(outcome["results"]).values()) == {"Completed"}
     assert_same_outputs(ws, sharded)
+
+
+def _embed_copy(base: Path, dest: Path, **scale: int) -> Path:
+    """A copy whose embedder streams 4 chunks at a time (so the flow embeds again)."""
+    ws = _copy(base, dest, **scale)
+    data = yaml.safe_load((ws / "params.yaml").read_text())
+    for spec in data["embedders"].values():
+        spec["stream_chunks"] = 4
+    (ws / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return ws
+
+
+def test_embed_shards_on_the_flow_give_the_unsharded_bytes(upstream: Path, tmp_path: Path) -> None:
+    """embed in shards of 4 chunks, each a task of the flow, then the merging call: the
+    embeddings tables are the unsharded run's, byte for byte."""
+    ref = _embed_copy(upstream, tmp_path / "whole")
+    pipeline(workdir=str(ref), only=["embed"], publish=False)
+    ws = _embed_copy(upstream, tmp_path / "sharded", shard_chunks=4)
+    states = _states(pipeline(workdir=str(ws), only=["embed"], publish=False))
+    assert any(c.startswith("embed[") and "#1" in c for c in states), states
+    assert set(states.values()) == {"Completed"}
+    tables = sorted((ref / "data/embeddings").glob("*.parquet"))
+    assert tables
+    for table in tables:
+        assert (ws / "data/embeddings" / table.name).read_bytes() == table.read_bytes(), table.name

@@ -75,3 +75,4 @@ def test_tracked_keys_leave_out_runtime_settings() -> None:
     assert "scale.shard_questions" in keys and "scale.shard_retries" not in keys
     assert "chunkings.c256.size" in keys and "qagen" in keys
     assert tracked_keys(["llm"], present=lambda k: k != "llm.top_p") == ("llm",)
+    assert tracked_keys(["scale.shard_chunks", "llm.concurrency", "llm.seed"]) == ("llm.seed",)
