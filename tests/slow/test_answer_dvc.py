@@ -63,6 +63,10 @@ def test_dvc_repro_answer_block_adds_one_system(
     for folder in ("data/embeddings", "data/index"):  # deps of dense systems; none here
         Path(folder).mkdir(parents=True)
         (Path(folder) / "README").write_text("no dense index in this test\n")
+    # a dep of the stage (the bm25 stage's saved indexes); without a save the retriever
+    # builds the index in memory
+    Path("data/bm25").mkdir(parents=True)
+    Path("data/bm25/README").write_text("no saved BM25 index in this test\n")
     _systems(ws, "bm25-k1")
     dvc = [sys.executable, "-m", "dvc"]
     _run(["git", "init", "-q"], ws)
