@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ragcourt.answering.declared import ANSWERING_PARAMS
 from ragcourt.orchestration.stage_def import EMBEDDERS, LLMS, Dep, EntryOption, StageDef, art
 
 STAGE = StageDef(
@@ -21,26 +22,7 @@ STAGE = StageDef(
         art("embeddings", chunking="$chunking", embedder="$embedder"),
         art("index", chunking="$chunking", embedder="$embedder"),
     ),
-    params=(
-        "systems_file",
-        "llm",
-        # what retrieving takes (not the metrics' ks and relevance rule)
-        "retrieval.retrievers",
-        "retrieval.rrf_k",
-        "retrieval.depth",
-        "retrieval.bm25",
-        "retrieval.settings",
-        # which controls answer, and their seed (not the validity check's bootstrap)
-        "controls.kinds",
-        "controls.base",
-        "controls.seed",
-        "limits",
-        "failure",
-        "chunkings",
-        "embedders",
-        "chunk_tokenizer",
-        "scale.shard_questions",
-    ),
+    params=(*ANSWERING_PARAMS, "scale.shard_questions"),
     models=(EMBEDDERS, LLMS),
     partition=("system",),
     llm_metrics=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ragcourt.answering.declared import ANSWERING_PARAMS
 from ragcourt.orchestration.stage_def import EMBEDDERS, LLMS, Dep, StageDef, art, arts
 
 STAGE = StageDef(
@@ -22,26 +23,7 @@ STAGE = StageDef(
         art("embeddings", chunking="*", embedder="*"),
         art("index", chunking="*", embedder="*"),
     ),
-    params=(
-        "race",
-        "systems_file",
-        "llm",
-        "retrieval.retrievers",
-        "retrieval.rrf_k",
-        "retrieval.depth",
-        "retrieval.bm25",
-        "retrieval.settings",
-        "controls.kinds",
-        "controls.base",
-        "controls.seed",
-        "limits",
-        "chunkings",
-        "embedders",
-        "chunk_tokenizer",
-        "judge",
-        "tournament",
-        "failure",
-    ),
+    params=("race", *ANSWERING_PARAMS, "judge", "tournament"),
     models=(EMBEDDERS, LLMS),
     llm_metrics=True,
     system_inputs=True,
