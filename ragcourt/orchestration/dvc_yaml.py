@@ -21,7 +21,7 @@ tests/unit/orchestration/test_dvc_yaml.py fails when the committed file differs 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +113,34 @@ def _written(root: Path) -> Callable[[str], bool] | None:
     return written
 
 
+def _as_written(keys: Sequence[str], written: Callable[[str], bool] | None) -> list[str]:
+    """The keys DVC can track in the params file: a key the file leaves out becomes its
+    nearest section the file writes (a value added there later is still seen), a key with
+    no written section is dropped (the code default applies; regenerating after adding it
+    tracks it); a key inside another kept key is not listed twice. Keys holding a partition
+    placeholder are kept as they are."""
+    if written is None:
+        return list(keys)
+    out: list[str] = []
+    for key in keys:
+        if "{" in key or written(key):
+            out.append(key)
+            continue
+        parts = key.split(".")
+        found = next(
+            (
+                ".".join(parts[:n])
+                for n in range(len(parts) - 1, 0, -1)
+                if written(".".join(parts[:n]))
+            ),
+            None,
+        )
+        if found is not None:
+            out.append(found)
+    kept = list(dict.fromkeys(out))
+    return [k for k in kept if not any(k.startswith(o + ".") for o in kept)]
+
+
 def _external_inputs(root: Path, params: Params | None) -> list[str]:
     """The input files of the configured external systems (``systems_file`` of
     ``root/params.yaml``), so DVC re-runs the answer stage when one changes; regenerate
@@ -167,9 +195,10 @@ def _stage_body(sd: StageDef, root: Path, params: Params | None) -> dict[str, An
             deps.append(registry)
     # runtime settings (concurrency, timeouts, the reply cache) are left out: they never
     # change what a stage writes
+    written = _written(root)
     keys: list[Any] = [
         k.format(**{f: _var(sd, f) for f in fields})
-        for k in tracked_keys(sd.params, _written(root))
+        for k in _as_written(tracked_keys(sd.params, written), written)
     ]
     # a volatile stage (the environment) is not always_changed: `ragcourt run` refreshes its
     # output before `dvc repro` when the environment changed, so a no-op run stays cheap

@@ -69,3 +69,15 @@ def test_no_stage_depends_on_its_own_outputs(tmp_path: Path) -> None:
         outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", [])]
         for dep in body["deps"]:
             assert not any(dep == o or dep.startswith(o + "/") for o in outs), (name, dep)
+
+
+def test_a_key_the_params_file_leaves_out_is_tracked_through_its_written_section() -> None:
+    """DVC refuses a params key missing from params.yaml: such a key becomes its nearest
+    written section, or is dropped when none is written; a key inside a kept one is not
+    listed twice."""
+    from ragcourt.orchestration.dvc_yaml import _as_written
+
+    written = {"retrieval", "retrieval.depth", "llm", "llm.model"}
+    keys = ["retrieval.bm25", "retrieval.depth", "llm.model", "stage_params.mine", "c.{x}.size"]
+    assert _as_written(keys, written.__contains__) == ["retrieval", "llm.model", "c.{x}.size"]
+    assert _as_written(keys, None) == keys
