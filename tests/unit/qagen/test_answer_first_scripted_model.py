@@ -465,9 +465,16 @@ def test_every_passing_try_is_read_back_and_the_first_round_trip_kept_scripted_m
             return "Answer: a green ledger."
         return _good_reader(msgs)
 
+    def in_order(params: Params) -> Params:
+        """One call at a time, so the writer sees a span's tries in order (try 0 first): the
+        tries of one span go out in one batch, concurrently by default."""
+        return params.model_copy(update={"llm": params.llm.model_copy(update={"concurrency": 1})})
+
     with scripted_model("af-first-only", script(writer=writer, reader=reader)) as m:
         first = _generate(
-            _params(tmp_path / "first", m.model, writer_tries=2, read_back_every_try=False)
+            in_order(
+                _params(tmp_path / "first", m.model, writer_tries=2, read_back_every_try=False)
+            )
         )
         first_reads = sum(msgs[0]["content"] == READER for msgs in m.calls)
     assert first.qa.height == 0 and first_reads == 3
@@ -476,7 +483,7 @@ def test_every_passing_try_is_read_back_and_the_first_round_trip_kept_scripted_m
 
     tries.clear()
     with scripted_model("af-every", script(writer=writer, reader=reader)) as m:
-        every = _generate(_params(tmp_path / "every", m.model, writer_tries=2))
+        every = _generate(in_order(_params(tmp_path / "every", m.model, writer_tries=2)))
         every_reads = sum(msgs[0]["content"] == READER for msgs in m.calls)
     assert every_reads == 6  # two passing tries per span, both read back in one batch
     assert every.rejected.height == 0
