@@ -303,18 +303,21 @@ def shard_chunks(params: Params, spec: EmbedderSpec) -> int:
     return 0 if size <= 0 else -(-size // step) * step
 
 
-def _block_rows(src: Path, lo: int, hi: int) -> pl.DataFrame:
-    return pl.scan_parquet(src).select("chunk_id", "text").slice(lo, hi - lo).collect()
+Part = tuple[Path, int, int]  # a shard's file, first row and end row in the chunks table
 
 
-def _shard_key(spec: EmbedderSpec, rows: pl.DataFrame) -> str:
-    return shard_key(
-        {"embedder": spec.model_dump(include=VECTOR_FIELDS), "rows": rows_digest(rows)}
-    )
+def _block(spec: EmbedderSpec, src: Path, part: Part) -> tuple[pl.DataFrame, str]:
+    """A shard's chunk rows and its key (the embedder settings its vectors depend on, the
+    rows, the code)."""
+    _, lo, hi = part
+    rows = pl.scan_parquet(src).select("chunk_id", "text").slice(lo, hi - lo).collect()
+    record = {"embedder": spec.model_dump(include=VECTOR_FIELDS), "rows": rows_digest(rows)}
+    return rows, shard_key(record)
 
 
-def _shard_plan(params: Params, chunking: str, embedder: str) -> list[tuple[Path, str, int, int]]:
-    """(file, key, first row, end row) of every embed shard of the cell (none: unsharded)."""
+def _shard_plan(params: Params, chunking: str, embedder: str) -> list[Part]:
+    """Every embed shard of the cell, from the chunks table's row count alone (none:
+    unsharded)."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     spec = _check_cell(params, chunking, embedder)
@@ -325,29 +328,29 @@ def _shard_plan(params: Params, chunking: str, embedder: str) -> list[tuple[Path
     if not src.is_file():
         raise RagcourtError(f"{src}: input artifact not found (run the chunk stage)")
     folder = catalog.path("embed_shards", chunking=chunking, embedder=embedder)
-    plan = []
-    for b, (lo, hi) in enumerate(blocks(pq.ParquetFile(src).metadata.num_rows, size)):
-        plan.append((shard_file(folder, b), _shard_key(spec, _block_rows(src, lo, hi)), lo, hi))
-    return plan
+    n = pq.ParquetFile(src).metadata.num_rows
+    return [(shard_file(folder, b), lo, hi) for b, (lo, hi) in enumerate(blocks(n, size))]
 
 
 def shards(params: Params, chunking: str, embedder: str) -> list[Shard]:
     """The embed shards of the cell that are not done (the Prefect flow runs each as a task:
     ``run(params, chunking, embedder, block=b)``); none when unsharded."""
+    spec, src = params.embedders[embedder], catalog.path("chunks", chunking=chunking)
     return [
-        Shard((("block", b),), (path.as_posix(),), f"{chunking}__{embedder}#{b}")
-        for b, (path, key, _, _) in enumerate(_shard_plan(params, chunking, embedder))
-        if not is_done(path, key)
+        Shard((("block", b),), (part[0].as_posix(),), f"{chunking}__{embedder}#{b}")
+        for b, part in enumerate(_shard_plan(params, chunking, embedder))
+        if not is_done(part[0], _block(spec, src, part)[1])
     ]
 
 
-def embed_shard(
-    spec: EmbedderSpec, src: Path, part: tuple[Path, str, int, int], chunking: str, embedder: str
-) -> None:
-    """Embed one block of the chunks table into its shard file, one row group per stream
-    batch (as the unsharded table has them), its key and long-chunk stats in the footer."""
-    path, key, lo, hi = part
-    rows = _block_rows(src, lo, hi)
+def embed_shard(spec: EmbedderSpec, src: Path, part: Part, chunking: str, embedder: str) -> None:
+    """Embed one block of the chunks table into its shard file unless it is done: one row
+    group per stream batch (as the unsharded table has them), its key and long-chunk stats
+    in the footer."""
+    path = part[0]
+    rows, key = _block(spec, src, part)
+    if is_done(path, key):
+        return
 
     def write(tmp: Path) -> None:
         stats: LongChunkStats | None = None
@@ -363,14 +366,14 @@ def embed_shard(
     write_with(path, write, durable=True)
 
 
-def merge_shards(parts: list[tuple[Path, str, int, int]], out: Path) -> LongChunkStats:
+def merge_shards(parts: list[Part], out: Path) -> LongChunkStats:
     """The shard files' row groups appended in block order to table ``embeddings`` at ``out``
     (the unsharded run's row groups, byte for byte), and their long-chunk stats merged."""
     import pyarrow.parquet as pq
 
     stats: LongChunkStats | None = None
     with BatchWriter(out, "embeddings") as writer:
-        for path, _, _, _ in parts:
+        for path, _, _ in parts:
             shard = pq.ParquetFile(path)
             for g in range(shard.num_row_groups):
                 frame = pl.from_arrow(shard.read_row_group(g))
@@ -380,7 +383,7 @@ def merge_shards(parts: list[tuple[Path, str, int, int]], out: Path) -> LongChun
             stats = merge_stats(stats, LongChunkStats.from_json(json.loads(meta[STATS_KEY])))
     if stats is None:
         raise RagcourtError(f"{out}: no chunks to embed")
-    prune(parts[0][0].parent, [p for p, _, _, _ in parts])
+    prune(parts[0][0].parent, [p for p, _, _ in parts])
     return stats
 
 
@@ -398,7 +401,7 @@ def _check_cell(params: Params, chunking: str, embedder: str) -> EmbedderSpec:
 
 def _embed_shards(
     params: Params, chunking: str, embedder: str, block: int | None = None
-) -> list[tuple[Path, str, int, int]]:
+) -> list[Part]:
     """Make the cell's shards that are not done (only ``block`` with it); returns the plan.
     Unsharded: the (empty) shard folder, an output, is made and emptied."""
     spec, src = params.embedders[embedder], catalog.path("chunks", chunking=chunking)
@@ -407,9 +410,8 @@ def _embed_shards(
         folder = catalog.path("embed_shards", chunking=chunking, embedder=embedder)
         folder.mkdir(parents=True, exist_ok=True)
         prune(folder, [])
-    for b, part in enumerate(plan):
-        if (block is None or b == block) and not is_done(part[0], part[1]):
-            embed_shard(spec, src, part, chunking, embedder)
+    for part in plan if block is None else plan[block : block + 1]:
+        embed_shard(spec, src, part, chunking, embedder)
     return plan
 
 
