@@ -167,7 +167,9 @@ def _outs(sd: StageDef, names: tuple[str, ...]) -> list[Any]:
     return out
 
 
-def _stage_body(sd: StageDef, root: Path, params: Params | None) -> dict[str, Any]:
+def _stage_body(
+    sd: StageDef, root: Path, params: Params | None, written: Callable[[str], bool] | None
+) -> dict[str, Any]:
     fields = _dvc_fields(sd)
     # no params key in the command line: a foreach/matrix stage reads its partition from
     # $DVC_STAGE (ragcourt.core.entry.dvc_partition), so a hostile key never reaches the shell
@@ -195,7 +197,6 @@ def _stage_body(sd: StageDef, root: Path, params: Params | None) -> dict[str, An
             deps.append(registry)
     # runtime settings (concurrency, timeouts, the reply cache) are left out: they never
     # change what a stage writes
-    written = _written(root)
     keys: list[Any] = [
         k.format(**{f: _var(sd, f) for f in fields})
         for k in _as_written(tracked_keys(sd.params, written), written)
@@ -234,14 +235,14 @@ class _Dumper(yaml.SafeDumper):
 def render(root: Path = PROJECT_ROOT) -> str:
     """The text of dvc.yaml for the project in ``root`` (its params.yaml, when present, names
     the optional user files and external systems' inputs that become deps)."""
-    params = _generating_params(root)
+    params, written = _generating_params(root), _written(root)  # params.yaml read once
     parts = [HEADER, "stages:\n"]
     for i, sd in enumerate(stage_graph(root).values()):
         if i:
             parts.append("\n")
         parts.extend(f"  # {line}\n" for line in sd.description.splitlines())
         body = yaml.dump(
-            {sd.name: _stage_body(sd, root, params)},
+            {sd.name: _stage_body(sd, root, params, written)},
             Dumper=_Dumper,
             sort_keys=False,
             default_flow_style=False,
