@@ -29,8 +29,8 @@ def speech_chunks(args: argparse.Namespace) -> Any:
     from benchmarks._common import working_dir
     from benchmarks._sotu import sotu_project
     from ragcourt.core.offline import apply
-    from ragcourt.core.params import load_params
     from ragcourt.corpus import chunking, ingest
+    from ragcourt.orchestration.params import load_params
 
     apply()  # offline environment (the chunk tokenizer's copy)
     if args.chunks:
@@ -71,9 +71,9 @@ def ranking(labels: list[list[tuple[int, float]]], relevant: list[int]) -> dict[
 
 
 def run_chunks(args: argparse.Namespace) -> None:
-    from ragcourt.core.params import EmbedderSpec
     from ragcourt.retrieval.embedders import encode
     from ragcourt.retrieval.long_chunks import best_per_chunk, embed_chunks
+    from ragcourt.retrieval.params import EmbedderSpec
     from ragcourt.retrieval.vector_index import configure_search
 
     chunks = speech_chunks(args).head(args.max_chunks)

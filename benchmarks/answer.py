@@ -30,8 +30,8 @@ from ragcourt.answering.stage import QA_PATH, select_systems
 from ragcourt.answering.systems import group_by_retrieval, load_systems
 from ragcourt.core.entry import setup_logging
 from ragcourt.core.io import read_table
-from ragcourt.core.params import load_params
 from ragcourt.llm.types import ChatRequest, ChatResult
+from ragcourt.orchestration.params import load_params
 
 
 class TimedGateway:

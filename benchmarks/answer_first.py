@@ -133,8 +133,8 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
     from ragcourt.core.io import read_table
-    from ragcourt.core.params import load_params, parse_params
     from ragcourt.llm import Gateway
+    from ragcourt.orchestration.params import load_params, parse_params
     from ragcourt.qagen.answer_first import AnswerFirstGenerator, DocumentInfo, span_contexts
     from ragcourt.qagen.contexts import qagen_contexts
     from ragcourt.qagen.stage import generate_qa
@@ -252,10 +252,10 @@ def bench_fit_roundtrip(args: argparse.Namespace) -> dict[str, Any]:
     maximises Cohen's kappa of "F1 >= t" against that label (ties: the highest such t, the
     strictest on the plateau)."""
     from ragcourt.core.fencing import neutralise_tags, tag
-    from ragcourt.core.params import load_params, parse_params
     from ragcourt.core.prompts import prompt
     from ragcourt.llm import Gateway
     from ragcourt.llm.types import ChatRequest
+    from ragcourt.orchestration.params import load_params, parse_params
     from ragcourt.qagen.roundtrip import clean_phrase
 
     raw = load_params(ROOT / "params.yaml").model_dump()
@@ -515,10 +515,10 @@ def verify_readers(args: argparse.Namespace) -> dict[str, Any]:
     labelled question (``plain``: from the chunk; ``masked``: the span cut out of the chunk);
     per filter, the pairs it keeps and rejects and the share good in each."""
     from ragcourt.core.fencing import neutralise_tags, tag
-    from ragcourt.core.params import load_params, parse_params
     from ragcourt.core.prompts import prompt
     from ragcourt.llm import Gateway
     from ragcourt.llm.types import ChatRequest
+    from ragcourt.orchestration.params import load_params, parse_params
     from ragcourt.qagen.roundtrip import clean_phrase
 
     raw = load_params(ROOT / "params.yaml").model_dump()

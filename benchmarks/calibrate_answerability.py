@@ -41,8 +41,9 @@ from sklearn.metrics import confusion_matrix
 
 from benchmarks._common import VALIDATION
 from ragcourt.calibration.threshold import cv_threshold
-from ragcourt.core.params import LLMParams, Params, load_params
 from ragcourt.judging.agreement import binary_agreement, rank_correlation
+from ragcourt.llm.params import LLMParams
+from ragcourt.orchestration.params import Params, load_params
 from ragcourt.qagen.filter_registry import JudgeSettings
 from ragcourt.qagen.filters import judge_answerability
 

@@ -43,12 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import VALIDATION
-from ragcourt.core.params import LLMParams, Params, load_params
 from ragcourt.judging.agreement import binary_agreement, rank_correlation
 from ragcourt.judging.builders import build_judge
 from ragcourt.judging.correctness import grade_correctness, grade_correctness_expected
 from ragcourt.judging.dafe import dafe_summary, run_dafe
 from ragcourt.judging.vocabulary import AnswerItem, AnswerVerdict, JudgeContext
+from ragcourt.llm.params import LLMParams
+from ragcourt.orchestration.params import Params, load_params
 
 DEFAULT_DATA = VALIDATION / "sts_train.json"
 EMBEDDED_MODEL: str = LLMParams.model_fields["model"].default

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from benchmarks._common import llm_testing
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
+from ragcourt.llm.params import LLMParams
 
 if TYPE_CHECKING:  # the tests' helper module (mypy_path: tests)
     from _llm_testing import openai_test_server

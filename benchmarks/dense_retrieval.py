@@ -67,9 +67,9 @@ def run(args: argparse.Namespace) -> None:
     apply()  # offline env
     from ragcourt.core import catalog
     from ragcourt.core.io import read_table, write_parquet, write_with
-    from ragcourt.core.params import load_params
     from ragcourt.corpus import chunking as chunk
     from ragcourt.corpus import ingest
+    from ragcourt.orchestration.params import load_params
     from ragcourt.retrieval import indexing as embed
     from ragcourt.retrieval.embedders import encode
     from ragcourt.retrieval.retrieve import open_retriever

@@ -44,9 +44,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             apply()  # offline env
             from ragcourt.core import catalog
             from ragcourt.core.io import read_table
-            from ragcourt.core.params import load_params
             from ragcourt.corpus import chunking as chunk
             from ragcourt.corpus import ingest
+            from ragcourt.orchestration.params import load_params
             from ragcourt.retrieval import indexing as embed
             from ragcourt.retrieval.embedders import load_embedder
 

@@ -43,12 +43,12 @@ from ragcourt.answering.rag_fusion import generate_variants
 from ragcourt.answering.retrieval_groups import HIT_COLS, GroupRetrieval
 from ragcourt.answering.systems import System, builtin_systems, group_by_retrieval, load_systems
 from ragcourt.core.offline import apply as apply_offline
-from ragcourt.core.params import Params, load_params
 from ragcourt.judging.retrieval_stage import judge_retrieval
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.cache import STORE_NAME
+from ragcourt.orchestration.params import Params, load_params
 
 if TYPE_CHECKING:  # the tests' helper module (mypy_path: tests)
     from _llm_testing import OpenAITestServer, openai_test_server

@@ -36,12 +36,12 @@ import yaml
 
 from benchmarks._common import ROOT
 from ragcourt.core.offline import apply as apply_offline
-from ragcourt.core.params import Params, parse_params
 from ragcourt.judging.correctness import grade_correctness, grade_correctness_expected
 from ragcourt.judging.llm_judges import LLMJudge
 from ragcourt.judging.relevance import grade_passage_relevance
 from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.qagen.filter_registry import JudgeSettings
 from ragcourt.qagen.filters import judge_answerability, judge_faithfulness
 

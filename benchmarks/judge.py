@@ -31,10 +31,10 @@ import polars as pl
 
 from benchmarks._common import VALIDATION
 from ragcourt.core import catalog
-from ragcourt.core.params import load_params
 from ragcourt.judging.builders import build_judges
 from ragcourt.judging.dafe import dafe_summary, run_dafe
 from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
+from ragcourt.orchestration.params import load_params
 
 SUMMARY = catalog.path("judge_summary")
 ANSWERS = catalog.path("answers")

@@ -44,7 +44,8 @@ from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
 from benchmarks._common import DATA, VALIDATION
 from ragcourt.core import offline
-from ragcourt.core.params import RelevanceRule, load_params
+from ragcourt.orchestration.params import load_params
+from ragcourt.retrieval.params import RelevanceRule
 from ragcourt.retrieval.span_relevance import overlap_relevant
 from ragcourt.retrieval.trained_judges.judges import WEIGHTS_DIR, TrainedJudges, pair_features
 from ragcourt.retrieval.trained_judges.pair_model import Role

@@ -38,11 +38,11 @@ from typing import Any
 from scipy.stats import spearmanr
 
 from ragcourt.core import offline
-from ragcourt.core.params import Params, load_params
 from ragcourt.judging.retrieval_stage import judge_retrieval
 from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm.accounting import fresh_accounts
+from ragcourt.orchestration.params import Params, load_params
 
 SETTINGS: dict[str, tuple[str, bool]] = {  # name: (judge prompt version, prefix reuse)
     "before": ("v1", False),

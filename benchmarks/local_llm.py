@@ -58,9 +58,9 @@ from ragcourt.core import offline
 
 offline.apply()  # before litellm is imported: no cost-map download attempts
 
-from ragcourt.core.params import LLMParams  # noqa: E402
 from ragcourt.llm import ChatRequest, Gateway  # noqa: E402
 from ragcourt.llm import local_provider as lp  # noqa: E402
+from ragcourt.llm.params import LLMParams  # noqa: E402
 
 MODEL = "local/smollm2-135m"
 SYSTEM = "You are a careful assistant. Answer using only the context."

@@ -140,7 +140,7 @@ def corpus_chunks(args: argparse.Namespace, params: Any) -> Iterator[tuple[str, 
 
 
 def run(args: argparse.Namespace) -> None:
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
     from ragcourt.retrieval.long_chunks import embed_chunks, pool_windows
 
     params = load_params(ROOT / "params.yaml")
@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> None:
 def pieces(args: argparse.Namespace) -> None:
     """Word pieces each strategy feeds the model (tokenization only: a load-independent cost),
     one JSON line per corpus x chunking x embedder x strategy."""
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
     from ragcourt.retrieval.embedders import load_encoder
 
     params = load_params(ROOT / "params.yaml")

@@ -53,7 +53,7 @@ RUN = """
 import json, sys
 from ragcourt.core import offline
 offline.apply()
-from ragcourt.core.params import ChunkSpec, CorpusParams
+from ragcourt.corpus.params import ChunkSpec, CorpusParams
 from ragcourt.corpus.chunking import chunk_documents
 from ragcourt.corpus.ingest import ingest
 corpus, out, specs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
@@ -79,7 +79,7 @@ import json, sys
 from ragcourt.core import offline
 offline.apply()
 import polars as pl
-from ragcourt.core.params import load_params
+from ragcourt.orchestration.params import load_params
 from ragcourt.corpus import chunking, ingest
 from ragcourt.qagen import stage
 p = load_params("params.yaml")

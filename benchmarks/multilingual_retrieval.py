@@ -19,9 +19,10 @@ from pathlib import Path
 import polars as pl
 
 from benchmarks._common import ROOT
-from ragcourt.core.params import BM25Params, CorpusParams
 from ragcourt.corpus.ingest import ingest
+from ragcourt.corpus.params import CorpusParams
 from ragcourt.retrieval.indexing import build_index
+from ragcourt.retrieval.params import BM25Params
 from ragcourt.retrieval.retrieve import BM25Retriever, DenseRetriever, Retriever
 
 CORPUS = ROOT / "tests" / "data" / "multilingual" / "zh"

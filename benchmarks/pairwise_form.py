@@ -54,13 +54,15 @@ import polars as pl
 import yaml
 
 from ragcourt.core import offline
-from ragcourt.core.params import LLMParams, TournamentParams, load_params
 from ragcourt.core.prompts import PROMPTS_DIR
 from ragcourt.core.schemas import TABLES
 from ragcourt.llm.gateway import Gateway
+from ragcourt.llm.params import LLMParams
 from ragcourt.llm.types import ChatRequest, TokenDistribution
+from ragcourt.orchestration.params import load_params
 from ragcourt.tournament.llm_judge import LLMPairwiseJudge
 from ragcourt.tournament.pairwise import OrderKey
+from ragcourt.tournament.params import TournamentParams
 from ragcourt.tournament.scoring import LABELS, Probs, combine_orders, score
 
 if TYPE_CHECKING:

@@ -21,10 +21,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.local_provider import get_model
+from ragcourt.llm.params import LLMParams
 
 MODEL = "local/smollm2-135m"
 INSTRUCTIONS = (

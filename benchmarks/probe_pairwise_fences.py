@@ -26,9 +26,9 @@ from pathlib import Path
 
 from ragcourt.core import offline
 from ragcourt.core.fencing import fence, tag
-from ragcourt.core.params import load_params
 from ragcourt.core.prompts import prompt
 from ragcourt.llm.local_provider import get_model
+from ragcourt.orchestration.params import load_params
 
 ASK = (
     "Which answer agrees with the reference answer? "

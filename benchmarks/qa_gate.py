@@ -35,8 +35,8 @@ LABELS = DATA / "qa_gate_labels.jsonl"
 def generate(out: Path, round_size: int) -> None:
     from ragcourt.core import catalog
     from ragcourt.core.io import read_table
-    from ragcourt.core.params import load_params
     from ragcourt.llm import Gateway
+    from ragcourt.orchestration.params import load_params
     from ragcourt.qagen.contexts import qagen_contexts
     from ragcourt.qagen.generator import Candidate, Generator
 

@@ -55,9 +55,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         with working_dir(work):
             from ragcourt.core import catalog
             from ragcourt.core.io import read_table
-            from ragcourt.core.params import load_params
             from ragcourt.corpus import chunking as chunk
             from ragcourt.corpus import ingest
+            from ragcourt.orchestration.params import load_params
             from ragcourt.qagen import stage as qagen
 
             run_params = load_params("params.yaml")

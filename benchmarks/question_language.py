@@ -72,10 +72,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         with working_dir(work):
             from ragcourt.core import catalog, offline
             from ragcourt.core.io import read_table
-            from ragcourt.core.params import load_params
             from ragcourt.corpus import chunking as chunk
             from ragcourt.corpus import ingest
             from ragcourt.corpus.language import detect_language
+            from ragcourt.orchestration.params import load_params
             from ragcourt.qagen import stage as qagen
 
             offline.apply()

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragcourt.core.params import RaceParams
+from ragcourt.tournament.params import RaceParams
 from ragcourt.tournament.race_sim import Scenario, summarise, sweep, tied_top
 
 

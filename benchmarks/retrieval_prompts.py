@@ -36,12 +36,12 @@ from sklearn.metrics import roc_auc_score
 
 from benchmarks._common import VALIDATION
 from ragcourt.core import offline
-from ragcourt.core.params import load_params
 from ragcourt.judging.relevance import GRADE_LEVELS, relevance_token_requests
 from ragcourt.judging.udcg import NO_RESPONSE, passage_udcg_requests
 from ragcourt.llm import Gateway
 from ragcourt.llm.accounting import fresh_accounts
 from ragcourt.llm.graded import expected_level
+from ragcourt.orchestration.params import load_params
 
 DEFAULT_DATA = VALIDATION / "squadv2_train.json"
 

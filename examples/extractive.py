@@ -21,7 +21,7 @@ import polars as pl
 
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table
-from ragcourt.core.params import load_params
+from ragcourt.orchestration.params import load_params
 from ragcourt.retrieval.retrieve import BM25Retriever, open_bm25
 
 ABSTAIN = "NO-RESPONSE"

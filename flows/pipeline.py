@@ -31,9 +31,9 @@ from prefect.task_runners import TaskRunner
 
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.params import load_params
 from ragcourt.orchestration import progress
 from ragcourt.orchestration.caching import STATE_DIR, stage_cache_policy
+from ragcourt.orchestration.params import load_params
 from ragcourt.orchestration.plan import StageCall, plan_for
 from ragcourt.orchestration.runners import make_task_runner
 from ragcourt.orchestration.sharding import may_shard, merging_call, shard_calls

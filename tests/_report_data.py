@@ -456,8 +456,8 @@ def write_artifacts(
             },
         )
     if "calibration_summary" not in skip:  # as the calibrate stage writes it without labels
+        from ragcourt.calibration.params import CalibrationParams
         from ragcourt.calibration.stage import no_labels_summary
-        from ragcourt.core.params import CalibrationParams
 
         _json(
             root / "data/calibration/summary.json",

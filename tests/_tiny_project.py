@@ -60,8 +60,8 @@ def params_data(chunkings: dict[str, tuple[int, int]], embedders: list[str]) -> 
 
 def write_byo_qa(ws: Path) -> None:
     """One question per document on its second sentence (span found verbatim)."""
-    from ragcourt.core.params import CorpusParams
     from ragcourt.corpus.ingest import ingest
+    from ragcourt.corpus.params import CorpusParams
 
     docs, _ = ingest(CorpusParams(dir=str(ws / "data/corpus")))
     items = []

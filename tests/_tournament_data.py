@@ -106,7 +106,7 @@ def scripted_tournament_run(
 ) -> Path:
     """A workspace after a real tournament stage on scripted correctness scores (the
     ``correctness_margin`` judge reads them: no model); ``controls`` marks control systems."""
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
     from ragcourt.tournament import stage as tournament
 
     root = Path(__file__).resolve().parents[1]

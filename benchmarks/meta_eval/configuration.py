@@ -14,8 +14,8 @@ from benchmarks.meta_eval.results import ConfigResult
 from benchmarks.meta_eval.systems import CONFIGS, CURVE_PAIRS, DIRECT_VERSION, SENTENCE_REFERENCE
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import Params
 from ragcourt.llm.gateway import Gateway
+from ragcourt.orchestration.params import Params
 from ragcourt.tournament.pairwise import PairwiseContext
 from ragcourt.tournament.swiss import Pair
 

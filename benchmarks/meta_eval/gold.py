@@ -27,7 +27,8 @@ from benchmarks.meta_eval.systems import (
 from ragcourt.calibration import gold_squad as gs
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table
-from ragcourt.core.params import ChunkSpec, Params
+from ragcourt.corpus.params import ChunkSpec
+from ragcourt.orchestration.params import Params
 
 
 def _run_step(name: str, wall: dict[str, float], step: Any) -> Any:

@@ -13,8 +13,8 @@ from benchmarks.meta_eval.results import ConfigResult, GapPoint, GoldAgreement
 from benchmarks.meta_eval.systems import CURVE_PAIRS, GOLD_CONTROLS, KNOWN_PAIRS, LADDER
 from ragcourt.calibration import gold_squad as gs
 from ragcourt.core.intervals import percentile_interval
-from ragcourt.core.params import Params
 from ragcourt.judging.discrimination import SEPARATED, verdict
+from ragcourt.orchestration.params import Params
 from ragcourt.tournament import bootstrap
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.pairwise import PairwiseContext

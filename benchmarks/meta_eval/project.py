@@ -18,8 +18,8 @@ from benchmarks.meta_eval.results import Calls
 from benchmarks.meta_eval.systems import SYSTEMS_YAML
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params, load_params
-from ragcourt.core.profiles import apply_profile
+from ragcourt.orchestration.params import Params, load_params
+from ragcourt.orchestration.profiles import apply_profile
 
 
 def make_project(

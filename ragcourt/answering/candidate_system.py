@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from ragcourt.answering.names import NamedSpec
-from ragcourt.core.params import Params
+from ragcourt.answering.params import AnsweringView
 
 LIST_COLUMNS = ("name", "kind", "chunking", "embedder", "retriever", "top_k", "RAG-Fusion",
                 "generator / target")  # fmt: skip
@@ -44,7 +44,7 @@ class AnswerJob:
     its failed questions are asked again, its ``previous`` partition."""
 
     qa: pl.DataFrame
-    params: Params
+    params: AnsweringView
     previous: pl.DataFrame | None = None
     #: the whole QA set when ``qa`` is a part of it (a race round): an answers file is checked
     #: against the whole set
@@ -112,7 +112,7 @@ class CandidateSystem(Protocol):
         return repr(sorted((k, repr(v)) for k, v in self.effective_config().items()))
 
     @abstractmethod
-    def config_hash(self, params: Params, prompts_dir: Path | None = None) -> str:
+    def config_hash(self, params: AnsweringView, prompts_dir: Path | None = None) -> str:
         """Hash of everything that fixes its answers apart from the questions."""
 
     def llm_models(self) -> tuple[str, ...]:

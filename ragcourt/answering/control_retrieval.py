@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.partitions import chunks_path
 from ragcourt.answering.retrieval_groups import HIT_COLS, GroupRetrieval
 from ragcourt.answering.retrieval_key import RetrievalKey
 from ragcourt.answering.retriever_kinds import CONTROL_RETRIEVERS
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params
 from ragcourt.core.schemas import RETRIEVED
 from ragcourt.retrieval.span_relevance import overlap
 
@@ -84,25 +84,25 @@ def random_hits(qa: pl.DataFrame, chunks: pl.DataFrame, depth: int, seed: int) -
     return pl.DataFrame(rows, schema=_HIT_SCHEMA).select("query_id", *HIT_COLS)
 
 
-def control_group(key: RetrievalKey, qa: pl.DataFrame, params: Params) -> GroupRetrieval:
+def control_group(key: RetrievalKey, qa: pl.DataFrame, params: AnsweringView) -> GroupRetrieval:
     """The :class:`GroupRetrieval` of a control retriever (no index, no model call)."""
     return CONTROL_RETRIEVERS.get(key.retriever, "retriever")(key, qa, params)
 
 
 @CONTROL_RETRIEVERS.register("none")
-def _none(key: RetrievalKey, qa: pl.DataFrame, params: Params) -> GroupRetrieval:
+def _none(key: RetrievalKey, qa: pl.DataFrame, params: AnsweringView) -> GroupRetrieval:
     empty = pl.DataFrame(schema=_HIT_SCHEMA).select("query_id", *HIT_COLS)
     return GroupRetrieval(key, empty, None, 0.0)
 
 
 @CONTROL_RETRIEVERS.register("oracle")
-def _oracle(key: RetrievalKey, qa: pl.DataFrame, params: Params) -> GroupRetrieval:
+def _oracle(key: RetrievalKey, qa: pl.DataFrame, params: AnsweringView) -> GroupRetrieval:
     hits, errors = oracle_hits(qa, read_table(chunks_path(key.chunking), "chunks"), key.depth)
     return GroupRetrieval(key, hits, None, 0.0, errors)
 
 
 @CONTROL_RETRIEVERS.register("random")
-def _random(key: RetrievalKey, qa: pl.DataFrame, params: Params) -> GroupRetrieval:
+def _random(key: RetrievalKey, qa: pl.DataFrame, params: AnsweringView) -> GroupRetrieval:
     chunks = read_table(chunks_path(key.chunking), "chunks")
     hits = random_hits(qa, chunks, key.depth, params.controls.seed)
     return GroupRetrieval(key, hits, None, 0.0)

@@ -12,18 +12,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragcourt.answering.candidate_system import CandidateSystem
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.system_kinds.builtin import builtin_systems, resolve
 from ragcourt.answering.system_kinds.shuffled import ShuffledSystem
 from ragcourt.answering.system_registry import CONTROL_PREFIX, SHUFFLED
 from ragcourt.answering.system_specs import ShuffledSpec
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params
 
 log = logging.getLogger("ragcourt.answering")
 
 
 def param_controls(
-    systems: Sequence[CandidateSystem], params: Params, source: Path | str = "params"
+    systems: Sequence[CandidateSystem], params: AnsweringView, source: Path | str = "params"
 ) -> list[CandidateSystem]:
     """The ``control-<kind>`` systems of ``params.controls.kinds`` (rules in the module
     docstring); a name already used in the systems file is a one-line ConfigError."""

@@ -28,16 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.protocols import Chatter
 from ragcourt.answering.retrieval_groups import HIT_COLS, GroupRetrieval
 from ragcourt.answering.system_kinds.builtin import System
-from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
 from ragcourt.core.schemas import frame_schema
 from ragcourt.llm.types import ChatRequest, ChatResult
 
 if TYPE_CHECKING:
-    from ragcourt.core.params import LLMParams
+    from ragcourt.llm.params import LLMParams
 
 ABSTAIN_RE = re.compile(r"^\W*(?:(?i:no[-_]?response)|NO\s+RESPONSE)\b")
 ANSWER_SCHEMA = frame_schema("answers")
@@ -85,7 +85,7 @@ def _requests(
     system: System,
     qa: pl.DataFrame,
     group: GroupRetrieval,
-    params: Params,
+    params: AnsweringView,
     prompts_dir: Path | None,
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str], list[int], list[ChatRequest]]:
     """(passages per question, question -> why it has no passages, the QA rows asked, their
@@ -115,7 +115,7 @@ def _requests(
 def answer_batch(
     jobs: Sequence[tuple[System, GroupRetrieval]],
     qa: pl.DataFrame,
-    params: Params,
+    params: AnsweringView,
     gateway: Chatter,
     prompts_dir: Path | None = None,
 ) -> list[pl.DataFrame]:
@@ -143,7 +143,7 @@ def answer_system(
     system: System,
     qa: pl.DataFrame,
     group: GroupRetrieval,
-    params: Params,
+    params: AnsweringView,
     gateway: Chatter,
     prompts_dir: Path | None = None,
 ) -> pl.DataFrame:

@@ -32,10 +32,10 @@ from typing import Any
 import polars as pl
 
 from ragcourt.answering.candidate_system import CandidateSystem
+from ragcourt.answering.params import AnsweringView
 from ragcourt.core import catalog
 from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256
 from ragcourt.core.io import write_with
-from ragcourt.core.params import Params
 from ragcourt.core.schemas import TABLES, check
 from ragcourt.core.shards import shard_file
 
@@ -61,7 +61,7 @@ def file_digest(path: Path) -> str:
     return file_sha256(path) if path.is_file() else MISSING
 
 
-def model_identity(model: str | None, params: Params) -> dict[str, Any] | None:
+def model_identity(model: str | None, params: AnsweringView) -> dict[str, Any] | None:
     """What pins a model's replies beyond its name: for ``local/<name>`` the gateway's own
     ``local_provider.model_identity`` (GGUF sha256, chat template, n_ctx; the gateway refuses
     a file whose sha256 differs from the registry's); None for remote / scripted models."""
@@ -76,7 +76,9 @@ def model_identity(model: str | None, params: Params) -> dict[str, Any] | None:
     return local_identity(model, params.llm.models_file)
 
 
-def config_hash(system: CandidateSystem, params: Params, prompts_dir: Path | None = None) -> str:
+def config_hash(
+    system: CandidateSystem, params: AnsweringView, prompts_dir: Path | None = None
+) -> str:
     """Hash of everything that fixes a system's answers apart from the questions (its kind's
     :meth:`~ragcourt.answering.candidate_system.CandidateSystem.config_hash`; a built-in
     system's: :meth:`~ragcourt.answering.system_kinds.builtin.System.config_hash`)."""

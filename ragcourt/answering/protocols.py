@@ -11,7 +11,7 @@ import polars as pl
 from ragcourt.llm.types import ChatRequest, ChatResult
 
 if TYPE_CHECKING:
-    from ragcourt.core.params import Params
+    from ragcourt.answering.params import AnsweringView
 
 
 class Retriever(Protocol):
@@ -22,7 +22,7 @@ class Retriever(Protocol):
     def search(self, queries: pl.DataFrame, k: int) -> pl.DataFrame: ...
 
 
-RetrieverFactory = Callable[[str, str, "str | None", "Params"], Retriever]
+RetrieverFactory = Callable[[str, str, "str | None", "AnsweringView"], Retriever]
 """``factory(retriever kind, chunking, embedder or None, params)`` -> an open retriever."""
 
 

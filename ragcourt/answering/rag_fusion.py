@@ -25,7 +25,7 @@ from ragcourt.llm.types import ChatRequest
 from ragcourt.retrieval.retrieve import rrf_fuse
 
 if TYPE_CHECKING:
-    from ragcourt.core.params import LLMParams
+    from ragcourt.llm.params import LLMParams
 
 _BULLET = re.compile(  # "- ", "* ", "1. ", "(2) ", "3 - ", "Query 1:", "Variant:"
     r"^\s*(?:[-*•]+|\(?\d{1,2}[.):]|\d{1,2}\s+-|(?:query|variant)\s*\d*\s*:)\s*", re.I

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import polars as pl
 
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.partitions import chunks_path
 from ragcourt.answering.protocols import Chatter, Retriever, RetrieverFactory
 from ragcourt.answering.rag_fusion import Variants, fused_search, generate_variants
 from ragcourt.answering.retrieval_key import RetrievalKey
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params
 
 HIT_COLS = ["chunk_id", "rank", "score", "doc_id", "char_start", "char_end", "text"]
 
@@ -65,7 +65,7 @@ def attach_passages(run: pl.DataFrame, chunks: pl.DataFrame, source: Path) -> pl
 def retrieve_group(
     key: RetrievalKey,
     qa: pl.DataFrame,
-    params: Params,
+    params: AnsweringView,
     retriever: Retriever,
     gateway: Chatter,
     prompts_dir: Path | None = None,

@@ -11,13 +11,13 @@ from collections.abc import Callable
 
 import polars as pl
 
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.retrieval_groups import GroupRetrieval
 from ragcourt.answering.retrieval_key import RetrievalKey
-from ragcourt.core.params import Params
 from ragcourt.core.registry import Registry
 from ragcourt.retrieval.retrieve import RETRIEVERS
 
-ControlRetrieval = Callable[[RetrievalKey, pl.DataFrame, Params], GroupRetrieval]
+ControlRetrieval = Callable[[RetrievalKey, pl.DataFrame, AnsweringView], GroupRetrieval]
 """``control(key, qa, params)`` -> the passages of every question (no index, no model call)."""
 
 CONTROL_RETRIEVERS: Registry[ControlRetrieval] = Registry(

@@ -53,6 +53,7 @@ import polars as pl
 from ragcourt.answering.candidate_system import AnswerJob, CandidateSystem
 from ragcourt.answering.control_retrieval import control_group
 from ragcourt.answering.generation import ANSWER_SCHEMA, answer_batch
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.partitions import (
     config_hash,
     partition_path,
@@ -84,7 +85,6 @@ from ragcourt.core.control_kinds import CONTROL_COLUMN
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_with
-from ragcourt.core.params import Params
 from ragcourt.core.shards import Shard, blocks, merge, prune
 from ragcourt.retrieval.embedders import reusing
 
@@ -108,7 +108,7 @@ def mark_control(df: pl.DataFrame, system: CandidateSystem) -> pl.DataFrame:
 class _Answering:
     """What every built-in system's answering shares in one stage run."""
 
-    params: Params
+    params: AnsweringView
     gateway: Chatter
     retriever_factory: RetrieverFactory | None
     prompts_dir: Path | None
@@ -122,7 +122,7 @@ def _reusable(system: CandidateSystem, state: str) -> bool:
 def answer_systems(
     systems: Sequence[CandidateSystem],
     qa: pl.DataFrame,
-    params: Params,
+    params: AnsweringView,
     gateway: Chatter,
     retriever_factory: RetrieverFactory | None = None,
     prompts_dir: Path | None = None,
@@ -163,7 +163,7 @@ def answer_systems(
 def _answer_by_itself(
     system: CandidateSystem,
     qa: pl.DataFrame,
-    params: Params,
+    params: AnsweringView,
     prompts_dir: Path | None,
     q_hash: str,
     retry_failed: bool,
@@ -187,7 +187,7 @@ def _answer_by_itself(
 def answer_rows(
     systems: Sequence[CandidateSystem],
     qa: pl.DataFrame,
-    params: Params,
+    params: AnsweringView,
     gateway: Chatter,
     prompts_dir: Path | None = None,
     pool: pl.DataFrame | None = None,
@@ -235,7 +235,7 @@ def _query_vectors(model: str, batch_size: int, texts: tuple[str, ...]) -> np.nd
 
 
 def question_vectors(
-    systems: Sequence[System], qa: pl.DataFrame, params: Params
+    systems: Sequence[System], qa: pl.DataFrame, params: AnsweringView
 ) -> dict[tuple[str, str | None, str], np.ndarray]:
     """The query vectors of every question of ``qa`` for the embedders of ``systems``, each from
     one call over all questions with the dense retriever's batch size (the last few QA sets'
@@ -278,7 +278,7 @@ def _answer_block(how: _Answering, systems: Sequence[System], qa: pl.DataFrame, 
 def _merge_blocks(
     systems: Sequence[System],
     qa: pl.DataFrame,
-    params: Params,
+    params: AnsweringView,
     hashes: dict[str, str],
     q_hash: str,
 ) -> None:
@@ -292,7 +292,7 @@ def _merge_blocks(
             prune(files[0].parent, files)
 
 
-def shards(params: Params, systems: Sequence[str] | None = None) -> list[Shard]:
+def shards(params: AnsweringView, systems: Sequence[str] | None = None) -> list[Shard]:
     """The shard tasks of the Prefect call answering ``systems`` (one system): one per question
     block of a built-in system whose partition is not fresh; none when unsharded, for the
     combine call (no ``systems``) or for a system answering by itself."""
@@ -430,7 +430,7 @@ def select_systems(
 
 
 def run(
-    params: Params,
+    params: AnsweringView,
     systems: Sequence[str] | None = None,
     *,
     block: int | None = None,
@@ -477,7 +477,7 @@ def run(
     enforce_failures(chosen, params)
 
 
-def enforce_failures(systems: Sequence[CandidateSystem], params: Params) -> None:
+def enforce_failures(systems: Sequence[CandidateSystem], params: AnsweringView) -> None:
     """The failure policy over the partitions of ``systems`` (:mod:`ragcourt.core.failures`):
     it applies to real systems only; a control system's error rows (an oracle without a
     ground-truth span, a shuffled control with one question) are logged, never fail the stage."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragcourt.answering.candidate_system import CandidateSystem
-from ragcourt.core.params import Params
+from ragcourt.answering.params import AnsweringView
 from ragcourt.core.registry import Registry
 
 BUILTIN = "builtin"  # the kind of an entry without ``kind``
@@ -30,7 +30,7 @@ class ParseContext:
     """Where an entry is parsed: ``label`` names it in errors (``<file>: system 'x'``);
     ``earlier`` are the systems declared before it."""
 
-    params: Params
+    params: AnsweringView
     source: Path
     label: str
     earlier: Sequence[CandidateSystem] = ()

@@ -48,6 +48,7 @@ from pydantic import ValidationError
 from ragcourt.answering.candidate_system import LIST_COLUMNS, CandidateSystem, PlanEntry
 from ragcourt.answering.controls import param_controls
 from ragcourt.answering.grids import expand_grid
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.retrieval_key import RetrievalKey
 from ragcourt.answering.system_kinds.builtin import (
     System,
@@ -62,7 +63,6 @@ from ragcourt.answering.system_specs import SystemsFile, first_error
 from ragcourt.answering.systems_yaml import load_yaml_text, read_systems_yaml
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.names import case_collision
-from ragcourt.core.params import Params
 
 __all__ = [
     "LIST_COLUMNS",
@@ -89,7 +89,7 @@ def _kind(raw: Mapping[str, Any], where: str) -> str:
 
 def parse_systems(
     data: Any,
-    params: Params,
+    params: AnsweringView,
     source: Path | str,
     *,
     check_models: bool = True,
@@ -168,7 +168,7 @@ def parse_systems(
 
 
 def load_systems(
-    params: Params, path: Path | str | None = None, **kw: Any
+    params: AnsweringView, path: Path | str | None = None, **kw: Any
 ) -> list[CandidateSystem]:
     """Read, expand and validate the systems file (default: ``params.systems_file``)."""
     source = Path(path or params.systems_file)

@@ -21,10 +21,10 @@ from ragcourt.calibration.judge_agreement import agreement_table, low_agreement
 from ragcourt.calibration.judge_table import labelled_judge_table, predictors
 from ragcourt.calibration.label_matching import answer_labels, label_warnings, passage_labels
 from ragcourt.calibration.labels import AnswerLabel, PassageLabel, UndoRecord, resolve_labels
+from ragcourt.calibration.params import CalibrationParams
 from ragcourt.calibration.ppi_tables import ppi_pairs, ppi_system_warnings, ppi_systems
 from ragcourt.calibration.sampling import question_strata
 from ragcourt.calibration.summaries import CalibrationSummary
-from ragcourt.core.params import CalibrationParams
 
 log = logging.getLogger("ragcourt.calibration")
 

@@ -14,7 +14,7 @@ from ragcourt.calibration.agreement import (
     binary_judge_agreement,
     graded_agreement,
 )
-from ragcourt.core.params import CalibrationParams
+from ragcourt.calibration.params import CalibrationParams
 
 
 def _role_rows(labeled: pl.DataFrame, bs: dict[str, Any]) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from ragcourt.calibration.judge_table import Predictor
+from ragcourt.calibration.params import CalibrationParams
 from ragcourt.calibration.ppi import (
     Estimates,
     EstimateSettings,
@@ -30,7 +31,6 @@ from ragcourt.calibration.ppi import (
     ppi_difference,
 )
 from ragcourt.calibration.ppi import estimate as ppi_estimate
-from ragcourt.core.params import CalibrationParams
 from ragcourt.core.schemas import PolarsDtype, frame_schema
 
 PPI_SYSTEMS_SCHEMA: dict[str, PolarsDtype] = frame_schema("calibration_ppi_systems")

@@ -31,13 +31,13 @@ import polars as pl
 from ragcourt.calibration.agreement import AGREEMENT_SCHEMA
 from ragcourt.calibration.compute import CalibrationResult, compute
 from ragcourt.calibration.labels import label_files, load_labels
+from ragcourt.calibration.params import CalibrationParams, CalibrationView
 from ragcourt.calibration.ppi_tables import PPI_PAIRS_SCHEMA, PPI_SYSTEMS_SCHEMA
 from ragcourt.calibration.sampling import SampleParams, sample_items
 from ragcourt.calibration.summaries import CalibrationSummary, LabelCounts
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table, write_json, write_parquet
-from ragcourt.core.params import CalibrationParams, Params
 from ragcourt.core.schemas import empty
 
 log = logging.getLogger("ragcourt.calibration")
@@ -169,7 +169,7 @@ def no_labels_summary(params: CalibrationParams, labels_dir: Path) -> Calibratio
     )
 
 
-def run_stage(params: Params) -> CalibrationSummary:
+def run_stage(params: CalibrationView) -> CalibrationSummary:
     """Stage ``calibrate``: judge-human agreement and PPI estimates from the label files
     under ``calibration.labels_dir``; without label files it writes empty tables and a
     summary that says nothing was calibrated (the stage never fails for lack of labels)."""

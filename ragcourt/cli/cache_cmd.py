@@ -29,7 +29,7 @@ def _cache_dir(params: Path, cache_dir: Path | None) -> Path:
     """``--cache-dir``, else ``llm.cache_dir`` of the params file (a bad file: RagcourtError)."""
     if cache_dir is not None:
         return cache_dir
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
 
     return Path(load_params(params).llm.cache_dir)
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.params import Params, load_params
+from ragcourt.orchestration.params import Params, load_params
 
 if TYPE_CHECKING:
     from ragcourt.answering.systems import CandidateSystem
@@ -368,8 +368,8 @@ def check_profiles(params_path: Path, root: Path = Path(".")) -> list[Check]:
     """Which profile params match (``ragcourt profile apply``), and for every profile
     whether its ``local/`` models are installed (sha256-verified, memoised)."""
     from ragcourt.core.model_registry import load_registry
-    from ragcourt.core.profiles import is_active, merged_params, profile_names
     from ragcourt.llm.gguf_files import resolve_gguf
+    from ragcourt.orchestration.profiles import is_active, merged_params, profile_names
 
     names = profile_names(root)
     if not names:

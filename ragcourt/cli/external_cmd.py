@@ -125,7 +125,7 @@ def import_answers(
     from ragcourt.answering.external.registration import imported_path, register_answers_file
     from ragcourt.answering.stage import QA_PATH, check_questions
     from ragcourt.core.io import read_table
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
 
     p = load_params(params)
     imported_path(system, file)  # name and suffix first: one-line errors before reading
@@ -172,7 +172,7 @@ def prune_answers(
     """Delete the answer partitions of systems the systems file no longer lists."""
     from ragcourt.answering.stage import prune_partitions, unlisted_partitions
     from ragcourt.answering.systems import load_systems
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
 
     p = load_params(params)
     systems = load_systems(p)

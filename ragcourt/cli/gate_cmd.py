@@ -54,8 +54,8 @@ def evaluate(
     """The :class:`~ragcourt.tournament.gate.GateResult` of the run in the working directory;
     command options override ``gate.*`` params."""
     from ragcourt.core.io import read_table
-    from ragcourt.core.params import load_params
     from ragcourt.judging.summaries import JudgeSummary
+    from ragcourt.orchestration.params import load_params
     from ragcourt.tournament.gate import dafe_gate, elo_gate
     from ragcourt.tournament.summaries import TournamentSummary
 

@@ -175,7 +175,7 @@ def run(
     if params != Path(DEFAULT_PARAMS_FILE):
         raise RagcourtError("--params applies to the prefect engine; DVC reads params.yaml")
     from ragcourt.cli.dvc_runner import repro
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
 
     # DVC interpolates chunkings/embedders keys into stage commands: validate params.yaml (safe
     # names, one-line error naming the key) before DVC runs any stage.
@@ -199,7 +199,7 @@ def report(
     open_: bool = typer.Option(False, "--open", help="open the HTML page in a browser"),
 ) -> None:
     """Write data/report/report.html (self-contained) and data/report/report.md."""
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
     from ragcourt.reporting.stage import run as run_report
 
     with console.status("building the report"):
@@ -214,7 +214,7 @@ def report(
 def systems_list(params: Path = ParamsOpt) -> None:
     """Every configured system with its resolved settings."""
     from ragcourt.answering.systems import LIST_COLUMNS, list_row, load_systems
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
 
     p = load_params(params)
     systems = load_systems(p)

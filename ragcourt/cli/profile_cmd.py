@@ -28,7 +28,7 @@ ParamsOpt = typer.Option(Path(DEFAULT_PARAMS_FILE), "--params", help="params fil
 @user_errors
 def list_profiles(params: Path = ParamsOpt) -> None:
     """Every profile, marked active when params already hold all its values."""
-    from ragcourt.core.profiles import is_active, profile_names
+    from ragcourt.orchestration.profiles import is_active, profile_names
 
     names = profile_names()
     if not names:
@@ -42,14 +42,14 @@ def list_profiles(params: Path = ParamsOpt) -> None:
 @user_errors
 def show(name: str) -> None:
     """Print the profile's overlay (validated keys)."""
-    from ragcourt.core.profiles import load_overlay
+    from ragcourt.orchestration.profiles import load_overlay
 
     console.print(yaml.safe_dump(load_overlay(name), sort_keys=False).rstrip())
 
 
 def apply_and_report(name: str, params: Path) -> list[str]:
     """Apply profile ``name`` to ``params`` and print what changed."""
-    from ragcourt.core.profiles import apply_profile
+    from ragcourt.orchestration.profiles import apply_profile
 
     changed = apply_profile(name, params)
     if changed:

@@ -51,7 +51,8 @@ def race(
     """Find the best configuration in rounds, dropping those significantly behind (live: only
     the survivors answer and are judged; --replay: on a finished run's judgements)."""
     from ragcourt.core.io import read_table, write_json
-    from ragcourt.core.params import RaceParams, load_params
+    from ragcourt.orchestration.params import load_params
+    from ragcourt.tournament.params import RaceParams
     from ragcourt.tournament.race import race_lines, run_race
     from ragcourt.tournament.race_replay import pair_scores, replay_play, replay_systems
     from ragcourt.tournament.summaries import TournamentSummary

@@ -8,8 +8,8 @@ not repeat it). Stages, the plan (DVC and Prefect) and the report resolve paths 
 :func:`path` / :func:`spec`; nothing else in the code spells a ``data/...`` path.
 
 Configuration inputs (prompts, the model registry, the systems file, the corpus folder) are
-params or fixed config files; their paths come from :class:`~ragcourt.core.params.Params` and
-:func:`prompts_file`.
+params or fixed config files; their paths come from the params
+(:class:`~ragcourt.orchestration.params.Params`) and :func:`prompts_file`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from ragcourt.core.params import ChunkSpec
+from ragcourt.corpus.params import ChunkSpec
 
 RATIO = 2.0
 SLACK = 2

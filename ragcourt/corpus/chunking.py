@@ -40,11 +40,11 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import write_with
-from ragcourt.core.params import ChunkSpec, Params
 from ragcourt.core.parquet_stream import BatchWriter, read_batches
 from ragcourt.core.schemas import OPTIONAL_COLUMNS, frame_schema
 from ragcourt.corpus.chunk_outliers import ChunkOutlier, find_outlier
 from ragcourt.corpus.markup_map import Sections, SourceMap, headings_of, segments_of
+from ragcourt.corpus.params import ChunkSpec, CorpusView
 
 if TYPE_CHECKING:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -339,7 +339,7 @@ def chunk_documents(
 DOCUMENT_BATCH = 256  # documents read, chunked and written per step (bounded memory)
 
 
-def run(params: Params, chunking: str) -> Path:
+def run(params: CorpusView, chunking: str) -> Path:
     """Chunk data/documents.parquet with config ``chunking`` into data/chunks/<chunking>.parquet,
     :data:`DOCUMENT_BATCH` documents at a time (the rows of a whole-table pass, in order)."""
     if chunking not in params.chunkings:

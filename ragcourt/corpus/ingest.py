@@ -70,7 +70,6 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError, one_line
 from ragcourt.core.io import write_parquet, write_with
-from ragcourt.core.params import CorpusParams, Params
 from ragcourt.core.parquet_stream import BatchWriter
 from ragcourt.core.schemas import OPTIONAL_COLUMNS, frame_schema
 from ragcourt.corpus.formats import (
@@ -85,6 +84,7 @@ from ragcourt.corpus.formats import (
     parse_pdf,
 )
 from ragcourt.corpus.language import detect_language
+from ragcourt.corpus.params import CorpusParams, CorpusView
 from ragcourt.corpus.parse_worker import ParseWorker
 
 __all__ = [
@@ -439,7 +439,7 @@ def write_documents(corpus: CorpusParams, rejected: list[dict[str, str]]) -> dic
     return tally
 
 
-def run(params: Params) -> tuple[Path, Path]:
+def run(params: CorpusView) -> tuple[Path, Path]:
     """Ingest ``corpus.dir`` into data/documents.parquet and data/rejected_documents.parquet,
     streamed: memory holds one batch of documents, whatever the corpus size."""
     rejected: list[dict[str, str]] = []

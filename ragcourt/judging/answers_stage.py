@@ -25,12 +25,12 @@ from ragcourt.core import catalog
 from ragcourt.core.control_kinds import controls_of
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import Params
 from ragcourt.core.schemas import TABLES
 from ragcourt.core.shards import Shard, rows_digest, shard_key
 from ragcourt.judging import shard_plan
 from ragcourt.judging.builders import build_grader, build_judges, check_judge_params
 from ragcourt.judging.dafe import DafeDecision, run_dafe
+from ragcourt.judging.params import JudgingView
 from ragcourt.judging.stage_inputs import read_answers_and_qa
 from ragcourt.judging.vocabulary import (
     AnswerItem,
@@ -183,7 +183,7 @@ JUDGE_KEYS = (
 )
 
 
-def shards(params: Params) -> list[Shard]:
+def shards(params: JudgingView) -> list[Shard]:
     """The stage's shard tasks: one per (system, question block) of the answers table; none
     when ``scale.shard_questions`` is 0."""
     size = params.scale.shard_questions
@@ -216,7 +216,7 @@ def _merged(plan: list[shard_plan.RowShard], table: str) -> pl.DataFrame:
     return shard_plan.in_input_order(shard_plan.merge_shards(plan, SHARDS, table), plan)
 
 
-def run(params: Params, system: str | None = None, block: int | None = None) -> None:
+def run(params: JudgingView, system: str | None = None, block: int | None = None) -> None:
     """Stage ``judge``: verdicts and correctness of every answer (paths relative to the cwd);
     sharded when ``scale.shard_questions`` > 0 (``block``: that shard only)."""
     answers, qa = read_answers_and_qa()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import JudgeParams, JudgeSpec
+from ragcourt.judging.params import JudgeParams, JudgeSpec
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
     CORRECTNESS_GRADERS,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragcourt.core.params import JudgeSpec
 from ragcourt.corpus.answer_match import contains_reference, normalize_answer, token_f1
+from ragcourt.judging.params import JudgeSpec
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
     AnswerItem,

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragcourt.core.params import JudgeSpec
 from ragcourt.core.prompts import has_prompt
 from ragcourt.core.prompts import render as render_prompt
+from ragcourt.judging.params import JudgeSpec
 from ragcourt.judging.vocabulary import ANSWER_JUDGES, AnswerItem, AnswerVerdict, JudgeContext
 from ragcourt.llm.graded import YES_NO, Graded, grade
 

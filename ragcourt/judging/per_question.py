@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
-from ragcourt.core.params import Params
 from ragcourt.core.provenance import NO_CONTEXTS_SUPPLIED
 from ragcourt.core.schemas import TABLES
 from ragcourt.judging.agreement import rank_correlation
+from ragcourt.judging.params import JudgingView
 from ragcourt.judging.relevance import mrr_per_question, retrieved_passages
 from ragcourt.judging.span_metrics import SPAN_MEASURES
 from ragcourt.judging.summaries import ThetaFitReport, ThetaNotFitted
@@ -43,7 +43,7 @@ def per_question_table(
     relevance: pl.DataFrame,
     udcg: pl.DataFrame,
     span: pl.DataFrame,
-    params: Params,
+    params: JudgingView,
 ) -> tuple[pl.DataFrame, ThetaFitReport | ThetaNotFitted]:
     """Every per-(system, question) measure side by side, plus the UDCGθ fit report."""
     keys = ["system", "question_id"]

@@ -28,7 +28,6 @@ from ragcourt.core import catalog
 from ragcourt.core.control_kinds import controls_of
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import Params
 from ragcourt.core.provenance import (
     NO_CONTEXTS_SUPPLIED,
     NO_RETRIEVED_PASSAGES,
@@ -37,6 +36,7 @@ from ragcourt.core.provenance import (
 from ragcourt.core.shards import Shard, rows_digest, shard_key
 from ragcourt.judging import shard_plan
 from ragcourt.judging.builders import build_relevance_grader, check_judge_params
+from ragcourt.judging.params import JudgingView
 from ragcourt.judging.relevance import retrieved_passages, unique_passages
 from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING, systems_without_passages
 from ragcourt.judging.stage_inputs import read_answers_and_qa
@@ -143,7 +143,7 @@ def _judged_rows(answers: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     return answers.filter(~pl.col("system").is_in(skip)), skip
 
 
-def shards(params: Params) -> list[Shard]:
+def shards(params: JudgingView) -> list[Shard]:
     """The stage's shard tasks: one per block of questions; none when unsharded."""
     size = params.scale.shard_questions
     if size <= 0:
@@ -183,7 +183,7 @@ def judge_in_shards(
     )
 
 
-def run(params: Params, block: int | None = None) -> None:
+def run(params: JudgingView, block: int | None = None) -> None:
     """Stage ``judge_retrieval`` (paths relative to the cwd); sharded when
     ``scale.shard_questions`` > 0 (``block``: that question block only)."""
     check_judge_params(params.judge)  # unknown kinds: one line before any model call

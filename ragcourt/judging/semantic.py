@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragcourt.core.params import JudgeSpec, Params
+from ragcourt.judging.params import JudgeSpec, JudgingView
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
     AnswerItem,
@@ -25,7 +25,7 @@ EMBEDDING_SIMILARITY = "embedding_similarity"
 """This module's answer judge kind (the ``similarity`` correctness grader reads its verdicts)."""
 
 
-def embedder_model(params: Params, embedder: str) -> str:
+def embedder_model(params: JudgingView, embedder: str) -> str:
     """Registry model name for ``embedder``: a key of ``params.embedders`` or a registry name."""
     spec = params.embedders.get(embedder)
     return spec.model if spec is not None else embedder

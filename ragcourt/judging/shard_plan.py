@@ -22,8 +22,8 @@ from pydantic import BaseModel
 
 from ragcourt.core import catalog
 from ragcourt.core.fingerprint import MISSING, file_sha256
-from ragcourt.core.params import Params
 from ragcourt.core.shards import Shard, blocks, is_done, merge, prune, shard_file, write_shard
+from ragcourt.judging.params import JudgingView
 from ragcourt.judging.vocabulary import JudgeContext
 
 T = TypeVar("T")
@@ -173,7 +173,7 @@ def _json(value: Any) -> Any:
     return value
 
 
-def settings(params: Params, judge_keys: tuple[str, ...], embedders: bool) -> dict[str, Any]:
+def settings(params: JudgingView, judge_keys: tuple[str, ...], embedders: bool) -> dict[str, Any]:
     """What a judge shard's rows depend on besides its input rows: the ``judge.<key>`` params
     its stage reads, the LLM params, the embedders (when it reads them), the judge prompts and
     the model registry."""

@@ -13,8 +13,8 @@ import polars as pl
 
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params
 from ragcourt.core.provenance import is_external
+from ragcourt.judging.params import JudgingView
 from ragcourt.judging.relevance import retrieved_passages
 
 log = logging.getLogger("ragcourt.judge")
@@ -22,7 +22,7 @@ log = logging.getLogger("ragcourt.judge")
 SPAN_MEASURES = {"ndcg": "nDCG", "rr": "RR", "recall": "R", "precision": "P"}  # ir-measures
 
 
-def _chunks_by_chunking(params: Params, needed: set[str]) -> dict[str, pl.DataFrame]:
+def _chunks_by_chunking(params: JudgingView, needed: set[str]) -> dict[str, pl.DataFrame]:
     out: dict[str, pl.DataFrame] = {}
     for name in params.chunkings:
         path = catalog.path("chunks", chunking=name)
@@ -34,7 +34,9 @@ def _chunks_by_chunking(params: Params, needed: set[str]) -> dict[str, pl.DataFr
     return out
 
 
-def span_metrics(answers: pl.DataFrame, qa: pl.DataFrame, params: Params, k: int) -> pl.DataFrame:
+def span_metrics(
+    answers: pl.DataFrame, qa: pl.DataFrame, params: JudgingView, k: int
+) -> pl.DataFrame:
     """Per (system, question_id): ndcg/rr/recall/precision at ``k`` from the span rule on
     the chunking each system retrieved from. Empty frame when no chunks file exists;
     questions whose span maps to no chunk of that chunking stay null."""

@@ -17,11 +17,11 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.control_kinds import controls_of
 from ragcourt.core.io import read_table, write_json, write_parquet
-from ragcourt.core.params import Params
 from ragcourt.judging import retrieval_skips
 from ragcourt.judging.builders import build_grader, build_judges, build_relevance_grader
 from ragcourt.judging.dafe import DafeDecision, dafe_summary
 from ragcourt.judging.discrimination import DafeDiscrimination, dafe_check
+from ragcourt.judging.params import JudgingView
 from ragcourt.judging.per_question import metric_correlation, per_question_table, system_summary
 from ragcourt.judging.span_metrics import span_metrics
 from ragcourt.judging.stage_inputs import read_answers_and_qa
@@ -118,7 +118,7 @@ def _mean(column: pl.Series) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def _correctness_section(params: Params, correctness: pl.DataFrame) -> CorrectnessSection:
+def _correctness_section(params: JudgingView, correctness: pl.DataFrame) -> CorrectnessSection:
     jp = params.judge
     grader = build_grader(JudgeContext(params))
     return CorrectnessSection(
@@ -151,7 +151,7 @@ def _relevance_section(relevance: pl.DataFrame, source: str) -> RelevanceSection
 
 
 def _udcg_section(
-    params: Params, udcg: pl.DataFrame, theta: ThetaFitReport | ThetaNotFitted, source: str
+    params: JudgingView, udcg: pl.DataFrame, theta: ThetaFitReport | ThetaNotFitted, source: str
 ) -> UdcgSection:
     settings = params.judge.udcg.model_dump(include={"gamma", "k", "relevance_threshold"})
     return UdcgSection(
@@ -166,7 +166,7 @@ def _udcg_section(
 
 
 def judge_summary(
-    params: Params,
+    params: JudgingView,
     verdicts: pl.DataFrame,
     correctness: pl.DataFrame,
     relevance: pl.DataFrame,
@@ -218,7 +218,7 @@ def judge_summary(
     )
 
 
-def llm_roles(params: Params) -> tuple[bool, bool, bool]:
+def llm_roles(params: JudgingView) -> tuple[bool, bool, bool]:
     """Whether primary 1, primary 2 and the arbitrator are LLM judges."""
     jp = params.judge
     judges = build_judges([*jp.primaries, jp.arbitrator], JudgeContext(params))
@@ -226,7 +226,7 @@ def llm_roles(params: Params) -> tuple[bool, bool, bool]:
     return judges[p1].uses_llm, judges[p2].uses_llm, judges[jp.arbitrator].uses_llm
 
 
-def run(params: Params) -> None:
+def run(params: JudgingView) -> None:
     """Stage ``judge_summary`` (paths relative to the cwd)."""
     answers, qa = read_answers_and_qa()
     verdicts = read_table(catalog.path("verdicts"), "verdicts")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragcourt.core.params import JudgeSpec
+from ragcourt.judging.params import JudgeSpec
 from ragcourt.judging.vocabulary import ANSWER_JUDGES, AnswerItem, AnswerVerdict, JudgeContext
 from ragcourt.retrieval.trained_judges.judges import TrainedJudges
 

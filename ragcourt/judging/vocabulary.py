@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import polars as pl
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import JudgeSpec, Params
 from ragcourt.core.registry import KindKey, Registry
+from ragcourt.judging.params import JudgeSpec, JudgingView
 
 if TYPE_CHECKING:
     from ragcourt.llm import ChatRequest, Gateway, TokenDistribution
@@ -68,7 +68,7 @@ class JudgeContext:
     (Pairwise judges get the tournament's own context,
     :class:`ragcourt.tournament.pairwise.PairwiseContext`.)"""
 
-    params: Params
+    params: JudgingView
     stage: str = "judge"
     shared_gateway: Gateway | None = field(default=None, repr=False)
 

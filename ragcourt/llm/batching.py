@@ -17,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TypeVar
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import providers
 from ragcourt.llm.accounting import StageAccount
+from ragcourt.llm.params import LLMParams
 from ragcourt.llm.types import ChatRequest
 
 log = logging.getLogger("ragcourt.llm")

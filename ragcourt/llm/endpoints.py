@@ -24,9 +24,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ragcourt.core.bounded_http import RedirectRefused, UnsafeReply
-from ragcourt.core.params import LLMParams, SamplingValue
 from ragcourt.core.redact import host_of, redact_url
 from ragcourt.llm import providers
+from ragcourt.llm.params import LLMParams, SamplingValue
 
 
 @dataclass(frozen=True)

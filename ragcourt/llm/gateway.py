@@ -26,7 +26,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import endpoints, providers
 from ragcourt.llm.accounting import StageAccount, stage_account
 from ragcourt.llm.batching import Limits, prefix_order, run_batch, run_sync
@@ -35,6 +34,7 @@ from ragcourt.llm.call_errors import describe, scrub
 from ragcourt.llm.litellm_route import HostedRoutes, call_litellm
 from ragcourt.llm.local_call import call_local
 from ragcourt.llm.next_token_call import checked_candidates, distribution_one
+from ragcourt.llm.params import LLMParams
 from ragcourt.llm.prompt_caching import provider_messages
 from ragcourt.llm.replies import Call, Reply, from_cache, to_cache
 from ragcourt.llm.structured_call import json_format, structured_one

@@ -20,9 +20,9 @@ import time
 from typing import Any
 
 from ragcourt.core.bounded_http import ReplyBound, guarded_call
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import endpoints, providers
 from ragcourt.llm.call_errors import describe, retryable
+from ragcourt.llm.params import LLMParams
 from ragcourt.llm.replies import Reply, from_response
 from ragcourt.llm.types import ChatRequest, ChatResult
 

@@ -20,7 +20,7 @@ import polars as pl
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
-from ragcourt.core.params import load_params
+from ragcourt.orchestration.params import load_params
 from ragcourt.reporting import sections
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.stage import MD_PATH, section_markdown

@@ -29,8 +29,8 @@ from prefect.utilities.hashing import hash_objects
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256, path_sha256
 from ragcourt.core.io import write_json
-from ragcourt.core.params import Params, load_params
 from ragcourt.orchestration.code_deps import PROJECT_ROOT, code_paths, stage_files
+from ragcourt.orchestration.params import Params, load_params
 from ragcourt.orchestration.plan import StageCall
 from ragcourt.orchestration.stage_graph import stage_graph
 

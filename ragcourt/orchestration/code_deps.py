@@ -2,8 +2,9 @@
 
 :func:`code_paths` starts at the stage function's module (and its volatile data's) and follows
 every ``ragcourt`` import, transitively, file by file: module-level and lazy ones inside
-functions alike, and the built-in modules a registry imports on its first lookup (read with
-``ast``, nothing is imported). Importing ``ragcourt.a.b`` runs
+functions alike, the built-in modules a registry imports on its first lookup (read with
+``ast``, nothing is imported), and the ``tables`` module of every package it enters (the
+table schemas :mod:`ragcourt.core.schemas` finds by name). Importing ``ragcourt.a.b`` runs
 ``ragcourt/__init__.py`` and ``ragcourt/a/__init__.py`` too, so those count (and their own
 imports). Package data beside an included module (``reporting/templates``) counts as source.
 The Prefect cache key hashes exactly these files (and the stage's declaration,
@@ -24,6 +25,8 @@ from ragcourt.orchestration.stage_graph import stage_graph, stages_dir
 
 PROJECT_ROOT = catalog.SOURCE_ROOT  # holds ragcourt/
 PACKAGE = "ragcourt"
+#: the module of a package that declares its tables (:data:`ragcourt.core.schemas.TABLES`)
+TABLES_MODULE = "tables"
 
 
 def _ragcourt_imports(path: Path, module: str | None = None) -> set[str]:
@@ -128,6 +131,8 @@ def module_closure(modules: list[str], root: Path = PROJECT_ROOT) -> list[str]:
         if path is None:
             continue
         files.add(path)
+        if name.count(".") == 1:  # a package's table schemas (found by name, not imported)
+            todo.append(f"{name}.{TABLES_MODULE}")
         for imported in _ragcourt_imports(path, name):
             if imported.endswith(".*"):  # a registry's built-in modules
                 todo.extend(_package_modules(imported[:-2], root))

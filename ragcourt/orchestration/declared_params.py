@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 from pydantic import BaseModel
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params
+from ragcourt.orchestration.params import Params
 from ragcourt.orchestration.stage_def import StageDef
 
 STRICT_ENV = "RAGCOURT_STRICT_PARAMS"

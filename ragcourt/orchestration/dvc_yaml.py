@@ -28,8 +28,8 @@ from typing import Any
 import yaml
 
 from ragcourt.core import catalog
-from ragcourt.core.params import Params, load_params, tracked_keys
 from ragcourt.orchestration.code_deps import PACKAGE, PROJECT_ROOT, code_dirs
+from ragcourt.orchestration.params import Params, load_params, tracked_keys
 from ragcourt.orchestration.plan import param_value, systems_for_plan
 from ragcourt.orchestration.stage_def import Dep, StageDef
 from ragcourt.orchestration.stage_graph import STAGES_DIRNAME, stage_graph

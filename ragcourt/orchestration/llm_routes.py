@@ -16,12 +16,12 @@ repro -f llm_routes``) first. The Prefect flow hashes the same record into its c
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ragcourt.answering.params import AnsweringView
 from ragcourt.core import catalog
 from ragcourt.core.io import write_json
-from ragcourt.core.params import Params
 from ragcourt.llm import providers
 from ragcourt.llm.endpoints import route
 
@@ -29,7 +29,43 @@ if TYPE_CHECKING:
     from ragcourt.answering.systems import CandidateSystem
 
 
-def stage_models(params: Params, systems: Sequence[CandidateSystem]) -> dict[str, list[str]]:
+class _ModelRef(Protocol):
+    model: str | None
+
+
+class _QAGenModels(Protocol):
+    question_model: str | None
+    answer_model: str | None
+    filter_model: str | None
+
+
+class _JudgeModels(Protocol):
+    correctness_model: str | None
+    relevance_model: str | None
+
+    @property
+    def judges(self) -> Mapping[str, _ModelRef]: ...
+
+    @property
+    def udcg(self) -> _ModelRef: ...
+
+
+class RoutesView(AnsweringView, Protocol):
+    """What the routes read: the answer stage's params (to load the systems) and the model
+    strings of every other role (only those, so the stage's code deps stay the systems' and
+    the gateway's)."""
+
+    @property
+    def qagen(self) -> _QAGenModels: ...
+
+    @property
+    def judge(self) -> _JudgeModels: ...
+
+    @property
+    def tournament(self) -> _ModelRef: ...
+
+
+def stage_models(params: RoutesView, systems: Sequence[CandidateSystem]) -> dict[str, list[str]]:
     """The model strings each model-calling stage may call (roles resolved to ``llm.model``)."""
     llm, q, j = params.llm, params.qagen, params.judge
     roles: dict[str, list[str | None]] = {
@@ -42,7 +78,7 @@ def stage_models(params: Params, systems: Sequence[CandidateSystem]) -> dict[str
     return {stage: sorted({llm.resolve(m) for m in models}) for stage, models in roles.items()}
 
 
-def routes_record(params: Params, systems: Sequence[CandidateSystem]) -> dict[str, Any]:
+def routes_record(params: RoutesView, systems: Sequence[CandidateSystem]) -> dict[str, Any]:
     """``{"sampling": {...}, "stages": {stage: {model: route record}}}`` of hosted models."""
     llm = params.llm
     stages: dict[str, dict[str, Any]] = {}
@@ -55,19 +91,19 @@ def routes_record(params: Params, systems: Sequence[CandidateSystem]) -> dict[st
     }
 
 
-def current_record(params: Params) -> dict[str, Any]:
+def current_record(params: RoutesView) -> dict[str, Any]:
     """:func:`routes_record` with the configured systems (what the stage writes now)."""
     from ragcourt.answering.systems import load_systems
 
     return routes_record(params, load_systems(params))
 
 
-def run(params: Params) -> None:
+def run(params: RoutesView) -> None:
     """Write the routes record (catalog ``llm_routes``)."""
     write_json(current_record(params), catalog.path("llm_routes"))
 
 
-def refresh(params: Params) -> bool:
+def refresh(params: RoutesView) -> bool:
     """Rewrite the routes file when it exists and the current record differs (an API base or
     key variable changed in the environment); True when it was rewritten. A missing file is
     left for the stage to write."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params, tracked_keys
+from ragcourt.orchestration.params import Params, tracked_keys
 from ragcourt.orchestration.stage_def import Dep, StageDef
 from ragcourt.orchestration.stage_graph import selected_stages, stage_graph
 

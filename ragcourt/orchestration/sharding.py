@@ -16,8 +16,8 @@ from dataclasses import replace
 from typing import Any
 
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.params import Params
 from ragcourt.core.shards import Shard
+from ragcourt.orchestration.params import Params
 from ragcourt.orchestration.plan import StageCall, param_value
 from ragcourt.orchestration.stage_graph import stage_graph
 

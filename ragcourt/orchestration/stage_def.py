@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params
+from ragcourt.orchestration.params import Params
 
 LLMS, EMBEDDERS = "llms", "embedders"  # sections of the model registry (llm.models_file)
 

@@ -24,8 +24,8 @@ from ragcourt.core import catalog
 from ragcourt.core.entry import dvc_partition
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import sweep_stale_temps
-from ragcourt.core.params import DEFAULT_PARAMS_PATH, Params
 from ragcourt.orchestration.declared_params import declared_view
+from ragcourt.orchestration.params import DEFAULT_PARAMS_PATH, Params
 from ragcourt.orchestration.stage_def import StageDef
 from ragcourt.orchestration.stage_graph import load_stage_graph
 from ragcourt.orchestration.stage_graph import stages_dir as default_stages_dir
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None, stages_dir: Path | None = None) -> N
     """Parse the command line, remove the temp files a killed earlier run of the same call
     left beside its outputs (:func:`~ragcourt.core.io.sweep_stale_temps`), and run the stage
     declared in ``stages_dir`` (default: the project's ``stages/``)."""
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
 
     stages = load_stage_graph((stages_dir or default_stages_dir()).resolve())
     args = parser(stages).parse_args(sys.argv[1:] if argv is None else list(argv))

@@ -25,10 +25,10 @@ from prefect.futures import PrefectFuture
 
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import output_set, sweep_stale_temps, write_json
-from ragcourt.core.params import Params, load_params
 from ragcourt.llm.accounting import fresh_accounts, merge_account_dicts
 from ragcourt.orchestration.caching import STATE_DIR, call_key, write_stamp
 from ragcourt.orchestration.declared_params import declared_view
+from ragcourt.orchestration.params import Params, load_params
 from ragcourt.orchestration.plan import StageCall, metrics_path
 from ragcourt.orchestration.stage_graph import stage_graph
 

@@ -37,8 +37,8 @@ from prefect import task
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, ParamsError, RagcourtError
 from ragcourt.core.io import write_text
-from ragcourt.core.params import load_params, parse_params
 from ragcourt.core.user_yaml import load_user_yaml, read_user_yaml
+from ragcourt.orchestration.params import load_params, parse_params
 from ragcourt.orchestration.project_code import child_env
 from ragcourt.orchestration.stage_graph import selected_stages
 

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from ragcourt.core.fencing import neutralise_tags, tag
-from ragcourt.core.params import QAGenParams
 from ragcourt.corpus.markup_map import SECTION_SEPARATOR
 from ragcourt.llm.types import ChatRequest, ChatResult
 from ragcourt.qagen.answer_spans import choose_spans, demote_frequent, resolve_extractor
@@ -52,6 +51,7 @@ from ragcourt.qagen.generator import (
     Candidate,
     Generator,
 )
+from ragcourt.qagen.params import QAGenParams
 from ragcourt.qagen.questions_zh import chinese_question_word_mismatch
 from ragcourt.qagen.roundtrip import (
     clean_phrase,

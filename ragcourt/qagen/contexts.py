@@ -15,8 +15,8 @@ import numpy as np
 import polars as pl
 
 from ragcourt.core.errors import ConfigError, RagcourtError
-from ragcourt.core.params import QAGenParams
 from ragcourt.core.user_json import loads_user_json
+from ragcourt.qagen.params import QAGenParams
 
 
 def qagen_contexts(chunks: pl.DataFrame, documents: pl.DataFrame, q: QAGenParams) -> pl.DataFrame:

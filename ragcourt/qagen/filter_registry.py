@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragcourt.core.params import QAGenFilterKinds
 from ragcourt.core.registry import Registry
+from ragcourt.qagen.params import QAGenFilterKinds
 
 if TYPE_CHECKING:
     from ragcourt.llm import Gateway

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
 from ragcourt.corpus.language import (
     UNDETERMINED,
@@ -49,6 +48,7 @@ from ragcourt.qagen.filter_registry import (
     with_kind_settings,
 )
 from ragcourt.qagen.filters import not_standalone_reason
+from ragcourt.qagen.params import QAGenView
 from ragcourt.qagen.quality import GATE
 from ragcourt.qagen.summaries import (
     STOP_EXHAUSTED,
@@ -159,7 +159,7 @@ class Roles:
     judge: str
 
     @classmethod
-    def from_params(cls, params: Params) -> Roles:
+    def from_params(cls, params: QAGenView) -> Roles:
         q, r = params.qagen, params.llm.resolve
         return cls(r(q.question_model), r(q.answer_model), r(q.filter_model))
 
@@ -201,7 +201,7 @@ class Generator:
     def __init__(
         self,
         gw: Gateway,
-        params: Params,
+        params: QAGenView,
         examples: Sequence[str] = (),
         prompts_dir: Path | None = None,
     ) -> None:

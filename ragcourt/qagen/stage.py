@@ -27,13 +27,13 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError, StageFailed
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_parquet
-from ragcourt.core.params import Params, QAGenParams
 from ragcourt.core.schemas import frame_schema
 from ragcourt.qagen.answer_first import AnswerFirstGenerator, DocumentInfo, span_contexts
 from ragcourt.qagen.byo import load_byo_qa
 from ragcourt.qagen.contexts import load_few_shot, qagen_contexts
 from ragcourt.qagen.filter_registry import FILTER_ROLES
 from ragcourt.qagen.generator import Candidate, Encoder, Generation, Generator, generate_candidates
+from ragcourt.qagen.params import QAGenParams, QAGenView
 from ragcourt.qagen.summaries import ByoQASummary, QAModels, QASummary
 
 log = logging.getLogger("ragcourt.qagen")
@@ -231,7 +231,7 @@ def no_items_message(s: QASummary, q: QAGenParams) -> str:
 # --- stage ---------------------------------------------------------------------------------
 
 
-def near_duplicate_encoder(params: Params) -> Encoder:
+def near_duplicate_encoder(params: QAGenView) -> Encoder:
     """``ragcourt.retrieval.embedders.encode`` with the embedder named by
     ``qagen.near_duplicate_embedder`` (a key of ``embedders``; default the first)."""
     from ragcourt.retrieval.embedders import encode
@@ -246,7 +246,7 @@ def near_duplicate_encoder(params: Params) -> Encoder:
     return lambda texts: encode(model, texts)
 
 
-def run(params: Params) -> None:
+def run(params: QAGenView) -> None:
     """Whole stage, paths relative to the cwd: writes qa.parquet, qa_rejected.parquet and
     summary.json (and the gateway's llm_qagen.json metrics). Generation that accepted no item
     raises :class:`StageFailed` after writing them (:func:`no_items_message`)."""

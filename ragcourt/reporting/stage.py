@@ -25,10 +25,10 @@ import jinja2
 
 from ragcourt.core import catalog
 from ragcourt.core.io import write_json, write_text, write_with
-from ragcourt.core.params import Params
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.headline import Headline, headline
 from ragcourt.reporting.model import MarkdownBlock, Section, md_text
+from ragcourt.reporting.params import ReportingView
 from ragcourt.reporting.sections import build_sections
 
 log = logging.getLogger("ragcourt.report")
@@ -79,7 +79,9 @@ def section_markdown(section: Section) -> str:
     return _env(autoescape=False).get_template("section.md.j2").render(s=section).strip() + "\n"
 
 
-def build_all(params: Params, root: Path = Path(".")) -> tuple[str, str, list[Section], Headline]:
+def build_all(
+    params: ReportingView, root: Path = Path(".")
+) -> tuple[str, str, list[Section], Headline]:
     """The report texts, its sections and the headline figures of the artifacts under ``root``."""
     art = Artifacts(root=root, metrics_dir=params.llm.metrics_dir)
     head = headline(art)
@@ -88,7 +90,7 @@ def build_all(params: Params, root: Path = Path(".")) -> tuple[str, str, list[Se
     return html, md, sections, head
 
 
-def build(params: Params, root: Path = Path(".")) -> tuple[str, str, list[Section]]:
+def build(params: ReportingView, root: Path = Path(".")) -> tuple[str, str, list[Section]]:
     """The (HTML, Markdown) texts and the sections of the artifacts under ``root``."""
     html, md, sections, _ = build_all(params, root)
     return html, md, sections
@@ -110,7 +112,7 @@ def write_figures(sections: list[Section], folder: Path) -> list[Path]:
     return out
 
 
-def run(params: Params) -> tuple[Path, Path]:
+def run(params: ReportingView) -> tuple[Path, Path]:
     """Write report.html, report.md, headline.json and the named figures from the artifacts
     under the cwd."""
     html, md, sections, head = build_all(params)

@@ -26,7 +26,7 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.fingerprint import file_sha256
 from ragcourt.core.io import read_table, write_with
-from ragcourt.core.params import BM25Params, Params
+from ragcourt.retrieval.params import BM25Params, RetrievalView
 from ragcourt.retrieval.retrieve import (
     BM25_FORMAT,
     BM25_META,
@@ -83,7 +83,7 @@ def save(retriever: BM25Retriever, settings: BM25Params, chunks: Path, folder: P
     return folder
 
 
-def run(params: Params, chunking: str) -> Path:
+def run(params: RetrievalView, chunking: str) -> Path:
     """Build and save the BM25 index of data/chunks/<chunking>.parquet (reads only
     ``retrieval.bm25``: a chunking without its chunks file is a one-line error)."""
     settings = params.retrieval.bm25

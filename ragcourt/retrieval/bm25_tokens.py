@@ -27,8 +27,8 @@ from functools import cache
 from typing import Any, Literal
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import BM25Params
 from ragcourt.corpus.language import CJK_CHAR, UNDETERMINED
+from ragcourt.retrieval.params import BM25Params
 
 log = logging.getLogger("ragcourt.retrieval")
 

@@ -38,8 +38,8 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table, write_json, write_parquet, write_with
-from ragcourt.core.params import Params
 from ragcourt.core.schemas import TABLES, frame_schema
+from ragcourt.retrieval.params import RetrievalView
 
 log = logging.getLogger("ragcourt.retrieval_eval")
 
@@ -53,7 +53,7 @@ NO_EMBEDDER = "-"  # label of embedder-independent retrievers (BM25) in metrics.
 _MEASURE = re.compile(r"^(?P<metric>.+?)@(?P<k>\d+)$")
 
 
-def evaluation_grid(params: Params) -> Iterator[tuple[str, str | None, str]]:
+def evaluation_grid(params: RetrievalView) -> Iterator[tuple[str, str | None, str]]:
     """(chunking, embedder or None, retriever) triples; a retriever that reads no embedder
     (BM25) once per chunking. An unregistered kind is a one-line ConfigError."""
     from ragcourt.retrieval.retrieve import RETRIEVERS, retriever_settings
@@ -73,7 +73,7 @@ def evaluation_grid(params: Params) -> Iterator[tuple[str, str | None, str]]:
                     yield chunking, embedder, retriever
 
 
-def search_depth(params: Params) -> int:
+def search_depth(params: RetrievalView) -> int:
     return max(params.retrieval.depth, *params.retrieval.ks)
 
 
@@ -89,7 +89,7 @@ def evaluate_config(
     qa: pl.DataFrame,
     chunks: pl.DataFrame,
     run: pl.DataFrame,
-    params: Params,
+    params: RetrievalView,
 ) -> tuple[pl.DataFrame, list[str]]:
     """Per-query measures (query_id, measure, value) of one retrieval ``run`` over ``qa``, and
     the ids of the questions that cannot be scored under this chunking.
@@ -108,7 +108,7 @@ def evaluate_config(
     return evaluate(run, qrels, params.retrieval.ks), unevaluable
 
 
-def evaluate_all(qa: pl.DataFrame, params: Params) -> tuple[pl.DataFrame, pl.DataFrame]:
+def evaluate_all(qa: pl.DataFrame, params: RetrievalView) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per-query rows (table ``retrieval_per_query``) for the whole grid of params, and the
     count of unevaluable questions per config (:data:`UNEVALUABLE_SCHEMA`)."""
     from ragcourt.retrieval.retrieve import open_retriever
@@ -154,7 +154,7 @@ def evaluate_all(qa: pl.DataFrame, params: Params) -> tuple[pl.DataFrame, pl.Dat
 
 
 def summarize(
-    per_query: pl.DataFrame, params: Params, unevaluable: pl.DataFrame | None = None
+    per_query: pl.DataFrame, params: RetrievalView, unevaluable: pl.DataFrame | None = None
 ) -> pl.DataFrame:
     """Mean and std over the evaluable questions per (chunking, embedder, retriever, measure),
     with ``n_queries`` (questions in the mean) and ``n_unevaluable`` (from ``unevaluable``,
@@ -262,7 +262,7 @@ def plot_recall(summary: pl.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def run(params: Params) -> None:
+def run(params: RetrievalView) -> None:
     """Whole stage, paths relative to the cwd."""
     qa = read_table(QA_PATH, "qa")
     if qa.is_empty():

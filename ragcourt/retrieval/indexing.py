@@ -38,7 +38,6 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_parquet, write_with
-from ragcourt.core.params import EmbedderSpec, Params
 from ragcourt.core.parquet_stream import BatchWriter, read_batches
 from ragcourt.core.shards import (
     META_KEY,
@@ -51,6 +50,7 @@ from ragcourt.core.shards import (
     shard_key,
 )
 from ragcourt.retrieval.long_chunks import LongChunkStats
+from ragcourt.retrieval.params import EmbedderSpec, RetrievalView
 from ragcourt.retrieval.vector_index import (
     FLAT,
     RECALL_K,
@@ -295,7 +295,7 @@ STATS_KEY = "ragcourt.long_chunk_stats"  # a shard file's LongChunkStats (JSON, 
 VECTOR_FIELDS = {"model", "batch_size", "long_chunks", "window_overlap", "stream_chunks"}
 
 
-def shard_chunks(params: Params, spec: EmbedderSpec) -> int:
+def shard_chunks(params: RetrievalView, spec: EmbedderSpec) -> int:
     """Chunks per embed shard: ``scale.shard_chunks`` rounded up to a multiple of
     ``spec.stream_chunks``, so a shard embeds exactly the unsharded run's batches (the same
     vectors, to the bit); 0: not sharded."""
@@ -315,7 +315,7 @@ def _block(spec: EmbedderSpec, src: Path, part: Part) -> tuple[pl.DataFrame, str
     return rows, shard_key(record)
 
 
-def _shard_plan(params: Params, chunking: str, embedder: str) -> list[Part]:
+def _shard_plan(params: RetrievalView, chunking: str, embedder: str) -> list[Part]:
     """Every embed shard of the cell, from the chunks table's row count alone (none:
     unsharded)."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
@@ -332,7 +332,7 @@ def _shard_plan(params: Params, chunking: str, embedder: str) -> list[Part]:
     return [(shard_file(folder, b), lo, hi) for b, (lo, hi) in enumerate(blocks(n, size))]
 
 
-def shards(params: Params, chunking: str, embedder: str) -> list[Shard]:
+def shards(params: RetrievalView, chunking: str, embedder: str) -> list[Shard]:
     """The embed shards of the cell that are not done (the Prefect flow runs each as a task:
     ``run(params, chunking, embedder, block=b)``); none when unsharded."""
     spec, src = params.embedders[embedder], catalog.path("chunks", chunking=chunking)
@@ -387,7 +387,7 @@ def merge_shards(parts: list[Part], out: Path) -> LongChunkStats:
     return stats
 
 
-def _check_cell(params: Params, chunking: str, embedder: str) -> EmbedderSpec:
+def _check_cell(params: RetrievalView, chunking: str, embedder: str) -> EmbedderSpec:
     if chunking not in params.chunkings:
         raise ConfigError(
             f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
@@ -400,7 +400,7 @@ def _check_cell(params: Params, chunking: str, embedder: str) -> EmbedderSpec:
 
 
 def _embed_shards(
-    params: Params, chunking: str, embedder: str, block: int | None = None
+    params: RetrievalView, chunking: str, embedder: str, block: int | None = None
 ) -> list[Part]:
     """Make the cell's shards that are not done (only ``block`` with it); returns the plan.
     Unsharded: the (empty) shard folder, an output, is made and emptied."""
@@ -416,7 +416,7 @@ def _embed_shards(
 
 
 def run(
-    params: Params, chunking: str, embedder: str, block: int | None = None
+    params: RetrievalView, chunking: str, embedder: str, block: int | None = None
 ) -> tuple[Path, Path]:
     """Embed data/chunks/<chunking>.parquet with ``embedders[embedder]`` batch by batch (or
     its shards, then merge them: ``scale.shard_chunks``); write the embeddings, the index, its

@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragcourt.core.params import Params
 from ragcourt.corpus.language import UNDETERMINED, language_name
 from ragcourt.retrieval.bm25_tokens import spec_for
+from ragcourt.retrieval.params import RetrievalView
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,9 @@ class LanguageServing:
         return f"{language_name(self.language)} ({self.language})"
 
 
-def language_serving(languages: Sequence[str | None], params: Params) -> list[LanguageServing]:
+def language_serving(
+    languages: Sequence[str | None], params: RetrievalView
+) -> list[LanguageServing]:
     """One :class:`LanguageServing` per language in ``languages`` (module docstring)."""
     from ragcourt.retrieval.embedders import registry_entry
 

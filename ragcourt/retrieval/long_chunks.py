@@ -25,7 +25,7 @@ from typing import Any, get_args
 import numpy as np
 
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.params import LongChunks
+from ragcourt.retrieval.params import LongChunks
 
 LONG_CHUNKS: tuple[str, ...] = get_args(LongChunks)
 

@@ -43,9 +43,9 @@ import polars as pl
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError, RagcourtError
-from ragcourt.core.params import BM25Params, Params
 from ragcourt.core.registry import Registry
 from ragcourt.core.schemas import frame_schema
+from ragcourt.retrieval.params import BM25Params, RetrievalView
 
 RUN_SCHEMA = frame_schema("retrieval_run")
 log = logging.getLogger("ragcourt.retrieval")
@@ -188,7 +188,7 @@ def _topk_frame(
     return _run_frame(q_out, c_out, r_out, s_out, name)
 
 
-def open_dense(chunking: str, embedder: str, params: Params) -> DenseRetriever:
+def open_dense(chunking: str, embedder: str, params: RetrievalView) -> DenseRetriever:
     import faiss
 
     from ragcourt.retrieval.embedders import registry_entry
@@ -441,7 +441,7 @@ def _open_saved_bm25(
     )
 
 
-def open_bm25(chunking: str, params: Params) -> BM25Retriever:
+def open_bm25(chunking: str, params: RetrievalView) -> BM25Retriever:
     """The chunking's BM25 retriever: the ``bm25`` stage's saved index memory-mapped when it
     matches the chunks file and ``retrieval.bm25`` (:mod:`ragcourt.retrieval.bm25_index`),
     else built in memory from the chunks."""
@@ -483,7 +483,7 @@ class RetrieverKind:
     ``embedder``: it reads the dense index of an embedder; ``bm25``: it reads the BM25 index
     (and ``retrieval.bm25`` params)."""
 
-    open: Callable[[str, str | None, Params], Retriever]
+    open: Callable[[str, str | None, RetrievalView], Retriever]
     embedder: bool
     bm25: bool
 
@@ -496,14 +496,16 @@ RETRIEVERS: Registry[RetrieverKind] = Registry(
 without an index are :data:`ragcourt.answering.retriever_kinds.CONTROL_RETRIEVERS`."""
 
 
-def retriever_settings(kind: str, params: Params) -> Any:
+def retriever_settings(kind: str, params: RetrievalView) -> Any:
     """``retrieval.settings.<kind>`` validated against the kind's settings model (None for a
     kind without one; one-line ConfigError naming the key and field)."""
     key = f"retrieval.settings.{kind}"
     return RETRIEVERS.settings(kind, params.retrieval.settings.get(kind), key)
 
 
-def open_retriever(kind: str, chunking: str, embedder: str | None, params: Params) -> Retriever:
+def open_retriever(
+    kind: str, chunking: str, embedder: str | None, params: RetrievalView
+) -> Retriever:
     """A retriever over the artifacts of ``chunking`` (and ``embedder`` for dense/hybrid),
     its settings checked first (:func:`retriever_settings`)."""
     if chunking not in params.chunkings:

@@ -5,7 +5,7 @@ The registry imports this module on its first lookup."""
 from __future__ import annotations
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params
+from ragcourt.retrieval.params import RetrievalView
 from ragcourt.retrieval.retrieve import (
     RETRIEVERS,
     HybridRetriever,
@@ -22,7 +22,7 @@ def _needs_embedder(kind: str, embedder: str | None) -> str:
     return embedder
 
 
-def _open_hybrid(chunking: str, embedder: str | None, params: Params) -> Retriever:
+def _open_hybrid(chunking: str, embedder: str | None, params: RetrievalView) -> Retriever:
     dense = open_dense(chunking, _needs_embedder("hybrid", embedder), params)
     return HybridRetriever(dense, open_bm25(chunking, params), rrf_k=params.retrieval.rrf_k)
 

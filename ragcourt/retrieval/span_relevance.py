@@ -18,7 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.params import RelevanceRule
+from ragcourt.retrieval.params import RelevanceRule
 
 
 def overlap(chunk_start: int, chunk_end: int, span_start: int, span_end: int) -> int:

@@ -33,9 +33,9 @@ import numpy as np
 import polars as pl
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import EmbedderSpec
 from ragcourt.core.schemas import frame_schema
 from ragcourt.retrieval.long_chunks import best_per_chunk
+from ragcourt.retrieval.params import EmbedderSpec
 
 if TYPE_CHECKING:
     import faiss

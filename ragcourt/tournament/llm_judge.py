@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import TournamentParams
 from ragcourt.core.prompts import has_prompt, prompt, render
 from ragcourt.core.provenance import EXTERNAL_MODEL_PREFIX
 from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, OrderVerdict, PairwiseContext
+from ragcourt.tournament.params import TournamentParams
 from ragcourt.tournament.scoring import LABELS, Probs
 
 if TYPE_CHECKING:

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
-from ragcourt.core.params import Params
 from ragcourt.core.registry import Registry
+from ragcourt.tournament.params import TournamentView
 from ragcourt.tournament.scoring import Probs
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class PairwiseContext:
     that needs it reads it) and the tournament stage's gateway (``shared_gateway``, else one of
     stage ``tournament`` made on first use)."""
 
-    params: Params
+    params: TournamentView
     answers: pl.DataFrame | None = None
     qa: pl.DataFrame | None = None
     correctness: pl.DataFrame | None = None
@@ -97,12 +97,12 @@ PAIRWISE_JUDGES: Registry[PairwiseJudgeFactory] = Registry(
 )
 
 
-def judge_kind(params: Params) -> str:
+def judge_kind(params: TournamentView) -> str:
     """The pairwise judge kind ``tournament.judge`` names (null: the registry's default)."""
     return PAIRWISE_JUDGES.resolve(params.tournament.judge, "tournament.judge")
 
 
-def judge_settings(kind: str, params: Params) -> Any:
+def judge_settings(kind: str, params: TournamentView) -> Any:
     """``tournament.judge_settings`` validated as ``kind``'s settings (None: it has none)."""
     key = "tournament.judge_settings"
     return PAIRWISE_JUDGES.settings(kind, params.tournament.judge_settings, key)

@@ -36,8 +36,8 @@ from typing import Literal
 import numpy as np
 
 from ragcourt.core.fixed_model import FixedModel
-from ragcourt.core.params import RaceParams
 from ragcourt.tournament import bradley_terry
+from ragcourt.tournament.params import RaceParams
 from ragcourt.tournament.swiss import Pair
 
 Stopped = Literal["separated", "rounds", "questions", "budget"]

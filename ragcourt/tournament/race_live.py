@@ -23,10 +23,12 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import polars as pl
 
 from ragcourt.answering.candidate_system import CandidateSystem
+from ragcourt.answering.params import AnsweringView, ControlsParams
 from ragcourt.answering.partitions import config_hash
 from ragcourt.answering.stage import answer_rows, check_questions
 from ragcourt.answering.systems import load_systems
@@ -34,18 +36,26 @@ from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json
-from ragcourt.core.params import Params
 from ragcourt.core.shards import is_done, rows_digest, shard_key, write_shard
 from ragcourt.judging.answers_stage import judge_answers, judge_inputs
+from ragcourt.judging.params import JudgingView
 from ragcourt.judging.vocabulary import JudgeContext
 from ragcourt.llm import Gateway
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.memo import JudgementMemo
 from ragcourt.tournament.pairwise import PairwiseContext
+from ragcourt.tournament.params import TournamentView
 from ragcourt.tournament.race import PairOutcome, RaceResult, race_lines, run_race
 from ragcourt.tournament.swiss import Pair
 
 log = logging.getLogger("ragcourt.race")
+
+
+class RaceView(TournamentView, JudgingView, AnsweringView, Protocol):
+    """The params the live race reads: it answers and judges as the answer and judge stages
+    do, then plays the tournament's pairwise judge."""
+
+    controls: ControlsParams
 
 
 def _read_or_make(
@@ -63,7 +73,7 @@ def _read_or_make(
 class LiveRace:
     """Answers and judges what each round of the race asks for (module doc)."""
 
-    params: Params
+    params: RaceView
     systems: dict[str, CandidateSystem]
     qa: pl.DataFrame
     gateway: Gateway
@@ -152,7 +162,7 @@ def _outcome(table: pl.DataFrame, a: str, b: str) -> PairOutcome:
     return PairOutcome(a, b, float(ok[mine].sum()), ok.height, rows.height - ok.height)
 
 
-def run(params: Params, include_controls: bool = False) -> RaceResult:
+def run(params: RaceView, include_controls: bool = False) -> RaceResult:
     """Stage ``race`` (paths relative to the cwd): race the configured real systems (and the
     controls with ``include_controls``) on the QA set; writes the summary (catalog
     ``race_summary``) and every round's files."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ragcourt.core.params import RaceParams
+from ragcourt.tournament.params import RaceParams
 from ragcourt.tournament.race import PairOutcome, run_race
 from ragcourt.tournament.simulate import Oracle, SimConfig
 from ragcourt.tournament.swiss import Pair

@@ -22,13 +22,13 @@ import numpy as np
 import polars as pl
 from scipy.stats import kendalltau
 
-from ragcourt.core.params import TournamentParams
 from ragcourt.core.schemas import TABLES
 from ragcourt.tournament import bootstrap
 from ragcourt.tournament.discrimination import tournament_check
 from ragcourt.tournament.gaps import elo_gaps
 from ragcourt.tournament.memo import JudgementMemo
 from ragcourt.tournament.pairwise import PairwiseJudge
+from ragcourt.tournament.params import TournamentParams
 from ragcourt.tournament.score_matrix import ScoreMatrix
 from ragcourt.tournament.summaries import (
     BootstrapSettings,

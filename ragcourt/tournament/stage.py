@@ -41,13 +41,13 @@ from ragcourt.core.entry import log
 from ragcourt.core.errors import RagcourtError, SchemaError
 from ragcourt.core.failures import TableFailures, assess, enforce
 from ragcourt.core.io import read_table, write_json, write_parquet, write_with
-from ragcourt.core.params import Params
 from ragcourt.core.schemas import check_one_row_per_answer
 from ragcourt.llm.gateway import Gateway
 from ragcourt.tournament import single_system
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.memo import JudgementMemo
 from ragcourt.tournament.pairwise import PairwiseContext, PairwiseJudge
+from ragcourt.tournament.params import TournamentView
 from ragcourt.tournament.runner import rank_labels, run_tournament
 
 ANSWERS = catalog.path("answers")
@@ -97,7 +97,7 @@ def plot_leaderboard(board: pl.DataFrame, path: Path, origin: float) -> None:
 
 
 def _context(
-    params: Params, gateway: Gateway, answers: pl.DataFrame, qa: pl.DataFrame
+    params: TournamentView, gateway: Gateway, answers: pl.DataFrame, qa: pl.DataFrame
 ) -> PairwiseContext:
     """The judge factories' context; the correctness table is read only when the judge
     reads it (``correctness_margin``)."""
@@ -111,7 +111,9 @@ def _context(
 
 
 def run(
-    params: Params, single: str | None = None, reference_leaderboard: str | Path | None = None
+    params: TournamentView,
+    single: str | None = None,
+    reference_leaderboard: str | Path | None = None,
 ) -> None:
     """The whole stage (paths relative to the cwd); single-system mode when ``single`` is set.
 
@@ -182,7 +184,7 @@ def _per_system(pairwise: pl.DataFrame) -> pl.DataFrame:
 
 
 def _run_single(
-    params: Params,
+    params: TournamentView,
     judge: PairwiseJudge,
     system: str,
     reference_leaderboard: str | Path | None,

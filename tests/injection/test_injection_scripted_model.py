@@ -15,13 +15,13 @@ import yaml
 from _llm_testing import Messages, scripted_model
 
 from ragcourt.core.fencing import fence, is_fenced_once, neutralise, neutralise_tags, tag
-from ragcourt.core.params import Params, parse_params
 from ragcourt.judging.correctness import grade_correctness_expected
 from ragcourt.judging.llm_judges import LLMJudge
 from ragcourt.judging.relevance import grade_passage_relevance
 from ragcourt.judging.udcg import abstention_probabilities
 from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.qagen.filter_registry import JudgeSettings
 from ragcourt.qagen.filters import judge_answerability, judge_faithfulness
 

@@ -24,8 +24,8 @@ from ragcourt.answering.systems import load_systems
 from ragcourt.core.control_kinds import controls_of, known_pairs
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
+from ragcourt.orchestration.params import Params
 from ragcourt.retrieval.span_relevance import overlap
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from ragcourt.answering import stage as answer
 from ragcourt.cli.external_cmd import answers_app
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import Params, load_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 QA = {"q1": "When was the Louisiana Purchase made?", "q2": "Who built the railroad?"}

@@ -24,8 +24,9 @@ from ragcourt.answering.protocols import Retriever
 from ragcourt.core import prompts as prompt_files
 from ragcourt.core.errors import ConfigError, RagcourtError, StageFailed
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import Params, load_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import Params, load_params
+from ragcourt.retrieval.params import RetrievalView
 from ragcourt.retrieval.retrieve import open_retriever
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,7 +146,9 @@ class Spy:
         self.opened: list[tuple[str, str, str | None]] = []
         self.searches: list[tuple[str, int, int]] = []
 
-    def __call__(self, kind: str, chunking: str, embedder: str | None, params: Params) -> Retriever:
+    def __call__(
+        self, kind: str, chunking: str, embedder: str | None, params: RetrievalView
+    ) -> Retriever:
         self.opened.append((kind, chunking, embedder))
         inner = open_retriever(kind, chunking, embedder, params)
         spy = self

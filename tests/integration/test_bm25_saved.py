@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from ragcourt.core.io import write_parquet
-from ragcourt.core.params import Params, parse_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.retrieval import bm25_index
 from ragcourt.retrieval.retrieve import BM25Retriever, bm25_dir, open_bm25
 

@@ -22,7 +22,7 @@ from ragcourt.cli.doctor import (
     run_checks,
 )
 from ragcourt.cli.main import app
-from ragcourt.core.params import Params, parse_params
+from ragcourt.orchestration.params import Params, parse_params
 
 runner = CliRunner()
 
@@ -42,7 +42,7 @@ def test_help_lists_every_command() -> None:
 def test_systems_list_shows_resolved_systems(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     from ragcourt.answering.systems import load_systems
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
 
     res = runner.invoke(app, ["systems", "list"])
     assert res.exit_code == 0, res.output

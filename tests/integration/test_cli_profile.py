@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from ragcourt.cli.doctor import check_profiles
 from ragcourt.cli.main import app
-from ragcourt.core.params import load_params
-from ragcourt.core.profiles import load_overlay
+from ragcourt.orchestration.params import load_params
+from ragcourt.orchestration.profiles import load_overlay
 
 runner = CliRunner()
 

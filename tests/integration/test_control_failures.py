@@ -21,8 +21,10 @@ from ragcourt.answering.shuffled import ONE_QUESTION
 from ragcourt.core.errors import StageFailed
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import FailureParams, JudgeSpec, Params
+from ragcourt.core.params import FailureParams
 from ragcourt.judging import answers_stage, retrieval_stage
+from ragcourt.judging.params import JudgeSpec
+from ragcourt.orchestration.params import Params
 from ragcourt.tournament import stage as tournament_stage
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,8 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from ragcourt.cli.doctor import check_hosted_model
-from ragcourt.core.params import EndpointParams, LLMParams, Params
 from ragcourt.llm import providers
+from ragcourt.llm.params import EndpointParams, LLMParams
+from ragcourt.orchestration.params import Params
 
 
 class Trickle(BaseHTTPRequestHandler):

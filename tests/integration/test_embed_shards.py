@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 
 from ragcourt.core.io import write_parquet
-from ragcourt.core.params import Params, parse_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.retrieval import indexing
 
 MINILM = "all-minilm-l6-v2"

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from ragcourt.answering import stage as answer
 from ragcourt.cli.external_cmd import answers_app, questions_app
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params, load_params
+from ragcourt.orchestration.params import Params, load_params
 
 KEY_VAR = "EXAMPLE_SERVICE_KEY"
 
@@ -166,8 +166,8 @@ def test_examples_answer_beside_a_builtin_system_scripted_model(
     # tournament and the report, under the default failure policy (fail_on_system: true)
     import json
 
-    from ragcourt.core.params import JudgeSpec
     from ragcourt.judging import answers_stage, retrieval_stage, summary
+    from ragcourt.judging.params import JudgeSpec
     from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING
     from ragcourt.reporting import stage as report_stage
     from ragcourt.tournament import stage as tournament_stage

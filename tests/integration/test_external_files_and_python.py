@@ -23,8 +23,8 @@ from ragcourt.answering import stage as answer
 from ragcourt.cli.external_cmd import answers_app, questions_app
 from ragcourt.core.errors import SchemaError
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import Params, load_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 QA = [

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 import ragcourt.orchestration.stage_tasks as pipeline_mod
-from ragcourt.core.params import Params
 from ragcourt.llm.accounting import (
     fresh_accounts,
     merge_account_dicts,
     reset_accounts,
     stage_account,
 )
+from ragcourt.orchestration.params import Params
 from ragcourt.orchestration.plan import StageCall
 
 

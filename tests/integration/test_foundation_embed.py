@@ -14,8 +14,8 @@ import pytest
 
 from ragcourt.core.errors import ConfigError, RagcourtError, SchemaError
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import Params, parse_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.retrieval import indexing as embed
 from ragcourt.retrieval.embedders import _ConcatReader, encode, resolve_model_dir
 from ragcourt.retrieval.retrieve import open_retriever

@@ -17,11 +17,13 @@ from _llm_testing import OpenAITestServer, openai_test_server
 from ragcourt.answering.generation import answer_batch
 from ragcourt.answering.retrieval_groups import HIT_COLS, GroupRetrieval
 from ragcourt.answering.systems import builtin_systems, load_systems
-from ragcourt.core.params import LLMParams, Params, TournamentParams, load_params
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.cache import STORE_NAME
+from ragcourt.llm.params import LLMParams
+from ragcourt.orchestration.params import Params, load_params
 from ragcourt.tournament.llm_judge import LLMPairwiseJudge
+from ragcourt.tournament.params import TournamentParams
 from ragcourt.tournament.runner import run_tournament
 
 MODEL = "openai/concurrency-test"

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from ragcourt.core.params import EndpointParams, LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
+from ragcourt.llm.params import EndpointParams, LLMParams
 
 KEY = "rc-secret-7f3a9c21d4e8b6"
 COMPLETION = {

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from ragcourt.core.params import EndpointParams, LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
+from ragcourt.llm.params import EndpointParams, LLMParams
 
 BOMB_EXPANDED = 400_000_000  # bytes of zeros behind the gzip bomb
 

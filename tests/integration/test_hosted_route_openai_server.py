@@ -13,10 +13,11 @@ import pytest
 from _llm_testing import openai_test_server
 from pydantic import BaseModel
 
-from ragcourt.core.params import LLMParams, Params
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
+from ragcourt.llm.params import LLMParams
 from ragcourt.orchestration.llm_routes import routes_record
+from ragcourt.orchestration.params import Params
 
 KEY = "sk-local-route-test-0123456789"
 

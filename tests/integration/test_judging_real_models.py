@@ -11,13 +11,14 @@ import polars as pl
 import pytest
 
 from ragcourt.core.io import read_table
-from ragcourt.core.params import JudgeSpec, Params, load_params
 from ragcourt.judging import answers_stage, retrieval_stage, summary
 from ragcourt.judging.builders import build_judge
+from ragcourt.judging.params import JudgeSpec
 from ragcourt.judging.udcg import abstention_probabilities
 from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
 from ragcourt.llm import Gateway
 from ragcourt.llm.accounting import reset_accounts
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,9 +22,10 @@ from ragcourt.calibration.sampling import SampleParams, sample_items
 from ragcourt.calibration.stage import run_stage
 from ragcourt.core.errors import StageFailed
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import JudgeParams, JudgeSpec, Params, UDCGParams, load_params
 from ragcourt.core.schemas import RETRIEVED, frame_schema
 from ragcourt.judging import answers_stage, per_question, retrieval_stage, summary
+from ragcourt.judging.params import JudgeParams, JudgeSpec, UDCGParams
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,12 +14,12 @@ import polars as pl
 import pytest
 from _llm_testing import Messages, openai_test_server
 
-from ragcourt.core.params import LLMParams
 from ragcourt.judging.relevance import grade_passage_relevance
 from ragcourt.judging.summary import grading_fallbacks
 from ragcourt.judging.udcg import NO_RESPONSE, abstention_probabilities
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
+from ragcourt.llm.params import LLMParams
 
 KEY = "sk-local-test-server-label-probe"
 PROBE = re.compile(r'Would your answer be "([^"]+)"\? Reply with one word: yes or no\.$')

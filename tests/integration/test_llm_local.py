@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
+from ragcourt.llm.params import LLMParams
 
 MODEL = "local/smollm2-135m"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from _llm_testing import OpenAITestServer, openai_test_server
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
+from ragcourt.llm.params import LLMParams
 
 KEY = "sk-local-test-server-0123456789"
 

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 
 from ragcourt.core.io import write_parquet
-from ragcourt.core.params import Params, parse_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.orchestration.sweeps import point_metrics
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.sections.retrieval_metrics import long_chunks_table

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import polars as pl
 
-from ragcourt.core.params import BM25Params, CorpusParams
 from ragcourt.corpus.ingest import ingest
+from ragcourt.corpus.params import CorpusParams
 from ragcourt.retrieval.embedders import encode
 from ragcourt.retrieval.indexing import build_index, unfit_languages
+from ragcourt.retrieval.params import BM25Params
 from ragcourt.retrieval.retrieve import BM25Retriever, DenseRetriever, Retriever
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "multilingual"

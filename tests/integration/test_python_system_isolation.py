@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import load_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 QA = [("q1", "first?"), ("q2", "second?"), ("q3", "third?")]

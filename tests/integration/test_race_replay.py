@@ -14,7 +14,7 @@ from _tournament_data import scripted_tournament_run
 from typer.testing import CliRunner
 
 from ragcourt.cli.main import app
-from ragcourt.core.params import load_params
+from ragcourt.orchestration.params import load_params
 from ragcourt.tournament.race import RaceResult
 
 N_Q = 40

@@ -14,10 +14,10 @@ from _llm_testing import scripted_model
 from typer.testing import CliRunner
 
 from ragcourt.cli.cache_cmd import app as cache_app
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.cache import ReplyCache, cache_key
+from ragcourt.llm.params import LLMParams
 
 runner = CliRunner()
 

@@ -50,7 +50,7 @@ def test_two_processes_write_many_keys_concurrently(tmp_path: Path) -> None:
 _CALLER = """
 import sys, time
 from pathlib import Path
-from ragcourt.core.params import LLMParams
+from ragcourt.llm.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from _llm_testing import scripted_model
 

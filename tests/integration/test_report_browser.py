@@ -22,7 +22,7 @@ from _browser import chromium  # skips this module without Selenium / Chromium
 from _report_data import write_artifacts
 from selenium.webdriver.common.by import By
 
-from ragcourt.core.params import Params
+from ragcourt.orchestration.params import Params
 from ragcourt.reporting.stage import build
 
 WIDTH, HEIGHT = 1280, 1000

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from _report_data import write_artifacts
 
-from ragcourt.core.params import Params
+from ragcourt.orchestration.params import Params
 from ragcourt.reporting.headline import Headline
 from ragcourt.reporting.stage import FIGURES_DIR, HEADLINE_PATH, HTML_PATH, MD_PATH, build, run
 

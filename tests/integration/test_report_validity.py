@@ -9,13 +9,13 @@ from pathlib import Path
 
 from _report_data import write_artifacts
 
-from ragcourt.core.params import Params
 from ragcourt.judging.discrimination import (
     NOT_SEPARATED,
     SEPARATED,
     DafeDiscrimination,
     DafePair,
 )
+from ragcourt.orchestration.params import Params
 from ragcourt.reporting.stage import build
 from ragcourt.tournament.discrimination import EloPair, TournamentDiscrimination
 

@@ -11,8 +11,8 @@ import pytest
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params, parse_params
 from ragcourt.corpus import chunking, ingest
+from ragcourt.orchestration.params import Params, parse_params
 
 ROOT = Path(__file__).resolve().parents[2]
 

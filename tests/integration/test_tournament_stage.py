@@ -13,7 +13,7 @@ from _tournament_data import answers_frame, correctness_frame, qa_frame
 
 from ragcourt.core.errors import RagcourtError, StageFailed
 from ragcourt.core.io import read_table
-from ragcourt.core.params import load_params
+from ragcourt.orchestration.params import load_params
 from ragcourt.tournament import stage as tournament
 
 ROOT = Path(__file__).resolve().parents[2]

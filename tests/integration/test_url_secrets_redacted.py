@@ -20,8 +20,8 @@ import yaml
 
 from ragcourt.answering import stage as answer
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import Params, load_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = ["Kq7secretKEY", "Tz9secretTOKEN", "Sg3secretSIG", "Pw5secretPASS"]

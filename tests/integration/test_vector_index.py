@@ -14,12 +14,13 @@ import pytest
 
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import EmbedderSpec, Params, parse_params
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.sections.retrieval_metrics import index_table
 from ragcourt.retrieval import indexing
 from ragcourt.retrieval.long_chunks import read_stats
+from ragcourt.retrieval.params import EmbedderSpec
 from ragcourt.retrieval.retrieve import DenseRetriever, open_retriever
 from ragcourt.retrieval.vector_index import (
     exact_top,

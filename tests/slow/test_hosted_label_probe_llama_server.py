@@ -11,7 +11,6 @@ import polars as pl
 import pytest
 from _llama_server import llama_server, missing_server_extras, smollm2_gguf
 
-from ragcourt.core.params import LLMParams
 from ragcourt.judging.relevance import (
     GRADE_LEVELS,
     grade_passage_relevance,
@@ -23,6 +22,7 @@ from ragcourt.llm import Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.grading_methods import is_fallback
 from ragcourt.llm.next_token import from_top_logprobs
+from ragcourt.llm.params import LLMParams
 
 QA = [
     (

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ragcourt.core.params import EndpointParams, LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
+from ragcourt.llm.params import EndpointParams, LLMParams
 
 QUESTIONS = [
     "What is the capital of France?",

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ragcourt.core.params import parse_params
 from ragcourt.judging.llm_judges import LLMJudge
 from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import parse_params
 
 MODEL = "local/qwen2.5-coder-1.5b"
 ATTACKS = yaml.safe_load((Path(__file__).parents[1] / "injection" / "attacks.yaml").read_text())

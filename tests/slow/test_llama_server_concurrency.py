@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.cache import STORE_NAME
+from ragcourt.llm.params import LLMParams
 
 MODEL = "openai/smollm2-135m"
 QUESTIONS = [

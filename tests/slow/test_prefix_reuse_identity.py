@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.local_provider import get_model
+from ragcourt.llm.params import LLMParams
 from ragcourt.llm.types import ChatResult, TokenDistribution
 
 MODEL = "local/smollm2-135m"

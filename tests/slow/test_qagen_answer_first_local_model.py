@@ -10,9 +10,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ragcourt.core.params import parse_params
 from ragcourt.core.schemas import check
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import parse_params
 from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
 from ragcourt.qagen.stage import generate_qa
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ragcourt.core.params import parse_params
 from ragcourt.core.schemas import check
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import parse_params
 from ragcourt.qagen.generator import Generator
 from ragcourt.qagen.stage import generate_qa, near_duplicate_encoder
 

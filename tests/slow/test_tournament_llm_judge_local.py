@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_llm_judge_real_local_model_gives_label_probabilities(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragcourt.core.params import load_params
+    from ragcourt.orchestration.params import load_params
 
     monkeypatch.chdir(ROOT)
     p = load_params(ROOT / "params.yaml")

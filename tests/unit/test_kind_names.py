@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from ragcourt.core.params import Params
 from ragcourt.core.registry import Registry
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
@@ -24,6 +23,7 @@ from ragcourt.judging.vocabulary import (
     RELEVANCE_GRADER,
     RELEVANCE_GRADERS,
 )
+from ragcourt.orchestration.params import Params
 from ragcourt.qagen.filter_registry import FILTER_ROLES, QA_FILTERS, role_kinds
 from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, judge_kind
 

@@ -23,11 +23,11 @@ import yaml
 
 from ragcourt.answering.external.specs import ANSWERS_FILE_SUFFIXES
 from ragcourt.answering.names import check_system_name
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.systems import load_yaml_text, parse_systems
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.io import write_text, write_with
-from ragcourt.core.params import Params
 from ragcourt.core.user_yaml import UserYamlLoader
 
 
@@ -112,7 +112,7 @@ def appended_text(text: str, line: str) -> str | None:
 
 
 def register_answers_file(
-    source: Path, system: str, params: Params, *, edit_systems_file: bool = True
+    source: Path, system: str, params: AnsweringView, *, edit_systems_file: bool = True
 ) -> Registration:
     """Copy ``source`` into the project and add its system entry (rules in the module
     docstring). The caller has already checked the file against the QA set."""

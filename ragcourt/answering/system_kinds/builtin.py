@@ -17,6 +17,7 @@ from typing import Any, TypeGuard
 import polars as pl
 
 from ragcourt.answering.candidate_system import AnswerJob, CandidateSystem
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.partitions import chunks_path, dense_inputs, file_digest, model_identity
 from ragcourt.answering.retrieval_key import RetrievalKey
 from ragcourt.answering.retriever_kinds import is_control, needs_embedder, reads_bm25
@@ -25,7 +26,6 @@ from ragcourt.answering.system_specs import SystemSpec
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.fingerprint import object_sha256
-from ragcourt.core.params import Params
 from ragcourt.core.prompts import prompt
 
 ANSWER_PROMPTS = ("answer_system", "answer_user", "passage", "no_passages")
@@ -85,7 +85,7 @@ class System(CandidateSystem):
             cfg["fusion"] = {**cfg["fusion"], "model": self.retrieval.fusion_model}
         return cfg
 
-    def config_hash(self, params: Params, prompts_dir: Path | None = None) -> str:
+    def config_hash(self, params: AnsweringView, prompts_dir: Path | None = None) -> str:
         """Its effective configuration, ``model_identity`` of the generator and the RAG-Fusion
         query model, prompts, sampling, retrieval, chunking and embedder params and the
         digests of the files it reads (see :mod:`ragcourt.answering.partitions`)."""
@@ -147,7 +147,7 @@ def builtin_systems(systems: Sequence[CandidateSystem]) -> list[System]:
     return [s for s in systems if is_builtin(s)]
 
 
-def resolve(spec: SystemSpec, params: Params, where: str) -> System:
+def resolve(spec: SystemSpec, params: AnsweringView, where: str) -> System:
     """``spec`` checked against params, every default resolved (one-line ConfigError)."""
     if spec.chunking not in params.chunkings:
         raise ConfigError(
@@ -183,7 +183,7 @@ def _parse(raw: Mapping[str, Any], ctx: ParseContext) -> System:
 SYSTEM_KINDS.register(BUILTIN)(SystemKind(_parse, takes_defaults=True))
 
 
-def check_local_models(systems: Sequence[System], params: Params, source: Path) -> None:
+def check_local_models(systems: Sequence[System], params: AnsweringView, source: Path) -> None:
     """``local/<name>`` models must be in the model registry (hosted strings go to litellm)."""
     from ragcourt.core.model_registry import load_registry
 

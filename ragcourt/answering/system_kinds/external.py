@@ -18,8 +18,8 @@ from ragcourt.answering.candidate_system import AnswerJob, CandidateSystem
 from ragcourt.answering.external.inputs import external_config_hash, input_paths
 from ragcourt.answering.external.routes import ANSWER_ROUTES
 from ragcourt.answering.external.specs import AnswersFileSpec, ExternalSpec, HttpSpec, PythonSpec
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.system_registry import SYSTEM_KINDS, ParseContext, SystemKind
-from ragcourt.core.params import Params
 from ragcourt.core.provenance import external_model
 
 
@@ -39,7 +39,7 @@ class ExternalSystem(CandidateSystem):
         """The ``model`` column of its answer rows: ``external:<kind>``."""
         return external_model(self.kind)
 
-    def config_hash(self, params: Params, prompts_dir: Path | None = None) -> str:
+    def config_hash(self, params: AnsweringView, prompts_dir: Path | None = None) -> str:
         return external_config_hash(self.spec)
 
     @property

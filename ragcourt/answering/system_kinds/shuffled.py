@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from ragcourt.answering.candidate_system import AnswerJob, CandidateSystem
+from ragcourt.answering.params import AnsweringView
 from ragcourt.answering.partitions import file_digest, partition_path
 from ragcourt.answering.shuffled import shuffled_answers
 from ragcourt.answering.system_registry import SHUFFLED, SYSTEM_KINDS, ParseContext, SystemKind
@@ -20,7 +21,6 @@ from ragcourt.answering.system_specs import ShuffledSpec
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.fingerprint import object_sha256
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class ShuffledSystem(CandidateSystem):
     def generator_model(self) -> str:
         return f"answers of {self.base}"
 
-    def config_hash(self, params: Params, prompts_dir: Path | None = None) -> str:
+    def config_hash(self, params: AnsweringView, prompts_dir: Path | None = None) -> str:
         """The configuration, ``controls.seed`` and the digest of the base's partition."""
         base = file_digest(partition_path(self.base))
         return object_sha256(

@@ -9,10 +9,10 @@ file and the stage that makes it; a builder never raises on missing or partial d
 
 from __future__ import annotations
 
-from ragcourt.core.params import Params
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.headline import Headline
 from ragcourt.reporting.model import Section
+from ragcourt.reporting.params import ReportingView
 from ragcourt.reporting.sections.dafe_agreement import dafe
 from ragcourt.reporting.sections.example_judgements import examples
 from ragcourt.reporting.sections.headline import headline_section
@@ -48,7 +48,9 @@ __all__ = [
 ]
 
 
-def build_sections(art: Artifacts, params: Params, head: Headline | None = None) -> list[Section]:
+def build_sections(
+    art: Artifacts, params: ReportingView, head: Headline | None = None
+) -> list[Section]:
     """Every section, in the report's order (the headline, then validity); ``head``: the
     headline figures when already computed."""
     return [

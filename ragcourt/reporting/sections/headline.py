@@ -5,7 +5,6 @@ Elo-gap plots. Its figures are :class:`~ragcourt.reporting.headline.Headline`'s.
 
 from __future__ import annotations
 
-from ragcourt.core.params import Params
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.headline import (
@@ -16,6 +15,7 @@ from ragcourt.reporting.headline import (
     headline,
 )
 from ragcourt.reporting.model import Lead, Section, Table, fmt, pct
+from ragcourt.reporting.params import ReportingView
 from ragcourt.reporting.sections.common import note_missing
 from ragcourt.tournament.gaps import METHOD_NOTE, EloGap, EloGaps
 
@@ -145,7 +145,7 @@ def _facts(h: Headline) -> list[tuple[str, str]]:
     ]
 
 
-def headline_section(art: Artifacts, params: Params, h: Headline | None = None) -> Section:
+def headline_section(art: Artifacts, params: ReportingView, h: Headline | None = None) -> Section:
     """The headline (``h``, else computed from ``art``), first in the report."""
     h = h if h is not None else headline(art)
     sec = Section("headline", "Headline", INTRO)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragcourt.core.params import Params
 from ragcourt.core.provenance import NO_CONTEXTS_SUPPLIED
 from ragcourt.judging.retrieval_skips import NO_RETRIEVAL_JUDGING
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, Table, fmt, pct
+from ragcourt.reporting.params import ReportingView
 from ragcourt.reporting.sections.common import (
     NO_VALID_JUDGEMENTS_NOTE,
     ci_text,
@@ -34,7 +34,7 @@ COLUMNS = [
 ]
 
 
-def leaderboard(art: Artifacts, params: Params) -> Section:
+def leaderboard(art: Artifacts, params: ReportingView) -> Section:
     """The ranked systems (their plot with CIs is in the headline section)."""
     sec = Section(
         "leaderboard",

@@ -5,9 +5,9 @@ interval, the validity check it rests on and the exit code ``ragcourt gate`` giv
 from __future__ import annotations
 
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.params import Params
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, Table, fmt
+from ragcourt.reporting.params import ReportingView
 from ragcourt.reporting.sections.common import ci_text, note_missing
 from ragcourt.tournament.gate import EXIT_PASS, GateResult, elo_gate
 
@@ -39,7 +39,7 @@ def _table(result: GateResult) -> Table:
     )
 
 
-def release_gate(art: Artifacts, params: Params) -> Section:
+def release_gate(art: Artifacts, params: ReportingView) -> Section:
     """The gate's verdicts per candidate and its exit code (``gate.baseline`` must be set)."""
     baseline = params.gate.baseline or ""
     sec = Section("gate", "Release gate: is a candidate worse than the baseline?", GATE_INTRO)

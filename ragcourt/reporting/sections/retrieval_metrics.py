@@ -11,17 +11,17 @@ import polars as pl
 from ragcourt.core import catalog
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params
 from ragcourt.reporting import plots
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, Table, fmt, pct
+from ragcourt.reporting.params import ReportingView
 from ragcourt.reporting.sections.common import note_missing
 from ragcourt.retrieval.long_chunks import read_stats
 
 RETRIEVAL_METRICS = ["R", "RR", "nDCG", "P", "Success"]
 
 
-def retrieval_intro(params: Params) -> str:
+def retrieval_intro(params: ReportingView) -> str:
     """The retrieval section's text: the relevance rule, and the bias of span-based recall
     across chunk sizes (a generated question's span is a whole reference chunk)."""
     rule = params.retrieval.relevance
@@ -43,7 +43,7 @@ def retrieval_intro(params: Params) -> str:
     )
 
 
-def retrieval(art: Artifacts, params: Params) -> Section:
+def retrieval(art: Artifacts, params: ReportingView) -> Section:
     """Means over questions at cutoff 5 (else the middle one) and the chunk-size plot."""
     sec = Section("retrieval", "Retrieval metrics vs chunk size", retrieval_intro(params))
     s = art.table("retrieval_summary")
@@ -114,7 +114,7 @@ HANDLING = {
 }
 
 
-def long_chunks_table(art: Artifacts, params: Params) -> Table:
+def long_chunks_table(art: Artifacts, params: ReportingView) -> Table:
     """Per chunk size x embedder cell: the window in the embedder's own tokens, the chunks over
     it, how they were embedded, and a flag where truncation applied or would have applied."""
     rows: list[list[str]] = []
@@ -189,7 +189,7 @@ def _index_row(chunking: str, embedder: str, st: dict[str, object]) -> list[str]
     ]
 
 
-def index_table(art: Artifacts, params: Params) -> Table:
+def index_table(art: Artifacts, params: ReportingView) -> Table:
     """Per (chunking, embedder): the FAISS index built, its size, build time and recall@10
     against exact search (spec §1: ``embedders.<e>.index``)."""
     rows: list[list[str]] = []

@@ -3,13 +3,13 @@ models, chunkings, embedders and the languages served)."""
 
 from __future__ import annotations
 
-from ragcourt.core.params import Params
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.model import Section, fmt
+from ragcourt.reporting.params import ReportingView
 from ragcourt.reporting.sections.common import ci_text, unranked
 
 
-def overview(art: Artifacts, params: Params) -> Section:
+def overview(art: Artifacts, params: ReportingView) -> Section:
     """Counts of the run's inputs and outputs, its settings and the best system."""
     sec = Section("overview", "Run overview")
     docs, qa, answers = art.table("documents"), art.table("qa"), art.table("answers")

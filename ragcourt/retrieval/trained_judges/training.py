@@ -32,8 +32,9 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import cohen_kappa_score, roc_auc_score
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from ragcourt.core.params import ChunkSpec, RelevanceRule
 from ragcourt.corpus.chunking import make_splitter, split_with_offsets, token_counter
+from ragcourt.corpus.params import ChunkSpec
+from ragcourt.retrieval.params import RelevanceRule
 from ragcourt.retrieval.span_relevance import overlap_relevant
 from ragcourt.retrieval.trained_judges.judges import (
     IDF_FILE,

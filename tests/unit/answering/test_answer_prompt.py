@@ -10,7 +10,7 @@ from ragcourt.answering.generation import build_request, format_passages, is_abs
 from ragcourt.answering.rag_fusion import parse_variants, variant_requests
 from ragcourt.answering.system_kinds.builtin import System, builtin_systems
 from ragcourt.answering.systems import parse_systems
-from ragcourt.core.params import Params, load_params
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[3]
 PROMPTS = ROOT / "configs" / "prompts"

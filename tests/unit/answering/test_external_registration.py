@@ -13,7 +13,7 @@ from ragcourt.answering.external.registration import (
     register_answers_file,
 )
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params, load_params
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[3]
 LINE = "{name: t, kind: answers_file, path: data/external/t.jsonl}"

@@ -18,7 +18,7 @@ import yaml
 from ragcourt.answering.partitions import config_hash, qa_hash
 from ragcourt.answering.system_kinds.builtin import System, builtin_systems
 from ragcourt.answering.systems import parse_systems
-from ragcourt.core.params import Params, parse_params
+from ragcourt.orchestration.params import Params, parse_params
 
 PROMPTS = {
     "v1": {

@@ -13,8 +13,8 @@ import pytest
 from _llm_testing import scripted_model
 
 from ragcourt.answering.rag_fusion import fused_search, generate_variants
-from ragcourt.core.params import Params, load_params
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[3]
 PROMPTS = ROOT / "configs" / "prompts"

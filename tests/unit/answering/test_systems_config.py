@@ -19,7 +19,7 @@ from ragcourt.answering.systems import (
     parse_systems,
 )
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params, load_params
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[3]
 PROMPTS = ROOT / "configs" / "prompts"

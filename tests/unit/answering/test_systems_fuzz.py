@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ragcourt.answering.names import is_system_name
 from ragcourt.answering.systems import parse_systems
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params, load_params
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[3]
 PROMPTS = ROOT / "configs" / "prompts"

@@ -14,7 +14,7 @@ from ragcourt.calibration.sampling import SampleParams, sample_items
 from ragcourt.calibration.stage import run_stage
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table
-from ragcourt.core.params import Params
+from ragcourt.orchestration.params import Params
 from ragcourt.reporting.stage import build
 
 

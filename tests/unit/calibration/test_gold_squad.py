@@ -94,8 +94,8 @@ def test_offsets_of_human_answers_in_the_built_document() -> None:
 
 def test_ingest_keeps_the_built_text(tmp_path: Path) -> None:
     """The offsets refer to the ingested text: the ingest stage must store the text as built."""
-    from ragcourt.core.params import CorpusParams
     from ragcourt.corpus.ingest import ingest
+    from ragcourt.corpus.params import CorpusParams
 
     p = "  Cafe\u0301 Nero opened in 1990.\r\n "
     article = gs.SquadArticle("Cafés", (gs.SquadParagraph(p, (_qa("x", "When?", p, "1990"),)),))

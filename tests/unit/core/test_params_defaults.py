@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from ragcourt.core.params import Params, load_params, tracked_keys
+from ragcourt.orchestration.params import Params, load_params, tracked_keys
 
 ROOT = Path(__file__).resolve().parents[3]
 

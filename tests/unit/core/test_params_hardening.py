@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from ragcourt.core.errors import ParamsError
-from ragcourt.core.params import Params, load_params, parse_params
+from ragcourt.orchestration.params import Params, load_params, parse_params
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))

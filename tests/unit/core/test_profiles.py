@@ -1,5 +1,5 @@
-"""Params profiles (ragcourt.core.profiles): the overlay merge, key validation, apply and the
-active check, on real params files in a temp folder and on the shipped profile."""
+"""Params profiles (ragcourt.orchestration.profiles): the overlay merge, key validation, apply
+and the active check, on real params files in a temp folder and on the shipped profile."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from ragcourt.core.errors import ConfigError, ParamsError
-from ragcourt.core.params import load_params
-from ragcourt.core.profiles import (
+from ragcourt.orchestration.params import load_params
+from ragcourt.orchestration.profiles import (
     active_profiles,
     apply_profile,
     check_overlay_keys,

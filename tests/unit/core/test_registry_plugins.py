@@ -12,10 +12,11 @@ import pytest
 
 from ragcourt.core import registry
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import JudgeParams, Params
 from ragcourt.core.registry import PLUGIN_GROUP, Registry
 from ragcourt.judging.builders import build_grader, check_judge_params
+from ragcourt.judging.params import JudgeParams
 from ragcourt.judging.vocabulary import CORRECTNESS_GRADERS, AnswerItem, JudgeContext
+from ragcourt.orchestration.params import Params
 
 PLUGIN_MODULE = """
 from dataclasses import dataclass

@@ -16,12 +16,13 @@ from typer.testing import CliRunner
 
 from ragcourt.cli.main import app
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params, TournamentParams
 from ragcourt.core.registry import Registry
 from ragcourt.judging.vocabulary import JudgeContext
+from ragcourt.orchestration.params import Params
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.correctness_margin import CorrectnessMarginJudge
 from ragcourt.tournament.pairwise import PAIRWISE_JUDGES, OrderKey, PairwiseContext
+from ragcourt.tournament.params import TournamentParams
 
 
 class _Knobs(BaseModel, extra="forbid"):
@@ -144,8 +145,8 @@ def _length(name, spec, ctx):
 def test_an_answer_judge_with_its_own_setting_is_one_module(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragcourt.core.params import JudgeParams, JudgeSpec
     from ragcourt.judging.builders import build_judge
+    from ragcourt.judging.params import JudgeParams, JudgeSpec
     from ragcourt.judging.vocabulary import ANSWER_JUDGES, AnswerItem
 
     load_plugin(ANSWER_PLUGIN, "length_judge_for_test", ANSWER_JUDGES, tmp_path, monkeypatch)
@@ -193,8 +194,8 @@ def _words(ctx):
 def test_a_correctness_grader_with_its_own_setting_is_one_module(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragcourt.core.params import JudgeParams
     from ragcourt.judging.builders import build_grader
+    from ragcourt.judging.params import JudgeParams
     from ragcourt.judging.vocabulary import CORRECTNESS_GRADERS, AnswerItem, source_of
 
     load_plugin(GRADER_PLUGIN, "words_grader_for_test", CORRECTNESS_GRADERS, tmp_path, monkeypatch)
@@ -251,8 +252,8 @@ def _fixed(ctx):
 def test_a_relevance_grader_with_its_own_setting_is_one_module(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragcourt.core.params import JudgeParams
     from ragcourt.judging.builders import build_relevance_grader
+    from ragcourt.judging.params import JudgeParams
     from ragcourt.judging.vocabulary import RELEVANCE_GRADERS
 
     load_plugin(RELEVANCE_PLUGIN, "fixed_grader_for_test", RELEVANCE_GRADERS, tmp_path, monkeypatch)

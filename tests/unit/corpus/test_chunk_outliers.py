@@ -8,10 +8,10 @@ import random
 import polars as pl
 import pytest
 
-from ragcourt.core.params import ChunkSpec
 from ragcourt.core.schemas import frame_schema
 from ragcourt.corpus.chunk_outliers import expected_chunks, longest_unbroken_run
 from ragcourt.corpus.chunking import chunk_table
+from ragcourt.corpus.params import ChunkSpec
 
 PROSE = " ".join(
     f"Sentence {i} says the tariff on wool rose by {i % 7} percent in that year." for i in range(80)

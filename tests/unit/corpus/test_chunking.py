@@ -8,7 +8,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import ChunkSpec
 from ragcourt.core.schemas import check, frame_schema
 from ragcourt.corpus.chunking import (
     chunk_documents,
@@ -17,6 +16,7 @@ from ragcourt.corpus.chunking import (
     split_with_offsets,
     token_counter,
 )
+from ragcourt.corpus.params import ChunkSpec
 
 TOKENIZER = "cl100k_base"
 

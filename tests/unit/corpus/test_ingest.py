@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.params import CorpusParams
 from ragcourt.corpus.ingest import doc_hash, ingest, normalise, parse_html
+from ragcourt.corpus.params import CorpusParams
 
 
 def make_pdf(text: str) -> bytes:

@@ -12,9 +12,9 @@ import pytest
 
 import ragcourt.corpus.ingest as ingest_mod
 import ragcourt.corpus.parse_worker as worker_mod
-from ragcourt.core.params import CorpusParams
 from ragcourt.corpus.formats import Budget, Parsed, parse_bytes
 from ragcourt.corpus.ingest import ingest
+from ragcourt.corpus.params import CorpusParams
 
 GOOD = "A plain document about the harbour of Valletta and its ferries.\n"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragcourt.core.params import CorpusParams
 from ragcourt.corpus.ingest import ingest, normalise, parse_html
+from ragcourt.corpus.params import CorpusParams
 
 MINIFIED = (
     "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>Tariffs &amp; Trade</title>"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragcourt.core.params import CorpusParams
 from ragcourt.corpus.ingest import ingest, list_files
+from ragcourt.corpus.params import CorpusParams
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ragcourt.core.params import CorpusParams
 from ragcourt.corpus.ingest import ingest
 from ragcourt.corpus.language import cjk_script_language, detect_language, script_consistent
+from ragcourt.corpus.params import CorpusParams
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "multilingual"
 DEMO = Path(__file__).resolve().parents[3] / "data" / "corpus"

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragcourt.core.params import ChunkSpec, CorpusParams
 from ragcourt.core.schemas import check
 from ragcourt.corpus.chunking import chunk_documents
 from ragcourt.corpus.formats import Budget, parse_bytes
@@ -29,6 +28,7 @@ from ragcourt.corpus.markup_map import (
     source_text,
 )
 from ragcourt.corpus.markup_rst import render_rst, role_text
+from ragcourt.corpus.params import ChunkSpec, CorpusParams
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "markup"
 ROLE = re.compile(r":[a-z]+:")  # role syntax, as the acceptance check states it

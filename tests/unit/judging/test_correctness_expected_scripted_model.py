@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from _llm_testing import scripted_model
 
-from ragcourt.core.params import Params, load_params
 from ragcourt.judging.correctness import RUBRIC_LEVELS, expected_score, grade_correctness_expected
 from ragcourt.judging.llm_judges import render
 from ragcourt.judging.vocabulary import AnswerItem
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[3]
 DISTS = {

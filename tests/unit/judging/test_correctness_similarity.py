@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from ragcourt.core.errors import ConfigError, ParamsError
-from ragcourt.core.params import JudgeParams, JudgeSpec, Params, load_params, parse_params
 from ragcourt.judging.builders import build_grader, build_judge
 from ragcourt.judging.correctness import similarity_correctness
 from ragcourt.judging.graders.builtin import SimilarityGrader
+from ragcourt.judging.params import JudgeParams, JudgeSpec
 from ragcourt.judging.vocabulary import AnswerItem, AnswerVerdict, JudgeContext
+from ragcourt.orchestration.params import Params, load_params, parse_params
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ragcourt.core.params import Params, load_params
 from ragcourt.judging.dafe import DafeDecision, dafe_summary, resolve, run_dafe
 from ragcourt.judging.vocabulary import AnswerItem, AnswerVerdict
+from ragcourt.orchestration.params import Params, load_params
 
 FAIL = "fail"
 REPO_PARAMS = Path(__file__).resolve().parents[3] / "params.yaml"

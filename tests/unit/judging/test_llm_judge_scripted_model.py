@@ -10,11 +10,12 @@ import pytest
 from _llm_testing import scripted_model
 from pydantic import BaseModel
 
-from ragcourt.core.params import JudgeSpec, Params, load_params
 from ragcourt.judging.builders import build_judge
 from ragcourt.judging.llm_judges import VerdictReply
+from ragcourt.judging.params import JudgeSpec
 from ragcourt.judging.relevance import RelevanceReply
 from ragcourt.judging.vocabulary import AnswerItem, JudgeContext
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[3]
 REPLIES = {

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import JudgeSpec, Params, load_params
 from ragcourt.judging.builders import build_grader, build_judge, build_judges, registered_kinds
 from ragcourt.judging.graders.builtin import (
     ExpectedGrader,
     RubricGrader,
     SimilarityGrader,
 )
+from ragcourt.judging.params import JudgeSpec
 from ragcourt.judging.vocabulary import (
     ANSWER_JUDGES,
     CORRECTNESS_GRADERS,
@@ -25,6 +25,7 @@ from ragcourt.judging.vocabulary import (
     JudgeContext,
     register_judge,
 )
+from ragcourt.orchestration.params import Params, load_params
 
 REPO_PARAMS = Path(__file__).resolve().parents[3] / "params.yaml"
 

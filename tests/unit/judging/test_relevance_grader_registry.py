@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params
 from ragcourt.judging.builders import build_relevance_grader, check_judge_params
 from ragcourt.judging.relevance_graders import LLMRelevanceGrader
 from ragcourt.judging.vocabulary import RELEVANCE_GRADER, RELEVANCE_GRADERS, JudgeContext
+from ragcourt.orchestration.params import Params
 
 
 def test_llm_kind_builds_the_llm_grader_and_unknown_kinds_are_one_line() -> None:

@@ -12,12 +12,12 @@ import polars as pl
 import pytest
 
 from ragcourt.core import catalog
-from ragcourt.core.params import Params, load_params
 from ragcourt.judging.answers_stage import correctness_frame, verdicts_frame
 from ragcourt.judging.dafe import resolve
 from ragcourt.judging.summaries import JudgeSummary, ThetaFitReport, ThetaNotFitted
 from ragcourt.judging.summary import judge_summary
 from ragcourt.judging.vocabulary import AnswerVerdict, CorrectnessGrade
+from ragcourt.orchestration.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[3]
 

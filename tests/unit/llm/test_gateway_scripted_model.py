@@ -14,9 +14,9 @@ from _llm_testing import scripted_model
 from litellm import exceptions as litellm_errors
 from pydantic import BaseModel
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
+from ragcourt.llm.params import LLMParams
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from _llm_testing import scripted_model
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.graded import YES_NO, grade
+from ragcourt.llm.params import LLMParams
 
 LEVELS = {"0": 0.0, "1": 1.0, "2": 2.0}
 

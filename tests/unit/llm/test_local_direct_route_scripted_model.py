@@ -17,10 +17,10 @@ import pytest
 from litellm.types.utils import ModelResponse
 from pydantic import BaseModel
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway, local_provider, providers
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.local_provider import Generation
+from ragcourt.llm.params import LLMParams
 
 MODEL = "local/smollm2-135m"  # in the registry (cache keys name its sha256); never loaded here
 

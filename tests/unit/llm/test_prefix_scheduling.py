@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import StageAccount, merge_account_dicts, reset_accounts
 from ragcourt.llm.gateway import prefix_order
 from ragcourt.llm.local_provider import batch_bounds, common_prefix
+from ragcourt.llm.params import LLMParams
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 511, 512, 513, 514, 1024, 1025, 1500])

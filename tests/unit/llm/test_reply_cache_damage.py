@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from _llm_testing import scripted_model
 
-from ragcourt.core.params import LLMParams
 from ragcourt.llm import ChatRequest, Gateway
 from ragcourt.llm.accounting import reset_accounts
 from ragcourt.llm.cache import ReplyCache, cache_key
+from ragcourt.llm.params import LLMParams
 
 
 def _reply(i: int) -> dict[str, object]:

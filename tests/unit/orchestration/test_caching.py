@@ -10,7 +10,6 @@ import pytest
 
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.fingerprint import MISSING, path_sha256
-from ragcourt.core.params import Params
 from ragcourt.orchestration.caching import (
     call_key,
     code_digest,
@@ -19,6 +18,7 @@ from ragcourt.orchestration.caching import (
     write_stamp,
 )
 from ragcourt.orchestration.code_deps import PROJECT_ROOT, _ragcourt_imports, code_paths
+from ragcourt.orchestration.params import Params
 from ragcourt.orchestration.plan import StageCall
 
 CALL = StageCall(

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params
 from ragcourt.orchestration.declared_params import STRICT_ENV, declared_keys, declared_view
+from ragcourt.orchestration.params import Params
 from ragcourt.orchestration.stage_def import Dep, StageDef, art
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from ragcourt.core import catalog
-from ragcourt.core.params import LLMParams, Params
+from ragcourt.llm.params import LLMParams
 from ragcourt.orchestration.llm_routes import refresh, run
+from ragcourt.orchestration.params import Params
 
 ROOT = Path(__file__).resolve().parents[3]
 

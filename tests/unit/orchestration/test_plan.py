@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params, load_params
 from ragcourt.orchestration.code_deps import PACKAGE_ROOT_FILE, code_paths
+from ragcourt.orchestration.params import Params, load_params
 from ragcourt.orchestration.plan import build_plan, plan_for
 from ragcourt.orchestration.stage_graph import selected_stages, stage_graph, stage_order
 

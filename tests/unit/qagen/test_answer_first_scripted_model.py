@@ -13,12 +13,12 @@ import polars as pl
 import pytest
 from _llm_testing import Messages, scripted_model
 
-from ragcourt.core.params import Params, parse_params
 from ragcourt.core.prompts import prompt
 from ragcourt.core.schemas import check
 from ragcourt.judging.lexical import normalize_answer as judging_normalize
 from ragcourt.judging.lexical import token_f1 as judging_f1
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.qagen.answer_first import (
     AnswerFirstGenerator,
     DocumentInfo,
@@ -548,7 +548,7 @@ def test_spans_drop_a_final_possessive() -> None:
 
 
 def test_the_default_threshold_rejects_a_shared_generic_head() -> None:
-    from ragcourt.core.params import AnswerFirstParams
+    from ragcourt.qagen.params import AnswerFirstParams
 
     shared_head = token_f1("Mornington Peninsula National Park", "Organ Pipes National Park")
     assert shared_head == pytest.approx(0.5)

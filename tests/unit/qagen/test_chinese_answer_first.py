@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 from _llm_testing import Messages, scripted_model
 
-from ragcourt.core.params import Params, parse_params
 from ragcourt.core.prompts import prompt
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
 from ragcourt.qagen.answer_spans_zh import chinese_spans, fold_width
 from ragcourt.qagen.roundtrip import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragcourt.core.params import parse_params
+from ragcourt.orchestration.params import parse_params
 from ragcourt.qagen.answer_first import QUESTION_TYPE, AnswerFirstGenerator
 from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.generator import NOT_STANDALONE, Candidate

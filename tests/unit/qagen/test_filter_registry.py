@@ -12,9 +12,9 @@ import pytest
 from pydantic import BaseModel
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import parse_params
 from ragcourt.llm.gateway import Gateway
 from ragcourt.llm.types import ChatRequest, StructuredResult
+from ragcourt.orchestration.params import parse_params
 from ragcourt.qagen.filter_registry import (
     FILTER_ROLES,
     QA_FILTERS,

@@ -19,10 +19,10 @@ import yaml
 from _llm_testing import ScriptedModel, scripted_model
 
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import Params, parse_params
 from ragcourt.core.prompts import prompt
 from ragcourt.core.schemas import check, frame_schema
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.qagen.contexts import load_few_shot
 from ragcourt.qagen.generator import Generator
 from ragcourt.qagen.stage import generate_qa, near_duplicate_encoder

@@ -15,9 +15,9 @@ from _llm_testing import scripted_model
 from ragcourt.core.entry import run_entry
 from ragcourt.core.errors import StageFailed
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import parse_params
 from ragcourt.core.prompts import prompt
 from ragcourt.core.schemas import frame_schema
+from ragcourt.orchestration.params import parse_params
 from ragcourt.qagen.stage import run as run_qagen
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -14,12 +14,13 @@ import polars as pl
 import pytest
 from _llm_testing import Messages, scripted_model
 
-from ragcourt.core.params import ChunkSpec, CorpusParams, Params, parse_params
 from ragcourt.core.prompts import prompt
 from ragcourt.corpus.chunking import chunk_documents
 from ragcourt.corpus.ingest import ingest
 from ragcourt.corpus.markup_map import SourceMap, roundtrip_misses, segments_of, source_text
+from ragcourt.corpus.params import ChunkSpec, CorpusParams
 from ragcourt.llm import Gateway
+from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.qagen.answer_first import (
     AnswerFirstGenerator,
     DocumentInfo,

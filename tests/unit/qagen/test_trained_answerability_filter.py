@@ -9,8 +9,8 @@ from typing import cast
 import pytest
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import parse_params
 from ragcourt.llm.gateway import Gateway
+from ragcourt.orchestration.params import parse_params
 from ragcourt.qagen.filter_registry import QA_FILTERS, JudgeSettings, QAItem
 from ragcourt.qagen.generator import Generator
 from ragcourt.qagen.trained_filter import TRAINED_ANSWERABILITY

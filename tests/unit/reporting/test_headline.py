@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from _report_data import discrimination, elo_gaps, write_artifacts
 
-from ragcourt.core.params import Params
 from ragcourt.judging.discrimination import NOT_SEPARATED, REVERSED, SEPARATED
+from ragcourt.orchestration.params import Params
 from ragcourt.reporting.artifacts import Artifacts
 from ragcourt.reporting.headline import Headline, headline
 from ragcourt.reporting.model import Section

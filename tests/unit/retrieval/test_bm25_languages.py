@@ -13,9 +13,11 @@ import pytest
 import Stemmer
 
 from ragcourt.core.errors import ParamsError
-from ragcourt.core.params import BM25Params, CorpusParams, load_params
 from ragcourt.corpus.ingest import ingest
+from ragcourt.corpus.params import CorpusParams
+from ragcourt.orchestration.params import load_params
 from ragcourt.retrieval.bm25_tokens import LanguageTokenizers, bigram_tokens, jieba_tokens
+from ragcourt.retrieval.params import BM25Params
 from ragcourt.retrieval.retrieve import BM25Retriever
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import bm25s
 
-from ragcourt.core.params import BM25Params
+from ragcourt.retrieval.params import BM25Params
 from ragcourt.retrieval.retrieve import BM25Retriever
 
 TEXTS = [
@@ -23,7 +23,7 @@ TEXTS = [
 
 SAVE = """
 import sys
-from ragcourt.core.params import BM25Params
+from ragcourt.retrieval.params import BM25Params
 from ragcourt.retrieval.retrieve import BM25Retriever
 texts = sys.argv[2:]
 r = BM25Retriever([f"c{i}" for i in range(len(texts))], texts, BM25Params())

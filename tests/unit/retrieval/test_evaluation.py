@@ -12,10 +12,10 @@ import yaml
 
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import read_table, write_parquet
-from ragcourt.core.params import parse_params
 from ragcourt.core.schemas import TABLES, frame_schema
 from ragcourt.corpus import chunking as chunk
 from ragcourt.corpus import ingest
+from ragcourt.orchestration.params import parse_params
 from ragcourt.retrieval import indexing as embed
 from ragcourt.retrieval.evaluation import (
     UNEVALUABLE_SCHEMA,

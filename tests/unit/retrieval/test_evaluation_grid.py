@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params
+from ragcourt.orchestration.params import Params
 from ragcourt.retrieval.evaluation import evaluation_grid
 
 

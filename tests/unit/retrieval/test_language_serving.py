@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragcourt.core.params import load_params
+from ragcourt.orchestration.params import load_params
 from ragcourt.retrieval.language_serving import language_serving
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragcourt.core.errors import RagcourtError
-from ragcourt.core.params import BM25Params, RelevanceRule
 from ragcourt.core.schemas import check, frame_schema
 from ragcourt.retrieval.ir_metrics import evaluate
+from ragcourt.retrieval.params import BM25Params, RelevanceRule
 from ragcourt.retrieval.retrieve import BM25Retriever, rrf_fuse
 from ragcourt.retrieval.span_relevance import overlap_relevant, qrels_from_spans
 

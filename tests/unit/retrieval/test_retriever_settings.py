@@ -13,7 +13,8 @@ from _plugins import load_plugin
 
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params, RetrievalParams
+from ragcourt.orchestration.params import Params
+from ragcourt.retrieval.params import RetrievalParams
 from ragcourt.retrieval.retrieve import RETRIEVERS, open_retriever
 
 PLUGIN = """

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import ChunkSpec
+from ragcourt.corpus.params import ChunkSpec
 from ragcourt.retrieval.trained_judges.judges import (
     IDF_FILE,
     WEIGHTS_DIR,

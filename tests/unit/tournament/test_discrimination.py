@@ -12,10 +12,11 @@ import numpy as np
 import polars as pl
 
 from ragcourt.core.control_kinds import NO_CONTROLS, known_pairs
-from ragcourt.core.params import TournamentParams, load_params
 from ragcourt.judging.discrimination import NOT_SEPARATED, REVERSED, SEPARATED, dafe_check
+from ragcourt.orchestration.params import load_params
 from ragcourt.tournament.discrimination import resolvable_gap
 from ragcourt.tournament.pairwise import OrderKey, OrderVerdict
+from ragcourt.tournament.params import TournamentParams
 from ragcourt.tournament.runner import run_tournament
 from ragcourt.tournament.scoring import Probs
 from ragcourt.tournament.summaries import TournamentSummary

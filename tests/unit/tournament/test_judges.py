@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from ragcourt.core.errors import ConfigError, SchemaError
-from ragcourt.core.params import load_params
+from ragcourt.orchestration.params import load_params
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.correctness_margin import CorrectnessMarginJudge, ordered_logit_probs
 from ragcourt.tournament.memo import JudgementMemo

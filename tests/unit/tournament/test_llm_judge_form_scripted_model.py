@@ -14,8 +14,8 @@ from _llm_testing import Messages, scripted_model
 from _tournament_data import qa_frame, table
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.params import Params, load_params, parse_params
 from ragcourt.llm.gateway import Gateway
+from ragcourt.orchestration.params import Params, load_params, parse_params
 from ragcourt.tournament.llm_judge import LLMPairwiseJudge
 from ragcourt.tournament.pairwise import OrderKey
 from ragcourt.tournament.scoring import combine_orders, score

@@ -8,8 +8,8 @@ import pytest
 from _llm_testing import scripted_model
 from _tournament_data import answers_frame, qa_frame
 
-from ragcourt.core.params import Params, load_params
 from ragcourt.llm.gateway import Gateway
+from ragcourt.orchestration.params import Params, load_params
 from ragcourt.tournament.builders import build_pairwise_judge
 from ragcourt.tournament.llm_judge import LLMPairwiseJudge
 from ragcourt.tournament.pairwise import OrderKey, PairwiseContext

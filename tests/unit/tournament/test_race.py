@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from ragcourt.core.params import RaceParams
+from ragcourt.tournament.params import RaceParams
 from ragcourt.tournament.race import (
     PairOutcome,
     RaceState,

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from ragcourt.core import catalog
-from ragcourt.core.params import load_params
+from ragcourt.orchestration.params import load_params
 from ragcourt.tournament.correctness_margin import CorrectnessMarginJudge
 from ragcourt.tournament.runner import run_tournament
 from ragcourt.tournament.summaries import TournamentSummary

@@ -1,11 +1,12 @@
 """Params profiles: named partial params mappings deep-merged over ``params.yaml``.
 
 A profile is ``configs/profiles/<name>.yaml``, a mapping whose every key path is a params key
-(a field of :class:`ragcourt.core.params.Params`, or an entry of a user-keyed mapping such as
-``judge.judges``). ``merged = deep_merge(params, overlay)``: mappings merge key by key, any
-other value (scalars, lists, null) replaces. ``apply_profile`` writes the merged values into
-``params.yaml`` itself (comments kept), so DVC tracks them and a later ``dvc repro`` needs no
-profile. A profile is *active* when applying it would change no validated params value.
+(a field of :class:`ragcourt.orchestration.params.Params`, or an entry of a user-keyed
+mapping such as ``judge.judges``). ``merged = deep_merge(params, overlay)``: mappings merge key
+by key, any other value (scalars, lists, null) replaces. ``apply_profile`` writes the merged
+values into ``params.yaml`` itself (comments kept), so DVC tracks them and a later
+``dvc repro`` needs no profile. A profile is *active* when applying it would change no
+validated params value.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from pydantic import BaseModel
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE, DEFAULT_PROFILES_DIR
 from ragcourt.core.errors import ConfigError, ParamsError
 from ragcourt.core.io import write_text
-from ragcourt.core.params import Params, parse_params
 from ragcourt.core.user_yaml import read_user_yaml
+from ragcourt.orchestration.params import Params, parse_params
 
 
 def profile_names(root: Path = Path(".")) -> list[str]:
