@@ -60,14 +60,36 @@ def clustered(
     return out
 
 
+def data_tag(args: argparse.Namespace) -> str:
+    """The cache name of the synthetic data ``args`` draw."""
+    return (
+        f"n{args.n}_d{args.dim}_l{args.latent}_c{args.clusters}_sp{args.spread}_no{args.noise}"
+        f"_s{args.seed}_q{args.queries}"
+    )
+
+
+def built(factory: str, xb: np.ndarray, args: argparse.Namespace) -> tuple[Any, float, bool]:
+    """:func:`build`, or with ``--keep-index`` the index a previous run built and saved under
+    ``--cache`` (its recorded build time): the index, build seconds, whether it was loaded."""
+    import faiss
+
+    if not args.keep_index:
+        return (*build(factory, xb, args.seed), False)
+    name = f"{data_tag(args)}_{factory.replace(',', '_')}_{'par' if args.parallel_hnsw else 'one'}"
+    path, meta = Path(args.cache) / f"{name}.faiss", Path(args.cache) / f"{name}.json"
+    if path.is_file() and meta.is_file():
+        return faiss.read_index(str(path)), json.loads(meta.read_text())["build_s"], True
+    index, build_s = build(factory, xb, args.seed)
+    faiss.write_index(index, str(path))
+    meta.write_text(json.dumps({"build_s": build_s}))
+    return index, build_s, False
+
+
 def synthetic(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(stored vectors, queries, exact top-10 labels), cached as .npy under ``--cache``."""
     import faiss
 
-    tag = (
-        f"n{args.n}_d{args.dim}_l{args.latent}_c{args.clusters}_sp{args.spread}_no{args.noise}"
-        f"_s{args.seed}_q{args.queries}"
-    )
+    tag = data_tag(args)
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     xb_p, xq_p, gt_p = (cache / f"{tag}_{x}.npy" for x in ("xb", "xq", "gt"))
@@ -153,7 +175,7 @@ def sweep(
     """Recall@10 and queries/s at each search breadth the index has."""
     import faiss
 
-    from ragcourt.core.params import EmbedderSpec
+    from ragcourt.retrieval.params import EmbedderSpec
     from ragcourt.retrieval.vector_index import configure_search, has_hnsw, inner_index
 
     ivf = faiss.try_extract_index_ivf(inner_index(index)) is not None
@@ -202,6 +224,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--parallel-hnsw", action="store_true", help="HNSW add on all threads")
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "ragcourt_index_scale"))
+    ap.add_argument(
+        "--keep-index",
+        action="store_true",
+        help="save the built index under --cache and load it on the next run (its build time "
+        "is the recorded one; peak RSS then covers loading, not building)",
+    )
     ap.add_argument("--chunks", help="chunks Parquet table (--source chunks)")
     ap.add_argument("--max-chunks", type=int, default=3000)
     ap.add_argument("--embedder", default="all-minilm-l6-v2")
@@ -216,11 +244,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     xb, xq, truth = synthetic(args)
     print(f"data: {len(xb)} x {xb.shape[1]} stored, {len(xq)} queries; rss {rss_mb():.0f} MB")
     for factory in args.factory or ["Flat"]:
-        index, build_s = build(factory, xb, args.seed)
+        index, build_s, loaded = built(factory, xb, args)
         out = {
             "factory": factory,
             "n": len(xb),
             "build_s": round(build_s, 1),
+            "index_loaded_from_cache": loaded,
             "index_bytes": index_bytes(index),
             "peak_rss_mb": round(rss_mb()),
             "threads": args.threads,
