@@ -22,6 +22,7 @@ import polars as pl
 from ragcourt.answering.protocols import Chatter, Retriever
 from ragcourt.core.prompts import prompt
 from ragcourt.llm.types import ChatRequest
+from ragcourt.retrieval.embedders import singly
 from ragcourt.retrieval.retrieve import rrf_fuse
 
 if TYPE_CHECKING:
@@ -138,7 +139,9 @@ def fused_search(
     """Search each question and its variants to ``depth``; fuse per question by RRF.
 
     Returns a ``retrieval_run`` frame (query_id = the question's id), ranks 1..depth.
-    All variant queries go to the retriever in one batch (one embedding pass).
+    All variant queries go to the retriever in one batch, each embedded in a batch of its own
+    (:func:`ragcourt.retrieval.embedders.singly`): a variant's vector is the same whether its
+    question is answered alone, in a question block (a shard) or with every other question.
     """
     runs = [retriever.search(queries.select("query_id", "query"), depth)]
     rows = [
@@ -150,7 +153,9 @@ def fused_search(
         var = pl.DataFrame(
             rows, schema=["query_id", "question_id", "variant", "query"], orient="row"
         )
-        hits = retriever.search(var.select("query_id", "query"), depth).join(
+        with singly():
+            found = retriever.search(var.select("query_id", "query"), depth)
+        hits = found.join(
             var.select("query_id", "question_id", "variant"), on="query_id", how="left"
         )
         for i in range(max(r[2] for r in rows) + 1):

@@ -29,8 +29,9 @@ one file each (:mod:`ragcourt.answering.partitions`); ``run(params, [name], bloc
 one block (a Prefect task, :func:`shards` lists them), ``run(params)`` answers the blocks not
 done in-process and merges each system's blocks into its partition (rows as unsharded). A
 block's question vectors are those of one call over every question (what an unsharded run
-computes; :func:`ragcourt.retrieval.embedders.reusing`). A RAG-Fusion system embeds the query
-variants it generates, whose vectors would depend on the block, so it is not sharded.
+computes; :func:`ragcourt.retrieval.embedders.reusing`). A RAG-Fusion system's query variants
+are embedded one at a time (:func:`ragcourt.answering.rag_fusion.fused_search`), so their
+vectors do not depend on the block either.
 
 ``data/answers/answers.parquet`` is the concatenation of the partitions of the configured
 systems in config order (partitions of systems no longer configured stay on disk, left out of
@@ -223,8 +224,8 @@ def _log_written(name: str, df: pl.DataFrame) -> None:
 
 
 def shardable(systems: Sequence[CandidateSystem]) -> list[System]:
-    """The built-in systems answered in question blocks: all but RAG-Fusion ones."""
-    return [s for s in builtin_systems(systems) if s.retrieval.fusion_variants == 0]
+    """The systems answered in question blocks: every built-in one (RAG-Fusion included)."""
+    return builtin_systems(systems)
 
 
 @functools.lru_cache(maxsize=4)  # a worker answering several shards of one QA set encodes once

@@ -393,6 +393,16 @@ def reusing(vectors: EarlierVectors) -> AbstractContextManager[EarlierVectors]:
     return scoped(_EARLIER, vectors)
 
 
+_SINGLY: ContextVar[bool | None] = ContextVar("ragcourt_encode_singly", default=None)
+
+
+def singly() -> AbstractContextManager[bool]:
+    """Within the block, :func:`encode` embeds each text in a batch of its own, so a text's
+    vector does not depend on the texts embedded beside it (RAG-Fusion's query variants: a
+    question block's are a subset of the whole set's, and their vectors must be the same)."""
+    return scoped(_SINGLY, True)
+
+
 def encode(
     registry_name: str,
     texts: list[str],
@@ -402,12 +412,15 @@ def encode(
 ) -> np.ndarray:
     """Embed ``texts`` (with the entry's query/document prefix for ``role``): float32 array
     (len(texts), dim), each row L2-normalised; a text over the window is truncated. Inside
-    :func:`reusing` holding every text, the vectors given there."""
+    :func:`reusing` holding every text, the vectors given there; inside :func:`singly`, each
+    text in a batch of its own."""
     if not texts:
         return np.zeros((0, registry_entry(registry_name).dim), dtype=np.float32)
     earlier = _EARLIER.get()
     if earlier is not None and all((registry_name, role, t) in earlier for t in texts):
         return np.stack([earlier[(registry_name, role, t)] for t in texts])
+    if _SINGLY.get():
+        batch_size = 1
     return load_encoder(registry_name).encode(texts, batch_size, show_progress, role)
 
 

@@ -525,3 +525,49 @@ def test_a_partition_without_the_cached_column_is_kept_and_upgraded_scripted_mod
         assert len(m.calls) == calls
     assert pl.read_parquet(path)["cached"].null_count() == 3
     assert read_table("data/answers/answers.parquet", "answers")["cached"].null_count() == 3
+
+
+def _answers_without_measurements() -> pl.DataFrame:
+    return read_table("data/answers/answers.parquet", "answers").drop("latency_s", "cached")
+
+
+def _sharded_equals_unsharded(project: Params, systems: list[dict[str, Any]]) -> None:
+    """Answer unsharded, then in blocks of one question (fresh partitions each time): the same
+    answers table, and a block file per question for every system."""
+    _systems(*systems)
+    with scripted_model("gen", generator) as m:
+        project.llm.model = m.model
+        answer.run(project)
+        whole = _answers_without_measurements()
+        shutil.rmtree("data/answers")
+        project.scale.shard_questions = 1
+        answer.run(project)
+    assert _answers_without_measurements().equals(whole)
+    for s in systems:
+        assert len(list(Path(f"data/answers/shards/{s['name']}").glob("*.parquet"))) == 3
+
+
+def test_a_fusion_system_is_answered_in_question_blocks_like_the_others_scripted_model(
+    project: Params,
+) -> None:
+    _sharded_equals_unsharded(project, [BM25_SYSTEMS[1], BM25_SYSTEMS[2]])
+
+
+@pytest.mark.slow  # loads the real MiniLM embedder
+def test_dense_fusion_variants_embed_the_same_in_any_block_scripted_model(project: Params) -> None:
+    from ragcourt.retrieval import indexing as embed
+    from ragcourt.retrieval.embedders import encode, singly
+
+    texts = ["When was the Louisiana Purchase made?", "a much longer text " * 20, "short"]
+    with singly():
+        alone = encode("all-minilm-l6-v2", texts[:1], role="query")
+        beside = encode("all-minilm-l6-v2", texts, role="query")
+    assert alone[0].tobytes() == beside[0].tobytes()
+    embed.run(project, chunking="c256", embedder="minilm")
+    fusion = {
+        "name": "dense-k2-fusion2",
+        "retriever": "dense",
+        "top_k": 2,
+        "fusion": {"n_variants": 2},
+    }
+    _sharded_equals_unsharded(project, [fusion])
