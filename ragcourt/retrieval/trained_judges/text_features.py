@@ -1,6 +1,8 @@
 """Lexical features of a text pair: stemmed content-word overlap (plain and IDF-weighted), the
 best sentence's share, a BM25 score with a fixed IDF table, named-entity and number overlap,
-negation and question-type/answer-type cues. Pure functions of the two texts and the table."""
+negation and question-type/answer-type cues. Pure functions of the two texts and the table;
+sums over word sets are exact (``math.fsum``), so no feature depends on the order a set is
+iterated in (the process's string hash seed)."""
 
 from __future__ import annotations
 
@@ -199,7 +201,7 @@ def bm25_of_stems(q_set: set[str], p_stems: list[str], idf: IdfTable) -> float:
     sum_t idf(t) * tf(t) * (k1 + 1) / (tf(t) + k1 * (1 - b + b * |p| / avg_len))."""
     tf = Counter(p_stems)
     norm = BM25_K1 * (1 - BM25_B + BM25_B * len(p_stems) / BM25_AVG_LEN)
-    return sum(idf.of(t) * tf[t] * (BM25_K1 + 1) / (tf[t] + norm) for t in q_set if t in tf)
+    return math.fsum(idf.of(t) * tf[t] * (BM25_K1 + 1) / (tf[t] + norm) for t in q_set if t in tf)
 
 
 def question_passage_features(question: str, passage: str, idf: IdfTable) -> list[float]:
@@ -208,16 +210,16 @@ def question_passage_features(question: str, passage: str, idf: IdfTable) -> lis
     p_stems = content_stems(passage)
     q_set, p_set = set(q_stems), set(p_stems)
     weight = {t: idf.of(t) for t in q_set}
-    total = sum(weight.values()) or 1.0
+    total = math.fsum(weight.values()) or 1.0
     missing = [t for t in q_set if t not in p_set]
     q_bigrams = set(itertools.pairwise(q_stems))
     p_bigrams = set(itertools.pairwise(p_stems))
     entities = _capitalised(question)
     lowered = passage.lower()
     sentences = [set(content_stems(s)) for s in _SENTENCE.split(passage)] or [set()]
-    best = max(sum(weight[t] for t in q_set if t in s) for s in sentences) / total
+    best = max(math.fsum(weight[t] for t in q_set if t in s) for s in sentences) / total
     pairs = [a | b for a, b in itertools.pairwise(sentences)] or sentences
-    best_two = max(sum(weight[t] for t in q_set if t in s) for s in pairs) / total
+    best_two = max(math.fsum(weight[t] for t in q_set if t in s) for s in pairs) / total
     bm25 = bm25_of_stems(q_set, p_stems, idf)
     qtype = question_type(question)
     has_number = bool(_NUMBER.search(passage))
@@ -227,7 +229,7 @@ def question_passage_features(question: str, passage: str, idf: IdfTable) -> lis
     p_negated = any(w in NEGATIONS for w in words(passage))
     return [
         len(q_set & p_set) / max(1, len(q_set)),
-        sum(weight[t] for t in q_set if t in p_set) / total,
+        math.fsum(weight[t] for t in q_set if t in p_set) / total,
         len(q_bigrams & p_bigrams) / max(1, len(q_bigrams)),
         sum(1 for e in entities if e in lowered) / max(1, len(entities)),
         best,
@@ -260,9 +262,9 @@ def answer_reference_features(answer: str, reference: str, idf: IdfTable) -> lis
     """The :data:`ANSWER_REFERENCE_FEATURES` of one (answer, reference) pair, in order."""
     a, r = set(content_stems(answer)), set(content_stems(reference))
     common = a & r
-    wa = sum(idf.of(t) for t in a) or 1.0
-    wr = sum(idf.of(t) for t in r) or 1.0
-    shared = sum(idf.of(t) for t in common)
+    wa = math.fsum(idf.of(t) for t in a) or 1.0
+    wr = math.fsum(idf.of(t) for t in r) or 1.0
+    shared = math.fsum(idf.of(t) for t in common)
     covers_ref, covers_ans = shared / wr, shared / wa
     f1 = 2 * covers_ref * covers_ans / (covers_ref + covers_ans) if shared else 0.0
     nums_a, nums_r = set(_NUMBER.findall(answer)), set(_NUMBER.findall(reference))
