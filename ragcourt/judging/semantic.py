@@ -34,13 +34,16 @@ def embedder_model(params: JudgingView, embedder: str) -> str:
 def reference_similarity(
     model: str, answers: Sequence[str], references: Sequence[Sequence[str]], batch_size: int = 32
 ) -> list[tuple[float, int]]:
-    """Per item: (max cosine over its references, index of the best reference; -1 if none)."""
-    from ragcourt.retrieval.embedders import encode
+    """Per item: (max cosine over its references, index of the best reference; -1 if none).
+    Each text is embedded in a batch of its own (:func:`ragcourt.retrieval.embedders.singly`),
+    so a score is the same whichever answers are judged with it (a shard, or all of them)."""
+    from ragcourt.retrieval.embedders import encode, row_dots, singly
 
     flat_refs = [r for refs in references for r in refs]
     if not answers:
         return []
-    vecs = encode(model, [*answers, *flat_refs], batch_size=batch_size)
+    with singly():
+        vecs = encode(model, [*answers, *flat_refs], batch_size=batch_size)
     a_vecs, r_vecs = vecs[: len(answers)], vecs[len(answers) :]
     out: list[tuple[float, int]] = []
     pos = 0
@@ -48,7 +51,8 @@ def reference_similarity(
         if not refs:
             out.append((float("nan"), -1))
             continue
-        sims = r_vecs[pos : pos + len(refs)] @ a_vecs[i]
+        mine = r_vecs[pos : pos + len(refs)]
+        sims = row_dots(mine, np.broadcast_to(a_vecs[i], mine.shape))
         pos += len(refs)
         best = int(np.argmax(sims))
         out.append((float(sims[best]), best))

@@ -19,6 +19,7 @@ import importlib.metadata as md
 import importlib.util
 import io
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -391,6 +392,15 @@ def reusing(vectors: EarlierVectors) -> AbstractContextManager[EarlierVectors]:
     a shard of a question set gets the rows one call over the whole set gave (a vector
     depends, in its last bits, on the texts batched with it)."""
     return scoped(_EARLIER, vectors)
+
+
+def row_dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a_i · b_i`` per row, in float64 and exactly rounded: float32 products are exact in
+    float64 and ``math.fsum`` rounds their sum once, so a row's value does not depend on the
+    other rows, the BLAS kernel or where the rows lie in memory (a shard's scores are the same
+    bits as the whole run's)."""
+    prod = np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)
+    return np.array([math.fsum(row) for row in prod.tolist()], dtype=np.float64)
 
 
 _SINGLY: ContextVar[bool | None] = ContextVar("ragcourt_encode_singly", default=None)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.retrieval.embedders import encode
+from ragcourt.retrieval.embedders import encode, row_dots, singly
 from ragcourt.retrieval.trained_judges.pair_model import TRAIN_COMMAND, PairModel, Role
 from ragcourt.retrieval.trained_judges.text_features import (
     ANSWER_REFERENCE_FEATURES,
@@ -70,15 +70,15 @@ def save_idf(table: IdfTable, path: Path) -> None:
 
 def cosines(embedder: str, left: Sequence[str], right: Sequence[str]) -> np.ndarray:
     """cos(left_i, right_i) under ``embedder`` (L2-normalised vectors), each distinct text
-    embedded once."""
+    embedded once, in a batch of its own (:func:`~ragcourt.retrieval.embedders.singly`): a
+    pair's score does not depend on the other pairs scored with it (a shard, or all of them)."""
     distinct = sorted(set(left) | set(right))
     if not distinct:
         return np.zeros(0)
     index = {t: i for i, t in enumerate(distinct)}
-    vectors = encode(embedder, distinct)
-    a = vectors[[index[t] for t in left]]
-    b = vectors[[index[t] for t in right]]
-    return np.asarray((a * b).sum(axis=1), dtype=np.float64)
+    with singly():
+        vectors = encode(embedder, distinct)
+    return row_dots(vectors[[index[t] for t in left]], vectors[[index[t] for t in right]])
 
 
 def lexical_names(role: Role) -> tuple[str, ...]:

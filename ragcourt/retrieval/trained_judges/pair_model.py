@@ -71,7 +71,10 @@ class PairModel(BaseModel):
     def score(self, features: np.ndarray) -> np.ndarray:
         """Scores in [0, 1] of an (n, n_features) matrix (module docstring)."""
         x = (np.asarray(features, dtype=np.float64) - np.array(self.mean)) / np.array(self.scale)
-        z = x @ np.array(self.coef) + self.intercept
+        # each row's sum rounded once (fsum), not a BLAS product: a pair's score does not depend
+        # on the other rows scored with it
+        terms = (x * np.array(self.coef)).tolist()
+        z = np.array([math.fsum(row) for row in terms], dtype=np.float64) + self.intercept
         if self.link == "logistic":
             return np.asarray(1.0 / (1.0 + np.exp(-z)))
         return np.asarray(np.clip(z, 0.0, 1.0))
