@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ragcourt.core.errors import ConfigError
 from ragcourt.core.model_registry import LLMEntry, load_registry, registry_path
 from ragcourt.llm import providers
 from ragcourt.llm.cpu_features import use_extra_bufts
@@ -66,18 +67,26 @@ Messages = list[dict[str, str]]  # [{"role": ..., "content": ...}, ...]
 
 
 def _env_threads() -> int | None:
-    env = os.environ.get("RAGCOURT_LLM_THREADS")
-    return max(1, int(env)) if env else None
+    """``$RAGCOURT_LLM_THREADS``, else ``$OMP_NUM_THREADS`` when set: the cores this process
+    may use (a Dask worker's nanny sets it to 1, so two worker processes on two cores run one
+    llama.cpp thread each instead of four spin-waiting threads), else None."""
+    own = os.environ.get("RAGCOURT_LLM_THREADS", "").strip()
+    if own:
+        if not own.isdigit():
+            raise ConfigError(f"RAGCOURT_LLM_THREADS={own!r}: a whole number of threads")
+        return max(1, int(own))
+    omp = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return max(1, int(omp)) if omp.isdigit() else None
 
 
 def default_threads() -> int:
-    """``$RAGCOURT_LLM_THREADS``, else half the cores (1 on 2 cores: llama.cpp threads
-    spin-wait, so sharing a busy 2-core machine with 2 threads is several times slower)."""
+    """:func:`_env_threads`, else half the cores (1 on 2 cores: llama.cpp threads spin-wait,
+    so sharing a busy 2-core machine with 2 threads is several times slower)."""
     return _env_threads() or max(1, min(8, (os.cpu_count() or 2) // 2))
 
 
 def default_batch_threads() -> int:
-    """Threads for prompt evaluation: ``$RAGCOURT_LLM_THREADS``, else every core (at most 8).
+    """Threads for prompt evaluation: :func:`_env_threads`, else every core (at most 8).
     Prompt evaluation is a batched matmul that scales with cores (2 idle cores: 123 -> 244
     prompt tok/s on SmolLM2-135M) and dominates RAG prompts; token-by-token generation
     keeps ``default_threads()``."""
