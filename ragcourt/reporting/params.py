@@ -11,7 +11,7 @@ from ragcourt.tournament.params import TournamentView
 
 
 class ReportingView(TournamentView, JudgingView, CalibrationView, QAGenView, Protocol):
-    """The params the report reads: the tournament's, calibration's and QA generation's
-    views; the root :class:`ragcourt.orchestration.params.Params` satisfies it."""
+    """The params the report reads: the tournament's, judging's, calibration's and QA
+    generation's views; the root :class:`ragcourt.orchestration.params.Params` satisfies it."""
 
     judge: JudgeParams
