@@ -94,3 +94,14 @@ def test_the_package_root_holds_only_core_imports_so_core_covers_it() -> None:
         assert not node.value.args and not node.value.keywords, ast.unparse(node)
     for stage in stage_graph():
         assert "ragcourt/core" in code_dirs(stage), stage
+
+
+def test_a_stages_params_and_tables_are_its_own_packages_not_every_stages() -> None:
+    """The qagen section and the ``qa`` schema live in ``ragcourt/qagen``: qagen's code deps
+    hold them (the tables module too, though it is found by name, not imported), ingest's and
+    chunk's hold nothing of qagen, so editing them re-runs qagen and not the corpus stages."""
+    qagen = code_paths("qagen")
+    assert {"ragcourt/qagen/params.py", "ragcourt/qagen/tables.py"} <= set(qagen)
+    for stage in ("ingest", "chunk"):
+        assert not any(f.startswith("ragcourt/qagen/") for f in code_paths(stage)), stage
+        assert "ragcourt/corpus/tables.py" in code_paths(stage), stage
