@@ -125,6 +125,12 @@ def train_reader(
         Path | None,
         typer.Option("--checkpoint", help="also save the fp16 torch weights here (not shipped)"),
     ] = None,
+    measure_only: Annotated[
+        bool,
+        typer.Option(
+            "--measure-only", help="no training: measure again the card of the reader in --out"
+        ),
+    ] = False,
 ) -> None:
     """Train, export (int8 ONNX) and measure the reading model from installed weights."""
     import dataclasses
@@ -142,6 +148,17 @@ def train_reader(
     squad2 = validation_dir / "squadv2_train.json"
     if not squad2.is_file():
         raise ConfigError(f"--validation-dir {validation_dir}: no squadv2_train.json there")
+    if measure_only:
+        from ragcourt.retrieval.reader.build import remeasure_card
+
+        cards = remeasure_card(out or WEIGHTS_DIR, squad_train_path(), squad2)
+        same = cards["before"]["record"]["metrics"] == cards["after"]["record"]["metrics"]
+        console.print(
+            f"card of {out or WEIGHTS_DIR} measured again: SHA-256 {cards['after']['sha256']}, "
+            f"metrics {'unchanged' if same else 'changed'}",
+            markup=False,
+        )
+        return
     if recipe not in RECIPES:
         raise ConfigError(f"--recipe {recipe!r}: one of {', '.join(RECIPES)}")
     chosen = dataclasses.replace(RECIPES[recipe], seed=seed)

@@ -3,6 +3,8 @@ export, and every metric of its card measured on the exported file.
 
 Writes ``reader.onnx``, ``tokenizer.json`` (the base model's) and ``reader.json`` (threshold,
 window shape, SHA-256, recipe, splits and metrics) into the output folder, each atomically.
+:func:`remeasure_card` re-measures the card of a reader already built (after an edit of its
+file that must not move its scores), without training.
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ def build_reader(
     if recipe.max_examples:  # a seeded sample of every fitting article, not the first ones
         random.Random(recipe.seed).shuffle(examples)
         examples = examples[: recipe.max_examples]
-    dev_examples = build_examples(dev, 1, recipe.seed + 1)
+    dev_examples = dev_set(dev, recipe)
     kinds = Counter(e.kind.split("_injected")[0] for e in examples)
     log.info(
         "reader: %d fitting examples from %d articles (%s)", len(examples), len(fit), dict(kinds)
@@ -144,6 +146,33 @@ def build_reader(
         for name in (MODEL_FILE, TOKENIZER_FILE, CARD_FILE):
             _replace_with(out / name, Path(tmp) / name)
     return card
+
+
+def dev_set(dev: list[Any], recipe: ReaderRecipe) -> list[Any]:
+    """The dev examples the card measures: one question a paragraph, seeded by the recipe."""
+    return build_examples(dev, 1, recipe.seed + 1)
+
+
+def remeasure_card(folder: Path, squad_path: Path, squad2_path: Path) -> dict[str, Any]:
+    """Measures again, without training, the card of the reader in ``folder``: the card's
+    recipe rebuilds its dev split; the card's SHA-256 becomes the file's and its threshold and
+    metrics the new measurement (build record kept). Returns the previous and the new card."""
+    old = json.loads((folder / CARD_FILE).read_text(encoding="utf-8"))
+    recipe = ReaderRecipe(**old["record"]["recipe"])
+    articles = load_squad(squad_path)
+    _, dev, _ = split_articles(articles, held_out_paragraphs(squad2_path), recipe)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in (MODEL_FILE, TOKENIZER_FILE):
+            shutil.copyfile(folder / name, Path(tmp) / name)
+        card = json.loads(json.dumps(old))
+        card["sha256"] = hash_file_bytes(Path(tmp) / MODEL_FILE)
+        _write_json(Path(tmp) / CARD_FILE, card)
+        metrics = measure(Reader(Path(tmp)), dev, dev_set(dev, recipe), squad2_path, recipe.seed)
+        card["threshold"] = round(metrics["squad2"]["threshold_calibration_half"], 4)
+        card["record"]["metrics"] = metrics
+        _write_json(Path(tmp) / CARD_FILE, card)
+        _replace_with(folder / CARD_FILE, Path(tmp) / CARD_FILE)
+    return {"before": old, "after": card}
 
 
 def measure(
