@@ -18,8 +18,16 @@ on items none of them was fitted on.
 * ``speed``: reader pairs per second on 256-token windows (question + passage), one process,
   ``--threads`` intra-op threads.
 
+``speed`` alone times readers (``--reader-dir``, repeatable) at batch sizes (``--batch-size``,
+repeatable) side by side: each round runs every (reader, batch size) once on the same pairs, in
+turn, so load from other processes falls on all of them alike; it reports every round, the
+median, the ratio to the first variant and the largest difference of P(answerable) and of the
+span's characters from the first variant's readings.
+
     python -m benchmarks reader measure --out benchmarks/data/reader_measure.json
     python -m benchmarks reader measure --reader-dir /tmp/reader --questions 150
+    python -m benchmarks reader speed --reader-dir /tmp/reader_before --reader-dir \
+        ragcourt/retrieval/reader/weights --batch-size 32 --batch-size 1 --rounds 5
 """
 
 from __future__ import annotations
@@ -133,8 +141,10 @@ def relevance(
     return out
 
 
-def speed(reader: Reader, articles: Sequence[SquadArticle], n: int) -> dict[str, float]:
-    """Pairs per second at full 256-token windows (passages cut to fit one window)."""
+def full_window_pairs(
+    reader: Reader, articles: Sequence[SquadArticle], n: int
+) -> tuple[list[str], list[str]]:
+    """``n`` (question, passage) pairs whose passage is cut to fill one whole window."""
     tok = reader.tokenizer
     qs, ps = [], []
     for art in articles:
@@ -148,6 +158,12 @@ def speed(reader: Reader, articles: Sequence[SquadArticle], n: int) -> dict[str,
                 ps.append(text[: enc.offsets[room - 1][1]])
         if len(qs) >= n:
             break
+    return qs[:n], ps[:n]
+
+
+def speed(reader: Reader, articles: Sequence[SquadArticle], n: int) -> dict[str, float]:
+    """Pairs per second at full 256-token windows (passages cut to fit one window)."""
+    qs, ps = full_window_pairs(reader, articles, n)
     reader.read(qs[:32], ps[:32])  # warm-up
     t0 = time.perf_counter()
     reader.read(qs[:n], ps[:n])
@@ -158,6 +174,50 @@ def speed(reader: Reader, articles: Sequence[SquadArticle], n: int) -> dict[str,
         "pairs_per_s": len(qs[:n]) / wall,
         "tokens_per_window": float(reader.card.max_len),
     }
+
+
+def speed_side_by_side(
+    readers: Sequence[Reader], batch_sizes: Sequence[int], pairs: int, rounds: int, squad2: Path
+) -> dict[str, Any]:
+    """Interleaved timing of every (reader, batch size) on the same full-window pairs (module
+    doc); ratio = median pairs/s over the first variant's; score differences against it."""
+    import os
+
+    qs, ps = full_window_pairs(readers[0], held_out_for_both(squad2), pairs)
+    variants = [(r, b) for r in readers for b in batch_sizes]
+    times: list[list[float]] = [[] for _ in variants]
+    readings: list[Any] = [None] * len(variants)
+    for _ in range(rounds):
+        for k, (reader, batch) in enumerate(variants):
+            reader.read(qs[:batch], ps[:batch], batch_size=batch)  # warm-up
+            t0 = time.perf_counter()
+            readings[k] = reader.read(qs, ps, batch_size=batch)
+            times[k].append(len(qs) / (time.perf_counter() - t0))
+    first = float(np.median(times[0]))
+    out: dict[str, Any] = {"pairs": len(qs), "rounds": rounds, "variants": []}
+    for k, (reader, batch) in enumerate(variants):
+        med = float(np.median(times[k]))
+        out["variants"].append(
+            {
+                "reader_dir": str(reader.directory),
+                "sha256": reader.card.sha256,
+                "batch_size": batch,
+                "threads": reader.session.get_session_options().intra_op_num_threads,
+                "pairs_per_s_rounds": [round(t, 1) for t in times[k]],
+                "pairs_per_s_median": round(med, 1),
+                "ratio_to_first": round(med / first, 3),
+                "max_abs_dp": max(
+                    abs(a.p_answerable - b.p_answerable)
+                    for a, b in zip(readings[k], readings[0], strict=True)
+                ),
+                "spans_differ": sum(
+                    (a.start, a.end) != (b.start, b.end)
+                    for a, b in zip(readings[k], readings[0], strict=True)
+                ),
+            }
+        )
+    out["load_average_after"] = list(os.getloadavg())
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -173,7 +233,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     m.add_argument("--threads", type=int, default=2)
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--out", type=Path)
+    sp = sub.add_parser("speed")
+    sp.add_argument("--reader-dir", type=Path, action="append")
+    sp.add_argument("--batch-size", type=int, action="append")
+    sp.add_argument("--squad2", type=Path, default=DEFAULT_SQUAD2)
+    sp.add_argument("--pairs", type=int, default=128)
+    sp.add_argument("--rounds", type=int, default=5)
+    sp.add_argument("--threads", type=int, default=2)
+    sp.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
+    if args.cmd == "speed":
+        readers = [Reader(d, threads=args.threads) for d in args.reader_dir or [WEIGHTS_DIR]]
+        sizes = args.batch_size or [32]
+        res = speed_side_by_side(readers, sizes, args.pairs, args.rounds, args.squad2)
+        text = json.dumps(res, indent=1)
+        print(text)
+        if args.out:
+            args.out.write_text(text + "\n", encoding="utf-8")
+        return
     reader = Reader(args.reader_dir, threads=args.threads)
     judges = shipped_judges()
     articles = held_out_for_both(args.squad2)
