@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,3 +61,13 @@ def llm_testing() -> ModuleType:
         sys.modules["_llm_testing"] = module  # its dataclasses resolve their module by name
         spec.loader.exec_module(module)
     return sys.modules["_llm_testing"]
+
+
+def timed_step(label: str, name: str, wall: dict[str, float], step: Any) -> Any:
+    """Run ``step()``, record its wall seconds as ``wall[name]`` and print ``[label] name: s``
+    to stderr; return what ``step`` returned."""
+    t0 = time.perf_counter()
+    out = step()
+    wall[name] = round(time.perf_counter() - t0, 1)
+    print(f"[{label}] {name}: {wall[name]} s", file=sys.stderr, flush=True)
+    return out

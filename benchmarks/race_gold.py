@@ -38,6 +38,7 @@ round-robin with the same judge, not ragcourt's label-free question writer.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import sys
@@ -46,6 +47,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks._common import timed_step
 from benchmarks.meta_eval import gold as gold_run
 from benchmarks.meta_eval import project
 from benchmarks.meta_eval.systems import SMOLLM_135M
@@ -61,6 +63,8 @@ from ragcourt.tournament.race_replay import pair_scores, replay_play
 
 CHUNK_SIZES = {"c64": (64, 8), "c128": (128, 16), "c256": (256, 32), "c512": (512, 64)}
 
+_step = functools.partial(timed_step, "race-gold")  # [race-gold] name: seconds
+
 
 def grid(
     chunkings: Sequence[str], retrievers: Sequence[str], ks: Sequence[int], emb: str
@@ -75,14 +79,6 @@ def grid(
                      "max_tokens": 32},
         "systems": systems,
     }  # fmt: skip
-
-
-def _step(name: str, wall: dict[str, float], fn: Any) -> Any:
-    t0 = time.perf_counter()
-    out = fn()
-    wall[name] = round(time.perf_counter() - t0, 1)
-    print(f"[race-gold] {name}: {wall[name]} s", file=sys.stderr, flush=True)
-    return out
 
 
 def round_robin(params: Params, args: argparse.Namespace, wall: dict[str, float]) -> None:
@@ -165,8 +161,15 @@ def prepare(args: argparse.Namespace, wall: dict[str, float]) -> tuple[Params, d
     params.chunkings = {c: ChunkSpec(size=CHUNK_SIZES[c][0], overlap=CHUNK_SIZES[c][1])
                         for c in sorted(keep)}  # fmt: skip
     _step("ingest", wall, lambda: ingest.run(params))
-    _step("chunk", wall, lambda: [chunking.run(params, c) for c in params.chunkings])
-    _step("embed", wall, lambda: [indexing.run(params, c, args.embedder) for c in chunkings])
+    timed_step(
+        "race-gold", "chunk", wall, lambda: [chunking.run(params, c) for c in params.chunkings]
+    )
+    timed_step(
+        "race-gold",
+        "embed",
+        wall,
+        lambda: [indexing.run(params, c, args.embedder) for c in chunkings],
+    )
     doc_ids = gold_run.ingested_doc_ids(docs)
     byo = work / "squad_human_qa.jsonl"
     byo.write_text("".join(json.dumps(r) + "\n" for r in gs.byo_rows(human, doc_ids)))

@@ -4,16 +4,17 @@ and ragcourt's label-free ranking of the same systems on generated questions."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from benchmarks._common import timed_step
 from benchmarks.meta_eval import project
 from benchmarks.meta_eval.configuration import evaluate
 from benchmarks.meta_eval.measures import agreement
@@ -30,13 +31,7 @@ from ragcourt.core.io import read_table
 from ragcourt.corpus.params import ChunkSpec
 from ragcourt.orchestration.params import Params
 
-
-def _run_step(name: str, wall: dict[str, float], step: Any) -> Any:
-    t0 = time.perf_counter()
-    out = step()
-    wall[name] = round(time.perf_counter() - t0, 1)
-    print(f"[meta-eval gold] {name}: {wall[name]} s", file=sys.stderr, flush=True)
-    return out
+_run_step = functools.partial(timed_step, "meta-eval gold")  # [meta-eval gold] name: seconds
 
 
 def ingested_doc_ids(docs: Sequence[gs.GoldDocument]) -> dict[str, str]:
@@ -193,8 +188,15 @@ def run_gold(args: argparse.Namespace) -> GoldMetaEval:
     wall: dict[str, float] = {}
     calls: dict[str, Calls] = {}
     _run_step("ingest", wall, lambda: ingest.run(params))
-    _run_step("chunk", wall, lambda: [chunking.run(params, c) for c in params.chunkings])
-    _run_step("embed", wall, lambda: [indexing.run(params, c, "minilm") for c in params.chunkings])
+    timed_step(
+        "meta-eval gold", "chunk", wall, lambda: [chunking.run(params, c) for c in params.chunkings]
+    )
+    timed_step(
+        "meta-eval gold",
+        "embed",
+        wall,
+        lambda: [indexing.run(params, c, "minilm") for c in params.chunkings],
+    )
     human_qa, scores, t_pairs = _human_truth(
         params, human, ingested_doc_ids(docs), work, args.bootstrap, args.seed, wall, calls
     )
