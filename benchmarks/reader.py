@@ -18,16 +18,16 @@ on items none of them was fitted on.
 * ``speed``: reader pairs per second on 256-token windows (question + passage), one process,
   ``--threads`` intra-op threads.
 
-``speed`` alone times readers (``--reader-dir``, repeatable) at batch sizes (``--batch-size``,
-repeatable) side by side: each round runs every (reader, batch size) once on the same pairs, in
-turn, so load from other processes falls on all of them alike; it reports every round, the
-median, the ratio to the first variant and the largest difference of P(answerable) and of the
-span's characters from the first variant's readings.
+``speed`` alone times readers (``--reader-dir``, repeatable) and ways of reading (``--way``,
+repeatable: ``read``, the shipped :meth:`Reader.read`, each window alone; ``batchN``, N windows
+a session call as the code before did) side by side: each round runs every (reader, way) once on
+the same pairs, in turn, so load from other processes falls on all of them alike; it reports
+every round, the median, the ratio to the first variant and the largest difference of
+P(answerable) and of the span's characters from the first variant's readings.
 
     python -m benchmarks reader measure --out benchmarks/data/reader_measure.json
     python -m benchmarks reader measure --reader-dir /tmp/reader --questions 150
-    python -m benchmarks reader speed --reader-dir /tmp/reader_before --reader-dir \
-        ragcourt/retrieval/reader/weights --batch-size 32 --batch-size 1 --rounds 5
+    python -m benchmarks reader speed --way batch32 --way batch1 --way read --rounds 5
 """
 
 from __future__ import annotations
@@ -176,32 +176,68 @@ def speed(reader: Reader, articles: Sequence[SquadArticle], n: int) -> dict[str,
     }
 
 
+def read_batched(reader: Reader, qs: Sequence[str], ps: Sequence[str], batch: int) -> list[Any]:
+    """The reading of the code before each window was read alone: windows sorted by length,
+    ``batch`` windows a session call padded to the longest (so a pair's score depends on its
+    batch); kept here only to time it against :meth:`Reader.read`."""
+    from ragcourt.retrieval.reader.model import Reading
+    from ragcourt.retrieval.reader.windows import encode_windows, stack
+
+    card = reader.card
+    windows = encode_windows(reader.tokenizer, qs, ps, card.max_len, card.stride)
+    order = sorted(range(len(windows)), key=lambda i: int(windows[i].mask.sum()))
+    best: dict[int, tuple[float, int, int]] = {}
+    for k in range(0, len(order), batch):
+        rows = [windows[i] for i in order[k : k + batch]]
+        s_log, e_log, a_log = reader.session.run(None, stack(rows))
+        probs = 1.0 / (1.0 + np.exp(-np.clip(a_log.reshape(-1), -60, 60)))
+        for row, w in enumerate(rows):
+            p = float(probs[row])
+            if w.pair not in best or best[w.pair][0] < p:
+                best[w.pair] = (p, *reader._span(s_log[row], e_log[row], w.offsets))
+    out = []
+    for i, passage in enumerate(ps):
+        p, start, end = best[i]
+        out.append(Reading(p, passage[start:end].strip() or None, start, end))
+    return out
+
+
+def _read_way(reader: Reader, way: str) -> Callable[[Sequence[str], Sequence[str]], list[Any]]:
+    """``read``: :meth:`Reader.read` (each window alone); ``batchN``: :func:`read_batched`."""
+    if way == "read":
+        return reader.read
+    return lambda q, p: read_batched(reader, q, p, int(way.removeprefix("batch")))
+
+
 def speed_side_by_side(
-    readers: Sequence[Reader], batch_sizes: Sequence[int], pairs: int, rounds: int, squad2: Path
+    readers: Sequence[Reader], ways: Sequence[str], pairs: int, rounds: int, squad2: Path
 ) -> dict[str, Any]:
-    """Interleaved timing of every (reader, batch size) on the same full-window pairs (module
-    doc); ratio = median pairs/s over the first variant's; score differences against it."""
+    """Interleaved timing of every (reader, way of reading) on the same full-window pairs
+    (module doc); ratio = median pairs/s over the first variant's; score differences against
+    it."""
     import os
 
     qs, ps = full_window_pairs(readers[0], held_out_for_both(squad2), pairs)
-    variants = [(r, b) for r in readers for b in batch_sizes]
+    variants = [(r, w) for r in readers for w in ways]
     times: list[list[float]] = [[] for _ in variants]
     readings: list[Any] = [None] * len(variants)
+    load_before = list(os.getloadavg())
     for _ in range(rounds):
-        for k, (reader, batch) in enumerate(variants):
-            reader.read(qs[:batch], ps[:batch], batch_size=batch)  # warm-up
+        for k, (reader, way) in enumerate(variants):
+            read = _read_way(reader, way)
+            read(qs[:8], ps[:8])  # warm-up
             t0 = time.perf_counter()
-            readings[k] = reader.read(qs, ps, batch_size=batch)
+            readings[k] = read(qs, ps)
             times[k].append(len(qs) / (time.perf_counter() - t0))
     first = float(np.median(times[0]))
     out: dict[str, Any] = {"pairs": len(qs), "rounds": rounds, "variants": []}
-    for k, (reader, batch) in enumerate(variants):
+    for k, (reader, way) in enumerate(variants):
         med = float(np.median(times[k]))
         out["variants"].append(
             {
                 "reader_dir": str(reader.directory),
                 "sha256": reader.card.sha256,
-                "batch_size": batch,
+                "way": way,
                 "threads": reader.session.get_session_options().intra_op_num_threads,
                 "pairs_per_s_rounds": [round(t, 1) for t in times[k]],
                 "pairs_per_s_median": round(med, 1),
@@ -216,6 +252,7 @@ def speed_side_by_side(
                 ),
             }
         )
+    out["load_average_before"] = load_before
     out["load_average_after"] = list(os.getloadavg())
     return out
 
@@ -235,7 +272,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     m.add_argument("--out", type=Path)
     sp = sub.add_parser("speed")
     sp.add_argument("--reader-dir", type=Path, action="append")
-    sp.add_argument("--batch-size", type=int, action="append")
+    sp.add_argument(
+        "--way",
+        action="append",
+        help="read (Reader.read, each window alone; the default) or batchN (N windows a "
+        "session call, the reading before; repeatable)",
+    )
     sp.add_argument("--squad2", type=Path, default=DEFAULT_SQUAD2)
     sp.add_argument("--pairs", type=int, default=128)
     sp.add_argument("--rounds", type=int, default=5)
@@ -244,8 +286,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.cmd == "speed":
         readers = [Reader(d, threads=args.threads) for d in args.reader_dir or [WEIGHTS_DIR]]
-        sizes = args.batch_size or [32]
-        res = speed_side_by_side(readers, sizes, args.pairs, args.rounds, args.squad2)
+        ways = args.way or ["read"]
+        for way in ways:
+            if way != "read" and not (way.startswith("batch") and way[5:].isdigit()):
+                ap.error(f"--way {way!r}: read or batchN")
+        res = speed_side_by_side(readers, ways, args.pairs, args.rounds, args.squad2)
         text = json.dumps(res, indent=1)
         print(text)
         if args.out:

@@ -3,8 +3,10 @@
 ``reader.onnx`` (int8, onnxruntime on CPU) reads ``[CLS] question [SEP] passage [SEP]``
 windows (:mod:`.windows`). Per pair: P(answerable) is the largest sigmoid(answerability logit)
 over its windows, and the span is the best (start <= end, at most ``max_answer_tokens``)
-passage-token pair of that window, as characters of the caller's passage. Text is data here:
-it only becomes token ids, so nothing in a passage can address the reader.
+passage-token pair of that window, as characters of the caller's passage. Each window is read
+alone (one session call at its own length), so a pair's reading is the same bits whatever else
+is read in the same call. Text is data here: it only becomes token ids, so nothing in a passage
+can address the reader.
 
 ``reader.json`` beside the model holds its threshold, recipe, metrics and the SHA-256 of the
 ONNX file; a missing, altered or corrupt file is one line naming the command that builds it.
@@ -22,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ragcourt.core.errors import ConfigError
 from ragcourt.core.fingerprint import hash_file_bytes
-from ragcourt.retrieval.reader.windows import encode_windows, load_tokenizer, stack
+from ragcourt.retrieval.reader.windows import Window, encode_windows, load_tokenizer, stack
 
 WEIGHTS_DIR = Path(__file__).parent / "weights"
 MODEL_FILE = "reader.onnx"
@@ -131,38 +134,37 @@ class Reader:
     def threshold(self) -> float:
         return self.card.threshold
 
-    def _run(self, feeds: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _run(self, window: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start logits, end logits (one per token) and the answerability logit (shape (1,),
+        the model's float32) of one window, read alone."""
+        feeds = stack([window])
         out = self.session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})
-        return np.asarray(out[0]), np.asarray(out[1]), np.asarray(out[2])
+        return np.asarray(out[0])[0], np.asarray(out[1])[0], np.asarray(out[2]).reshape(-1)
 
-    def read(
-        self, questions: Sequence[str], passages: Sequence[str], batch_size: int = 32
-    ) -> list[Reading]:
-        """One :class:`Reading` per (question, passage), in order (module doc)."""
+    def read(self, questions: Sequence[str], passages: Sequence[str]) -> list[Reading]:
+        """One :class:`Reading` per (question, passage), in order (module doc). Every window is
+        its own session call at its own length: the int8 graph quantises each activation
+        tensor with one scale over the whole input, so a batch would make a pair's score
+        depend on the pairs read with it; alone, it depends on the pair only."""
         if len(questions) != len(passages):
             raise ValueError(f"{len(questions)} questions for {len(passages)} passages")
         if not questions:
             return []
-        card = self.card
-        windows = encode_windows(self.tokenizer, questions, passages, card.max_len, card.stride)
-        order = sorted(range(len(windows)), key=lambda i: int(windows[i].mask.sum()))
+        windows = encode_windows(
+            self.tokenizer, questions, passages, self.card.max_len, self.card.stride
+        )
         best: dict[int, tuple[float, int, int]] = {}
-        for k in range(0, len(order), batch_size):
-            idx = order[k : k + batch_size]
-            batch = [windows[i] for i in idx]
-            s_log, e_log, a_log = self._run(stack(batch))
-            probs = _sigmoid(a_log.reshape(-1))
-            for row, w in enumerate(batch):
-                p = float(probs[row])
-                if not math.isfinite(p):
-                    raise ConfigError(
-                        f"reader model {self.directory / MODEL_FILE} gives non-finite scores; "
-                        f"rebuild it with `{BUILD_COMMAND}`"
-                    )
-                if w.pair in best and best[w.pair][0] >= p:
-                    continue
-                start, end = self._span(s_log[row], e_log[row], w.offsets)
-                best[w.pair] = (p, start, end)
+        for w in windows:
+            s_log, e_log, a_log = self._run(w)
+            p = float(_sigmoid(a_log)[0])
+            if not math.isfinite(p):
+                raise ConfigError(
+                    f"reader model {self.directory / MODEL_FILE} gives non-finite scores; "
+                    f"rebuild it with `{BUILD_COMMAND}`"
+                )
+            if w.pair in best and best[w.pair][0] >= p:
+                continue
+            best[w.pair] = (p, *self._span(s_log, e_log, w.offsets))
         out = []
         for i, passage in enumerate(passages):
             p, start, end = best[i]
@@ -171,22 +173,18 @@ class Reader:
         return out
 
     def _span(self, s: np.ndarray, e: np.ndarray, offsets: np.ndarray) -> tuple[int, int]:
-        """Characters (start, end) of the best passage-token span (start <= end, at most
-        ``max_answer_tokens`` tokens), or (0, 0) when the window has no passage token."""
-        width = len(s)
-        ok = offsets[:width, 0] >= 0
+        """Characters (start, end) of the best passage-token span: argmax of s[i] + e[j] over
+        passage tokens i <= j < i + ``max_answer_tokens`` (first in (i, j) order on ties), or
+        (0, 0) when the window has no passage token."""
+        n, m = len(s), self.card.max_answer_tokens
+        ok = offsets[:n, 0] >= 0
         if not ok.any():
             return 0, 0
         s = np.where(ok, s, -np.inf)
-        e = np.where(ok, e, -np.inf)
-        scores = s[:, None] + e[None, :]
-        n = width
-        band = np.triu(np.ones((n, n), dtype=bool)) & ~np.triu(
-            np.ones((n, n), dtype=bool), k=self.card.max_answer_tokens
-        )
-        scores = np.where(band, scores, -np.inf)
-        i, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
-        return int(offsets[i, 0]), int(offsets[j, 1])
+        e = np.concatenate([np.where(ok, e, -np.inf), np.full(m - 1, -np.inf, dtype=e.dtype)])
+        scores = s[:, None] + sliding_window_view(e, m)  # scores[i, k] = s[i] + e[i + k]
+        i, k = np.unravel_index(int(np.argmax(scores)), scores.shape)
+        return int(offsets[i, 0]), int(offsets[i + k, 1])
 
     def answerability(self, questions: Sequence[str], passages: Sequence[str]) -> list[float]:
         """P(answerable from the passage alone) per pair."""
