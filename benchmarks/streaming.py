@@ -34,7 +34,7 @@ STEPS = {
 }
 PRELUDE = (
     "from ragcourt.core.offline import apply; apply(); "
-    "from ragcourt.core.params import load_params; P = load_params('params.yaml'); "
+    "from ragcourt.orchestration.params import load_params; P = load_params('params.yaml'); "
 )
 
 

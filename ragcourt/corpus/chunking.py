@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -293,15 +293,13 @@ def chunk_context(
     }
 
 
-def chunk_table(
+def document_chunks(
     documents: pl.DataFrame, chunking: str, spec: ChunkSpec, tokenizer: str
-) -> tuple[pl.DataFrame, list[ChunkOutlier]]:
-    """Table ``chunks`` for every non-duplicate document, in document order, and the
-    documents with an outlier chunk count (each logged as a one-line warning)."""
+) -> Iterator[tuple[list[dict[str, object]], ChunkOutlier | None]]:
+    """Per non-duplicate document, in document order: its ``chunks`` rows and its outlier
+    record (None unless its chunk count is an outlier; each is logged as a one-line warning)."""
     splitter = make_splitter(spec, tokenizer)
     count = token_counter(tokenizer)
-    rows: list[dict[str, object]] = []
-    outliers: list[ChunkOutlier] = []
     kept = documents.filter(pl.col("duplicate_of").is_null())
     for doc_id, path, text, heads, smap in _with_context(kept).iter_rows():
         spans = split_with_offsets(text, splitter, spec, count)
@@ -310,7 +308,7 @@ def chunk_table(
         outlier = find_outlier(doc_id, path, text, spans, spec, count)
         if outlier is not None:
             log.warning("%s", outlier.warning(chunking))
-            outliers.append(outlier)
+        rows: list[dict[str, object]] = []
         for i, (start, end) in enumerate(spans):
             piece = text[start:end]
             rows.append(
@@ -326,6 +324,20 @@ def chunk_table(
                     **chunk_context(start, end, sections, mapped),
                 }
             )
+        yield rows, outlier
+
+
+def chunk_table(
+    documents: pl.DataFrame, chunking: str, spec: ChunkSpec, tokenizer: str
+) -> tuple[pl.DataFrame, list[ChunkOutlier]]:
+    """Table ``chunks`` for every non-duplicate document, in document order, and the
+    documents with an outlier chunk count (each logged as a one-line warning)."""
+    rows: list[dict[str, object]] = []
+    outliers: list[ChunkOutlier] = []
+    for doc_rows, outlier in document_chunks(documents, chunking, spec, tokenizer):
+        rows.extend(doc_rows)
+        if outlier is not None:
+            outliers.append(outlier)
     return pl.DataFrame(rows, schema=CHUNK_COLUMNS), outliers
 
 
@@ -336,12 +348,15 @@ def chunk_documents(
     return chunk_table(documents, chunking, spec, tokenizer)[0]
 
 
-DOCUMENT_BATCH = 256  # documents read, chunked and written per step (bounded memory)
+DOCUMENT_BATCH = 256  # documents read per step (bounded memory)
+BATCH_CHARS = 4_000_000  # chunk text written per row group at most (plus one document's)
 
 
 def run(params: CorpusView, chunking: str) -> Path:
     """Chunk data/documents.parquet with config ``chunking`` into data/chunks/<chunking>.parquet,
-    :data:`DOCUMENT_BATCH` documents at a time (the rows of a whole-table pass, in order)."""
+    :data:`DOCUMENT_BATCH` documents at a time, a row group whenever a step ends or its chunk
+    text passes :data:`BATCH_CHARS` (the rows of a whole-table pass, in order): memory holds
+    one step's documents and at most one row group, however long the documents are."""
     if chunking not in params.chunkings:
         raise ConfigError(
             f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
@@ -349,15 +364,28 @@ def run(params: CorpusView, chunking: str) -> Path:
     spec, src = params.chunkings[chunking], catalog.path("documents")
     tally = {"chunks": 0, "documents": 0, "outliers": 0}
 
+    def flush(writer: BatchWriter, rows: list[dict[str, object]]) -> None:
+        if rows:
+            writer.write(pl.DataFrame(rows, schema=CHUNK_COLUMNS))
+            tally["chunks"] += len(rows)
+            rows.clear()
+
     def write(tmp: Path) -> None:
         with BatchWriter(tmp, "chunks") as writer:
             for documents in read_batches(src, "documents", DOCUMENT_BATCH):
-                chunks, outliers = chunk_table(documents, chunking, spec, params.chunk_tokenizer)
-                if chunks.height:
-                    writer.write(chunks)
-                tally["chunks"] += chunks.height
-                tally["documents"] += chunks["doc_id"].n_unique()
-                tally["outliers"] += len(outliers)
+                rows: list[dict[str, object]] = []
+                chars = 0
+                for doc_rows, outlier in document_chunks(
+                    documents, chunking, spec, params.chunk_tokenizer
+                ):
+                    rows.extend(doc_rows)
+                    chars += sum(len(str(r["text"])) for r in doc_rows)
+                    tally["documents"] += bool(doc_rows)
+                    tally["outliers"] += outlier is not None
+                    if chars >= BATCH_CHARS:
+                        flush(writer, rows)
+                        chars = 0
+                flush(writer, rows)
         if not tally["chunks"]:
             raise RagcourtError(f"{src}: no chunks produced (all documents empty?)")
 

@@ -405,12 +405,14 @@ def ingest(corpus: CorpusParams) -> tuple[pl.DataFrame, pl.DataFrame]:
     return documents, pl.DataFrame(rejected, schema=frame_schema("rejected_documents"))
 
 
-DOCUMENT_BATCH = 256  # documents parsed and written per step (bounded memory)
+DOCUMENT_BATCH = 256  # documents parsed and written per step at most (bounded memory)
+BATCH_CHARS = 4_000_000  # document text per step at most (plus the last document's)
 
 
 def write_documents(corpus: CorpusParams, rejected: list[dict[str, str]]) -> dict[str, Any]:
-    """Write table ``documents`` at data/documents.parquet :data:`DOCUMENT_BATCH` documents at
-    a time (the rows :func:`ingest` gives, in order); returns counts for the log."""
+    """Write table ``documents`` at data/documents.parquet, a row group whenever
+    :data:`DOCUMENT_BATCH` documents or :data:`BATCH_CHARS` characters of text are parsed (the
+    rows :func:`ingest` gives, in order); returns counts for the log."""
     if not Path(corpus.dir).is_dir():  # before the output folder is made
         raise RagcourtError(f"corpus.dir '{corpus.dir}': folder not found")
     tally: dict[str, Any] = {"documents": 0, "duplicates": 0, "languages": Counter()}
@@ -425,11 +427,14 @@ def write_documents(corpus: CorpusParams, rejected: list[dict[str, str]]) -> dic
 
     def write(tmp: Path) -> None:
         batch: list[dict[str, object]] = []
+        chars = 0
         with BatchWriter(tmp, "documents") as writer:
             for doc in iter_documents(corpus, rejected):
                 batch.append(doc)
-                if len(batch) >= DOCUMENT_BATCH:
+                chars += len(str(doc["text"]))
+                if len(batch) >= DOCUMENT_BATCH or chars >= BATCH_CHARS:
                     flush(writer, batch)
+                    chars = 0
             if batch:
                 flush(writer, batch)
         if not tally["documents"]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from ragcourt.core import catalog
@@ -41,13 +42,15 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("batch", [1, 2, 256])
+@pytest.mark.parametrize(("batch", "chars"), [(1, 10**9), (2, 10**9), (256, 10**9), (256, 1)])
 def test_streamed_ingest_and_chunk_write_the_rows_of_the_whole_pass(
-    project: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+    project: Path, monkeypatch: pytest.MonkeyPatch, batch: int, chars: int
 ) -> None:
     params = params_for(project / "corpus")
     monkeypatch.setattr(ingest, "DOCUMENT_BATCH", batch)
     monkeypatch.setattr(chunking, "DOCUMENT_BATCH", batch)
+    monkeypatch.setattr(ingest, "BATCH_CHARS", chars)
+    monkeypatch.setattr(chunking, "BATCH_CHARS", chars)
     whole_docs, whole_rejected = ingest.ingest(params.corpus)
     ingest.run(params)
     docs = read_table(catalog.path("documents"), "documents")
@@ -62,6 +65,10 @@ def test_streamed_ingest_and_chunk_write_the_rows_of_the_whole_pass(
     chunks = read_table(catalog.path("chunks", chunking="c64"), "chunks")
     assert chunks.equals(whole_chunks.select(chunks.columns))
     assert chunks["doc_id"].n_unique() == 4  # the duplicate is not chunked
+    if chars == 1:  # the text budget cuts a row group after every document, however many fit
+        groups = pq.ParquetFile(catalog.path("chunks", chunking="c64")).metadata.num_row_groups
+        assert pq.ParquetFile(catalog.path("documents")).metadata.num_row_groups == docs.height
+        assert groups == 4
 
 
 def test_an_empty_corpus_is_one_line_and_writes_nothing(project: Path) -> None:
