@@ -16,7 +16,8 @@ written for it, and the pair is kept only if the question, read back, gives the 
    (``question_copies_context``).
 3. Round trip: the reader (``qagen.answer_model``) answers from the chunk alone with a phrase
    copied from it; the pair is kept when F1(reader's phrase, span) >= ``roundtrip_f1``
-   (:func:`~ragcourt.qagen.roundtrip.span_f1`: SQuAD token F1; jieba words for Chinese) and
+   (:func:`~ragcourt.qagen.roundtrip.span_f1`: SQuAD token F1; for Chinese characters, kept at
+   the fitted :data:`~ragcourt.qagen.roundtrip.ZH_ROUNDTRIP_F1`) and
    the phrase holds the span's numbers, no other (else ``roundtrip_mismatch``; a failed call
    ``reader_error``). Every distinct writer try that passed step 2 is read back; the first
    that matches is kept.
@@ -58,6 +59,7 @@ from ragcourt.qagen.roundtrip import (
     contains_answer,
     longest_shared_run,
     numbers_agree,
+    roundtrip_threshold,
     span_f1,
 )
 from ragcourt.qagen.span_languages import NoSpanExtractor, spans_of
@@ -333,7 +335,8 @@ class AnswerFirstGenerator(Generator):
         for (c, q), r in zip(asked, readings, strict=True):
             span = r.span or ""
             f1 = span_f1(span, c.answer or "")
-            ok_span = f1 >= af.roundtrip_f1 and numbers_agree(span, c.answer or "")
+            need = roundtrip_threshold(span, c.answer or "", af.roundtrip_f1)
+            ok_span = f1 >= need and numbers_agree(span, c.answer or "")
             if r.p_answerable >= threshold and ok_span:
                 accepted.append((c, q))
                 if c.reader_answer is None:
@@ -399,7 +402,8 @@ class AnswerFirstGenerator(Generator):
                 error = error or (why, res.text or None)
                 continue
             f1 = span_f1(phrase, c.answer or "")
-            if f1 >= threshold and numbers_agree(phrase, c.answer or ""):
+            need = roundtrip_threshold(phrase, c.answer or "", threshold)
+            if f1 >= need and numbers_agree(phrase, c.answer or ""):
                 c.question, c.reader_answer, c.roundtrip_f1 = q, phrase, f1
                 return
             if best is None or f1 > best[0]:
@@ -411,7 +415,8 @@ class AnswerFirstGenerator(Generator):
         f1, c.question, c.reader_answer = best
         c.roundtrip_f1 = f1
         of = f" (best of {len(readings)} questions)" if len(readings) > 1 else ""
-        why = f"token F1 {f1:.2f} < {threshold:g}" if f1 < threshold else "its numbers differ"
+        need = roundtrip_threshold(c.reader_answer or "", c.answer or "", threshold)
+        why = f"token F1 {f1:.2f} < {need:g}" if f1 < need else "its numbers differ"
         c.fail(ROUNDTRIP, f"the reader answered '{c.reader_answer}', not '{c.answer}' ({why}){of}")
 
     def closed_book(self, batch: Sequence[Candidate]) -> None:
@@ -437,10 +442,11 @@ class AnswerFirstGenerator(Generator):
                 continue
             c.closed_book_answer = phrase = clean_phrase(res.text)
             f1 = span_f1(phrase or "", c.answer or "")
-            if f1 >= threshold:
+            need = roundtrip_threshold(phrase or "", c.answer or "", threshold)
+            if f1 >= need:
                 c.fail(
                     CLOSED_BOOK,
-                    f"answered '{phrase}' without the chunk (token F1 {f1:.2f} >= {threshold:g})",
+                    f"answered '{phrase}' without the chunk (token F1 {f1:.2f} >= {need:g})",
                 )
 
     def run_round(self, batch: Sequence[Candidate]) -> None:

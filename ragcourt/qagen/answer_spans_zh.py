@@ -54,7 +54,7 @@ _DATE = re.compile(
 _NUMBER = re.compile(
     rf"(?<![A-Za-z0-9_./-]){_DIG}+(?:[.．,，]{_DIG}+)*(?:[多余])?[十百千万亿]*(?:[%％‰]|个百分点)?"
     rf"(?![A-Za-z0-9_-]|\.\d)"
-    rf"|{_CN}*[十百千万亿]+{_CN}*[十百千万亿]*"
+    rf"|(?={_CN}*[十百千万亿]*[〇零一二三四五六七八九两]){_CN}*[十百千万亿]+{_CN}*[十百千万亿]*"
 )
 _MAN_SECTION = re.compile(r"\w\(\d\w*\)")  # sudo(8), bootup(7): a manual page's section
 # a number that names rather than counts: after a Latin word (Release 4, OAuth 2.0, Python 3),
@@ -71,6 +71,16 @@ _NOUN_FLAGS = frozenset({"n", "vn", "nz"})
 _HEAD_FLAGS = frozenset({"n", "nz"})  # a noun phrase ends in a noun
 _LIST_MARKS = frozenset("、和与及")  # an enumeration comma, and, with, as well as
 _LISTABLE = frozenset({"person", "place", "organization", "entity"})
+# an organisation's name: proper words (a place, an organisation, a short form, a name) and
+# nouns up to a head word that names a body (中国一拖集团有限责任公司, 国家计委, 萍乡矿务局)
+_ORG_HEAD = re.compile(
+    r"(?:公司|银行|集团|委员会|协会|联合会|交易所|研究院|研究所|大学|学院|总局|管理局|矿务局)$"
+)
+_ORG_PARTS = frozenset({"ns", "nt", "nz", "n", "j", "nr", "nrt", "l", "an"})
+_PROPER = ("ns", "nt", "nz", "j", "nr")
+# a noun phrase ends where the clause goes on with punctuation, 的, a conjunction, a particle
+# or a locative (中, 上): not inside a run such as 资金流向证券 (jieba tags 流向 a noun)
+_NP_AFTER = frozenset({"x", "w", "uj", "ul", "uz", "ug", "ud", "uv", "c", "f", "y", ""})
 # full-width ASCII (U+FF01..U+FF5E) -> ASCII and the ideographic space -> space: 1:1 in length
 _FOLD = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 
@@ -164,22 +174,44 @@ def _runs(words: list[tuple[int, int, str]], kind_of: Any) -> Iterable[tuple[int
         run = [w]
 
 
+def _organizations(text: str, words: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """(start, end) of organisation names, longest first: a word naming a body (tagged ``nt``
+    or ending in :data:`_ORG_HEAD`) and the proper words and nouns before it, from the first
+    proper one (not after a digit: ``20家大商业银行``)."""
+    found: list[tuple[int, int]] = []
+    for i, (_, e, f) in enumerate(words):
+        if not (f == "nt" or (f == "n" and _ORG_HEAD.search(text[words[i][0] : e]))):
+            continue
+        j = i
+        while j > 0 and words[j - 1][2] in _ORG_PARTS and e - words[j - 1][0] <= MAX_SPAN_CHARS:
+            j -= 1
+        first = next((k for k in range(j, i) if words[k][2].startswith(_PROPER)), None)
+        if first is not None and not re.search(r"\d$", fold_width(text[: words[first][0]])):
+            found.append((words[first][0], e))
+    return sorted(found, key=lambda se: se[0] - se[1])
+
+
 def _candidates(text: str) -> Iterable[tuple[int, int, str, int]]:
     """(start, end, kind, tier) of every candidate, dates and numbers first."""
     words = _words(text)
     for m in _DATE.finditer(fold_width(text)):
-        yield m.start(), m.end(), "date", 0
+        if text[m.end() : m.end() + 1] != "代":  # 80年代: a decade, not a year
+            yield m.start(), m.end(), "date", 0
     for s, e, kind in _numbers(text, words):
         yield s, e, "number", int(kind == "bare_number")
+    for s, e in _organizations(text, words):
+        yield s, e, "organization", 0
     for s, e, kind, n in _runs(words, _entity_kind):
-        yield s, e, kind, int(n == 1)
+        if not (kind == "person" and n == 1 and e - s > 3):  # a name has 2-3 characters
+            yield s, e, kind, int(n == 1)
     # nouns of two or more characters that jieba's dictionary holds (its HMM guesses many
     # fragments such as 地将 as nouns)
     known = _dictionary()
     nouns = [(s, e, f if e - s >= 2 and text[s:e] in known else "") for s, e, f in words]
+    after = {s: f for s, _, f in words}
     for s, e, _, n in _runs(nouns, lambda f: "noun" if f in _NOUN_FLAGS else None):
         head = next(f for a, b, f in reversed(nouns) if a < e)
-        if n >= 2 and head in _HEAD_FLAGS:
+        if n >= 2 and head in _HEAD_FLAGS and after.get(e, "") in _NP_AFTER:
             yield s, e, "noun_phrase", NOUN_PHRASE_TIER
 
 

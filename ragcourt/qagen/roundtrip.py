@@ -2,17 +2,20 @@
 phrase, and how much of its chunk a question copies.
 
 Normalisation and token F1 are the judges' own (:mod:`ragcourt.corpus.answer_match`). Chinese
-(Han text without kana or Hangul) is compared in jieba words instead of characters, after
-:func:`canonical_numbers`: a character F1 would let two names sharing a character pass
-(``北京市`` / ``南京市``: 0.67), where the English threshold was set for whole words. jieba's
-accurate mode keeps a name whole, so a partial reading of a one-word name (``人民银行`` for
-``中国人民银行``) fails too: a lost question, never a wrong one.
+(Han text without kana or Hangul) is compared after :func:`canonical_numbers` in characters
+(each Han character a token, a Latin word or a digit run one token, as CMRC scores Chinese
+SQuAD-style answers), and only when one text holds the other as a contiguous run: a character
+F1 alone would let two names sharing characters pass (``北京市`` / ``南京市`` 0.67, ``中国银行``
+/ ``中国人民银行`` 0.8). A pair is kept at :data:`ZH_ROUNDTRIP_F1`, a threshold fitted on
+labelled Chinese (span, reading) pairs (:func:`roundtrip_threshold`). A reading that holds the
+span and a qualifier (``馆驿中`` for ``馆驿中歇``, ``笔记本电脑上的移动桌面用户`` for
+``移动桌面用户``) passes; one that names a part of a clause (``无及`` for ``曹真懊悔无及``)
+fails.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from ragcourt.corpus.answer_match import contains_reference, normalize_answer, token_f1
 from ragcourt.corpus.language import cjk_script_language
@@ -26,13 +29,25 @@ __all__ = [
     "longest_shared_run",
     "normalize_answer",
     "numbers_agree",
+    "roundtrip_threshold",
     "span_f1",
     "token_f1",
 ]
 
 _WORD = re.compile(r"\w+")
+# The Chinese round trip's threshold on character F1: the middle of the thresholds of best
+# Cohen's kappa against 93 hand-labelled (span, reading) pairs of three earlier Chinese runs
+# (benchmarks/data/answer_first_zh_roundtrip_pairs.jsonl; python -m benchmarks answer_first
+# fit-zh-roundtrip; docs/results/languages.md, "Answer-first questions on Chinese documents").
+ZH_ROUNDTRIP_F1 = 0.52
 _CN_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0, "两": 2}
 _CN_NUMERAL = re.compile(r"[〇零一二三四五六七八九十两百千]+(?=[年月日号])")
+# a Chinese numeral standing alone (五千, 三万, 五十八, 一千二百): two characters or more, one
+# of them a digit, not glued to Arabic digits (42万亿 keeps its 万亿)
+_CN_AMOUNT = re.compile(
+    r"(?<![0-9.])(?=[〇零一二三四五六七八九两十百千万亿]{2})"
+    r"(?=[十百千万亿]*[〇零一二三四五六七八九两])[〇零一二三四五六七八九两十百千万亿]+"
+)
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _DATE_PART = re.compile(r"(?<!\d)0+(\d)(?=[月日])|(?<=\d)号")
 _PHRASE_END = "\"'`“”*.!;, 。，！；、「」『』"
@@ -98,39 +113,51 @@ def numbers_agree(phrase: str, span: str) -> bool:
 
 
 def _cn_int(numeral: str) -> int:
-    """A Chinese numeral as an int: digit by digit (``二〇二四``) without 十/百/千, else
-    positional (``十二`` 12, ``二十三`` 23, ``一百零五`` 105)."""
-    if not any(c in "十百千" for c in numeral):
+    """A Chinese numeral as an int: digit by digit (``二〇二四``) without 十/百/千/万/亿, else
+    positional (``十二`` 12, ``二十三`` 23, ``一百零五`` 105, ``三万`` 30000, ``五千`` 5000):
+    the value below 万 in each section, times 万 or 亿 at its end."""
+    if not any(c in "十百千万亿" for c in numeral):
         return int("".join(str(_CN_DIGITS[c]) for c in numeral))
-    total, digit = 0, 0
+    total, section, digit = 0, 0, 0
     for c in numeral:
         if c in _CN_DIGITS:
             digit = _CN_DIGITS[c]
+        elif c == "亿" and total and not section + digit:  # 万亿: a trillion
+            total *= 100_000_000
+        elif c in "万亿":
+            total += (section + digit or 1) * (10_000 if c == "万" else 100_000_000)
+            section, digit = 0, 0
         else:
-            total += (digit or 1) * {"十": 10, "百": 100, "千": 1000}[c]
+            section += (digit or 1) * {"十": 10, "百": 100, "千": 1000}[c]
             digit = 0
-    return total + digit
+    return total + section + digit
 
 
 def canonical_numbers(text: str) -> str:
     """Chinese dates and numbers in one form: full-width forms folded to half width, Chinese
-    numerals before 年/月/日/号 as digits, ``2025-05-15`` (or ``/``, ``.``) as
-    ``2025年5月15日``, a month's or day's leading zero dropped and 号 read as 日."""
+    numerals before 年/月/日/号 and amounts of two characters or more (``五千``, ``三万``) as
+    digits, ``2025-05-15`` (or ``/``, ``.``) as ``2025年5月15日``, a month's or day's leading
+    zero dropped and 号 read as 日."""
     text = _CN_NUMERAL.sub(lambda m: str(_cn_int(m.group(0))), fold_width(text))
+    text = _CN_AMOUNT.sub(lambda m: str(_cn_int(m.group(0))), text)
     text = _ISO_DATE.sub(lambda m: f"{m[1]}年{int(m[2])}月{int(m[3])}日", text)
     return _DATE_PART.sub(lambda m: m.group(1) or "日", text)
 
 
 def span_f1(prediction: str, span: str) -> float:
     """The round trip's F1 of a reading against its span: SQuAD token F1
-    (:func:`~ragcourt.corpus.answer_match.token_f1`), or for Chinese the F1 over the bags of
-    jieba words of both after :func:`canonical_numbers` (module docstring)."""
+    (:func:`~ragcourt.corpus.answer_match.token_f1`); for Chinese, after
+    :func:`canonical_numbers` of both, the F1 over characters when one text is a contiguous
+    run of the other, else 0 (``中国银行`` read as ``中国人民银行``: no match), module docstring."""
     if not _chinese(prediction, span):
         return token_f1(prediction, span)
-    pred = _words(canonical_numbers(prediction), True)
-    ref = _words(canonical_numbers(span), True)
-    same = sum((Counter(pred) & Counter(ref)).values())
-    if same == 0:
+    pred, ref = canonical_numbers(prediction), canonical_numbers(span)
+    if not (contains_reference(pred, ref) or contains_reference(ref, pred)):
         return 0.0
-    precision, recall = same / len(pred), same / len(ref)
-    return 2 * precision * recall / (precision + recall)
+    return token_f1(pred, ref)
+
+
+def roundtrip_threshold(prediction: str, span: str, configured: float) -> float:
+    """The F1 a reading needs: :data:`ZH_ROUNDTRIP_F1` when the pair is Chinese (the scale of
+    :func:`span_f1` differs there), else ``configured`` (``qagen.answer_first.roundtrip_f1``)."""
+    return ZH_ROUNDTRIP_F1 if _chinese(prediction, span) else configured

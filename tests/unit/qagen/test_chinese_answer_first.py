@@ -1,5 +1,6 @@
-"""Answer-first generation on Chinese text: jieba spans inside one sentence, a round trip in
-jieba words after number and date normalisation, a copied run counted in words, and a
+"""Answer-first generation on Chinese text: jieba spans inside one sentence, a round trip over
+characters after number and date normalisation (one text holding the other, the threshold
+fitted on labelled pairs), a copied run counted in words, and a
 language written without spaces that no extractor reads named in one line. The segmenter is
 the real jieba; the writer and reader are a scripted model (exact control of their replies)."""
 
@@ -23,6 +24,7 @@ from ragcourt.qagen.roundtrip import (
     clean_phrase,
     longest_shared_run,
     numbers_agree,
+    roundtrip_threshold,
     span_f1,
 )
 from ragcourt.qagen.span_languages import NoSpanExtractor, span_language, spans_of
@@ -57,6 +59,23 @@ def test_chinese_spans_are_short_typed_and_inside_one_sentence() -> None:
     assert {"沙特阿拉伯", "俄罗斯"} <= listed  # members of an enumeration drop a tier
 
 
+NEWS = (
+    "位于河南的中国一拖集团有限责任公司面向市场。日本银行从１９８６年起，数次降低官方利率。"
+    "泡沫经济主要由８０年代以来的政策所致。国家计委和财政部联合发文，各级干部要带头执行。"
+)
+
+
+def test_chinese_news_spans_name_organisations_and_skip_decades() -> None:
+    found = {s.text: s.answer_type for s in chinese_spans(NEWS)}
+    assert found["中国一拖集团有限责任公司"] == "organization"  # the whole name, not 中国一拖集团
+    assert found["日本银行"] == "organization"
+    assert found["１９８６年"] == "date"
+    assert "８０年" not in found  # 80年代: a decade
+    assert not any(t.endswith("干部") for t in found if found[t] == "organization")
+    tiers = {s.text: s.tier for s in chinese_spans(NEWS)}
+    assert tiers["中国一拖集团有限责任公司"] == 0  # a name of several words
+
+
 def test_full_width_digits_are_read_and_offsets_kept() -> None:
     text = "公司第三季度营收为２３６５亿元人民币，同比增长５％。"
     assert len(fold_width(text)) == len(text)
@@ -71,19 +90,38 @@ def test_numbers_and_dates_are_normalised_before_comparison() -> None:
     assert canonical_numbers("２０２５年０５月１５日") == "2025年5月15日"
     assert canonical_numbers("2025-05-15") == "2025年5月15日"
     assert canonical_numbers("十二月") == "12月"
+    assert canonical_numbers("五千") == "5000" and canonical_numbers("三万五千") == "35000"
+    assert canonical_numbers("一千二百万元") == "12000000元"
+    assert canonical_numbers("一九九八年") == "1998年"
+    assert canonical_numbers("42万亿日元") == "42万亿日元"  # digits keep their magnitude
+    assert canonical_numbers("十分重要的一些企业") == "十分重要的一些企业"  # no amount
     assert span_f1("2025-05-15", "2025年5月15日") == 1.0
     assert numbers_agree("五月", "5月")
     assert not numbers_agree("6月", "5月")
 
 
+def _reads_back(reading: str, span: str) -> bool:
+    need = roundtrip_threshold(reading, span, 0.6)
+    return span_f1(reading, span) >= need and numbers_agree(reading, span)
+
+
 def test_round_trip_accepts_a_short_correct_answer_and_rejects_a_wrong_one() -> None:
     assert span_f1(clean_phrase("答案：41.1万桶。") or "", "41.1万桶") == 1.0
-    assert span_f1("41.1万桶/日", "41.1万桶") >= 0.6
-    # another name sharing a character: characters would give 0.67, jieba words give 0
+    assert roundtrip_threshold("41.1万桶/日", "41.1万桶", 0.6) == 0.52  # fitted for Chinese
+    assert _reads_back("41.1万桶/日", "41.1万桶")
+    assert _reads_back("馆驿中", "馆驿中歇")  # a short reading of the span
+    assert _reads_back("约４２万亿日元", "42万亿日元")
+    assert _reads_back("5000", "五千") and _reads_back("58", "五十八岁")
+    assert not _reads_back("3000", "三万")  # another number
+    assert not _reads_back("无及", "曹真懊悔无及")  # a part of a clause
+    assert not _reads_back("系统内核和根文件系统", "和根")
+    # another name sharing characters: a character F1 alone would give 0.67 and 0.8
     assert span_f1("南京市", "北京市") == 0.0
+    assert span_f1("中国银行", "中国人民银行") == 0.0
     assert span_f1("俄罗斯", "沙特阿拉伯") == 0.0
-    # English text keeps SQuAD token F1
+    # English text keeps SQuAD token F1 and the configured threshold
     assert span_f1("the Manuel Ortega", "Manuel Ortega") == 1.0
+    assert roundtrip_threshold("the Manuel Ortega", "Manuel Ortega", 0.6) == 0.6
 
 
 def test_a_copied_run_is_counted_in_jieba_words() -> None:
