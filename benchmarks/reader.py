@@ -16,7 +16,7 @@ on items none of them was fitted on.
   evaluation`): the share below each model's threshold, and the share outranking the true
   paragraph.
 * ``speed``: reader pairs per second on 256-token windows (question + passage), one process,
-  ``--threads`` intra-op threads.
+  ``--threads`` windows read at once (each on one thread).
 
 ``speed`` alone times readers (``--reader-dir``, repeatable) and ways of reading (``--way``,
 repeatable: ``read``, the shipped :meth:`Reader.read`, each window alone; ``batchN``, N windows
@@ -176,10 +176,27 @@ def speed(reader: Reader, articles: Sequence[SquadArticle], n: int) -> dict[str,
     }
 
 
-def read_batched(reader: Reader, qs: Sequence[str], ps: Sequence[str], batch: int) -> list[Any]:
+def batched_session(reader: Reader) -> Any:
+    """A session of ``reader``'s file as the code before made it: ``reader.threads`` intra-op
+    threads for one call."""
+    import onnxruntime as ort
+
+    from ragcourt.retrieval.reader.model import MODEL_FILE
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = reader.threads
+    opts.inter_op_num_threads = 1
+    path = str(reader.directory / MODEL_FILE)
+    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+
+def read_batched(
+    reader: Reader, session: Any, qs: Sequence[str], ps: Sequence[str], batch: int
+) -> list[Any]:
     """The reading of the code before each window was read alone: windows sorted by length,
-    ``batch`` windows a session call padded to the longest (so a pair's score depends on its
-    batch); kept here only to time it against :meth:`Reader.read`."""
+    ``batch`` windows a call of ``session`` (:func:`batched_session`) padded to the longest
+    (so a pair's score depends on its batch); kept here only to time it against
+    :meth:`Reader.read`."""
     from ragcourt.retrieval.reader.model import Reading
     from ragcourt.retrieval.reader.windows import encode_windows, stack
 
@@ -189,7 +206,7 @@ def read_batched(reader: Reader, qs: Sequence[str], ps: Sequence[str], batch: in
     best: dict[int, tuple[float, int, int]] = {}
     for k in range(0, len(order), batch):
         rows = [windows[i] for i in order[k : k + batch]]
-        s_log, e_log, a_log = reader.session.run(None, stack(rows))
+        s_log, e_log, a_log = session.run(None, stack(rows))
         probs = 1.0 / (1.0 + np.exp(-np.clip(a_log.reshape(-1), -60, 60)))
         for row, w in enumerate(rows):
             p = float(probs[row])
@@ -203,10 +220,13 @@ def read_batched(reader: Reader, qs: Sequence[str], ps: Sequence[str], batch: in
 
 
 def _read_way(reader: Reader, way: str) -> Callable[[Sequence[str], Sequence[str]], list[Any]]:
-    """``read``: :meth:`Reader.read` (each window alone); ``batchN``: :func:`read_batched`."""
+    """``read``: :meth:`Reader.read` (each window alone, ``reader.threads`` windows at once);
+    ``batchN``: :func:`read_batched` (N windows a call on ``reader.threads`` intra-op
+    threads)."""
     if way == "read":
         return reader.read
-    return lambda q, p: read_batched(reader, q, p, int(way.removeprefix("batch")))
+    session = batched_session(reader)
+    return lambda q, p: read_batched(reader, session, q, p, int(way.removeprefix("batch")))
 
 
 def speed_side_by_side(
@@ -222,9 +242,9 @@ def speed_side_by_side(
     times: list[list[float]] = [[] for _ in variants]
     readings: list[Any] = [None] * len(variants)
     load_before = list(os.getloadavg())
+    reads = [_read_way(reader, way) for reader, way in variants]
     for _ in range(rounds):
-        for k, (reader, way) in enumerate(variants):
-            read = _read_way(reader, way)
+        for k, read in enumerate(reads):
             read(qs[:8], ps[:8])  # warm-up
             t0 = time.perf_counter()
             readings[k] = read(qs, ps)
@@ -238,7 +258,7 @@ def speed_side_by_side(
                 "reader_dir": str(reader.directory),
                 "sha256": reader.card.sha256,
                 "way": way,
-                "threads": reader.session.get_session_options().intra_op_num_threads,
+                "threads": reader.threads,
                 "pairs_per_s_rounds": [round(t, 1) for t in times[k]],
                 "pairs_per_s_median": round(med, 1),
                 "ratio_to_first": round(med / first, 3),

@@ -4,9 +4,9 @@
 windows (:mod:`.windows`). Per pair: P(answerable) is the largest sigmoid(answerability logit)
 over its windows, and the span is the best (start <= end, at most ``max_answer_tokens``)
 passage-token pair of that window, as characters of the caller's passage. Each window is read
-alone (one session call at its own length), so a pair's reading is the same bits whatever else
-is read in the same call. Text is data here: it only becomes token ids, so nothing in a passage
-can address the reader.
+alone (one session call at its own length, on one thread; windows run in parallel), so a pair's
+reading is the same bits whatever else is read in the same call. Text is data here: it only
+becomes token ids, so nothing in a passage can address the reader.
 
 ``reader.json`` beside the model holds its threshold, recipe, metrics and the SHA-256 of the
 ONNX file; a missing, altered or corrupt file is one line naming the command that builds it.
@@ -18,6 +18,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -87,13 +88,27 @@ class ReaderCard:
         return card
 
 
+def reader_threads() -> int:
+    """Windows the reader reads at once: ``$RAGCOURT_READER_THREADS``, else ``$OMP_NUM_THREADS``
+    (the process's core budget; a Dask worker's nanny sets it to 1), else the cores (at most
+    8). Each window runs on one thread, so windows, not operators, share the cores
+    (measured in docs/results/reader.md, Speed)."""
+    for name in ("RAGCOURT_READER_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            if not value.isdigit() or int(value) < 1:
+                raise ConfigError(f"{name}={value!r}: a whole number of threads, at least 1")
+            return int(value)
+    return max(1, min(8, os.cpu_count() or 1))
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.asarray(1.0 / (1.0 + np.exp(-np.clip(x, -60, 60))), dtype=np.float64)
 
 
 class Reader:
-    """The reader of one weights folder (module doc). ``threads`` caps onnxruntime's intra-op
-    threads (0: onnxruntime's default)."""
+    """The reader of one weights folder (module doc). ``threads``: windows read at once, each
+    on one onnxruntime thread (0: :func:`reader_threads`)."""
 
     def __init__(self, directory: Path = WEIGHTS_DIR, threads: int = 0) -> None:
         self.directory = directory
@@ -117,7 +132,8 @@ class Reader:
         import onnxruntime as ort
 
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or int(os.environ.get("RAGCOURT_READER_THREADS", 0))
+        self.threads = threads or reader_threads()
+        opts.intra_op_num_threads = 1  # one window one core; windows in parallel (read)
         opts.inter_op_num_threads = 1
         try:
             self.session = ort.InferenceSession(
@@ -153,9 +169,13 @@ class Reader:
         windows = encode_windows(
             self.tokenizer, questions, passages, self.card.max_len, self.card.stride
         )
+        if self.threads > 1 and len(windows) > 1:
+            with ThreadPoolExecutor(min(self.threads, len(windows))) as pool:
+                runs = list(pool.map(self._run, windows))
+        else:
+            runs = [self._run(w) for w in windows]
         best: dict[int, tuple[float, int, int]] = {}
-        for w in windows:
-            s_log, e_log, a_log = self._run(w)
+        for w, (s_log, e_log, a_log) in zip(windows, runs, strict=True):
             p = float(_sigmoid(a_log)[0])
             if not math.isfinite(p):
                 raise ConfigError(

@@ -139,3 +139,19 @@ def test_a_corrupt_model_or_card_names_the_build_command(tmp_path: Path) -> None
     (tmp_path / "w" / CARD_FILE).write_text(json.dumps(card))
     with pytest.raises(ConfigError, match=BUILD_COMMAND):
         Reader(tmp_path / "w")
+
+
+def test_the_reader_thread_count_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ragcourt.retrieval.reader.model import reader_threads
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("RAGCOURT_READER_THREADS", "3")
+    assert reader_threads() == 3
+    monkeypatch.delenv("RAGCOURT_READER_THREADS")
+    assert reader_threads() == 1
+    monkeypatch.setenv("RAGCOURT_READER_THREADS", "two")
+    with pytest.raises(ConfigError, match="RAGCOURT_READER_THREADS") as err:
+        reader_threads()
+    assert "\n" not in str(err.value)
