@@ -348,15 +348,16 @@ def chunk_documents(
     return chunk_table(documents, chunking, spec, tokenizer)[0]
 
 
-DOCUMENT_BATCH = 256  # documents read per step (bounded memory)
-BATCH_CHARS = 4_000_000  # chunk text written per row group at most (plus one document's)
+DOCUMENT_BATCH = 256  # documents chunked per row group at most
+BATCH_CHARS = 4_000_000  # chunk text per row group at most (plus one document's)
+READ_DOCUMENTS = 16  # documents read per step (a read may span the input's row groups)
 
 
 def run(params: CorpusView, chunking: str) -> Path:
-    """Chunk data/documents.parquet with config ``chunking`` into data/chunks/<chunking>.parquet,
-    :data:`DOCUMENT_BATCH` documents at a time, a row group whenever a step ends or its chunk
-    text passes :data:`BATCH_CHARS` (the rows of a whole-table pass, in order): memory holds
-    one step's documents and at most one row group, however long the documents are."""
+    """Chunk data/documents.parquet with config ``chunking`` into data/chunks/<chunking>.parquet:
+    documents are read :data:`READ_DOCUMENTS` at a time and a row group is written after
+    :data:`DOCUMENT_BATCH` documents or :data:`BATCH_CHARS` characters of chunk text (the rows
+    of a whole-table pass, in order), so memory stays bounded however long the documents are."""
     if chunking not in params.chunkings:
         raise ConfigError(
             f"chunking '{chunking}' is not one of chunkings {sorted(params.chunkings)}"
@@ -371,21 +372,22 @@ def run(params: CorpusView, chunking: str) -> Path:
             rows.clear()
 
     def write(tmp: Path) -> None:
+        rows: list[dict[str, object]] = []
+        chars = docs = 0
         with BatchWriter(tmp, "chunks") as writer:
-            for documents in read_batches(src, "documents", DOCUMENT_BATCH):
-                rows: list[dict[str, object]] = []
-                chars = 0
+            for documents in read_batches(src, "documents", READ_DOCUMENTS):
                 for doc_rows, outlier in document_chunks(
                     documents, chunking, spec, params.chunk_tokenizer
                 ):
                     rows.extend(doc_rows)
                     chars += sum(len(str(r["text"])) for r in doc_rows)
+                    docs += 1
                     tally["documents"] += bool(doc_rows)
                     tally["outliers"] += outlier is not None
-                    if chars >= BATCH_CHARS:
+                    if chars >= BATCH_CHARS or docs >= DOCUMENT_BATCH:
                         flush(writer, rows)
-                        chars = 0
-                flush(writer, rows)
+                        chars = docs = 0
+            flush(writer, rows)
         if not tally["chunks"]:
             raise RagcourtError(f"{src}: no chunks produced (all documents empty?)")
 
