@@ -11,8 +11,9 @@ end (``。！？!?；;`` or a blank line: Chinese wraps a line anywhere) and hol
 * ``date``: a year, month and/or day in digits or Chinese numerals (``2025年5月15日``,
   ``五月``, ``7月份``) or a quarter (``第三季度``);
 * ``number``: digits with a magnitude (``万``, ``亿`` ...) and a unit or percent
-  (``41.1万桶``, ``0.5个百分点``, ``5%``): a unit is the next jieba word tagged ``m``/``q``
-  without a digit, or a whole word of :data:`_UNITS`. Digits inside a Latin token
+  (``41.1万桶``, ``0.5个百分点``, ``5%``; a decimal point may be ``·`` as in older Chinese
+  print): a unit is the next jieba word tagged ``m``/``q`` without a digit and not a hedge
+  (``左右``, ``以上``), or a whole word of :data:`_UNITS`. Digits inside a Latin token
   (``UTF-8``, ``ext4``) or after one (``Release 4``, ``OAuth 2.0``), section, table and list
   numbers (``1.1.12``, ``表 1.18``, ``3.1. 启动``) and manual sections (``sudo(8)``) name
   rather than count, and are no number;
@@ -52,7 +53,7 @@ _DATE = re.compile(
 )
 # a number standing alone: not part of a Latin token (UTF-8, ext4, x86_64, v2.1, 1.1.12)
 _NUMBER = re.compile(
-    rf"(?<![A-Za-z0-9_./-]){_DIG}+(?:[.．,，]{_DIG}+)*(?:[多余])?[十百千万亿]*(?:[%％‰]|个百分点)?"
+    rf"(?<![A-Za-z0-9_./-]){_DIG}+(?:[.．,，·]{_DIG}+)*(?:[多余])?[十百千万亿]*(?:[%％‰]|个百分点)?"
     rf"(?![A-Za-z0-9_-]|\.\d)"
     rf"|(?={_CN}*[十百千万亿]*[〇零一二三四五六七八九两]){_CN}*[十百千万亿]+{_CN}*[十百千万亿]*"
 )
@@ -66,6 +67,8 @@ _UNITS = re.compile(
     r"家|个|次|辆|架|艘|台|部|股|倍|岁|年|天|小时|分钟|秒|件|项|条|座|所|位|户|套|期|届|场|份|"
     r"篇|页|基点)"
 )
+# words jieba tags as numerals that only hedge a number (30%左右): no unit
+_APPROXIMATE = frozenset({"左右", "上下", "以上", "以下", "多", "余", "许", "来"})
 _ENTITY_FLAGS = (("nr", "person"), ("ns", "place"), ("nt", "organization"), ("nz", "entity"))
 _NOUN_FLAGS = frozenset({"n", "vn", "nz"})
 _HEAD_FLAGS = frozenset({"n", "nz"})  # a noun phrase ends in a noun
@@ -152,6 +155,7 @@ def _numbers(text: str, words: list[tuple[int, int, str]]) -> Iterable[tuple[int
             nxt is not None
             and nxt[1] in ("m", "q", "mq")
             and not re.search(r"\d", text[end : nxt[0]])
+            and text[end : nxt[0]] not in _APPROXIMATE
         ):
             end, unit = nxt[0], True
         elif (u := _UNITS.match(text, end)) and u.end() in ends:  # a whole word: not 部 of 部分

@@ -48,6 +48,7 @@ _CN_AMOUNT = re.compile(
     r"(?<![0-9.])(?=[〇零一二三四五六七八九两十百千万亿]{2})"
     r"(?=[十百千万亿]*[〇零一二三四五六七八九两])[〇零一二三四五六七八九两十百千万亿]+"
 )
+_MIDDLE_DOT_DECIMAL = re.compile(r"(?<=\d)·(?=\d)")  # 15121·98: a decimal point in older print
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _DATE_PART = re.compile(r"(?<!\d)0+(\d)(?=[月日])|(?<=\d)号")
 _PHRASE_END = "\"'`“”*.!;, 。，！；、「」『』"
@@ -109,6 +110,8 @@ def numbers_agree(phrase: str, span: str) -> bool:
 
     if _chinese(phrase, span):
         phrase, span = canonical_numbers(phrase), canonical_numbers(span)
+    else:  # identity but for full-width forms (９０％ read as 90%)
+        phrase, span = fold_width(phrase), fold_width(span)
     return numbers(phrase) == numbers(span)
 
 
@@ -136,9 +139,10 @@ def _cn_int(numeral: str) -> int:
 def canonical_numbers(text: str) -> str:
     """Chinese dates and numbers in one form: full-width forms folded to half width, Chinese
     numerals before 年/月/日/号 and amounts of two characters or more (``五千``, ``三万``) as
-    digits, ``2025-05-15`` (or ``/``, ``.``) as ``2025年5月15日``, a month's or day's leading
-    zero dropped and 号 read as 日."""
+    digits, ``·`` between digits as a decimal point, ``2025-05-15`` (or ``/``, ``.``) as
+    ``2025年5月15日``, a month's or day's leading zero dropped and 号 read as 日."""
     text = _CN_NUMERAL.sub(lambda m: str(_cn_int(m.group(0))), fold_width(text))
+    text = _MIDDLE_DOT_DECIMAL.sub(".", text)
     text = _CN_AMOUNT.sub(lambda m: str(_cn_int(m.group(0))), text)
     text = _ISO_DATE.sub(lambda m: f"{m[1]}年{int(m[2])}月{int(m[3])}日", text)
     return _DATE_PART.sub(lambda m: m.group(1) or "日", text)
@@ -149,8 +153,8 @@ def span_f1(prediction: str, span: str) -> float:
     (:func:`~ragcourt.corpus.answer_match.token_f1`); for Chinese, after
     :func:`canonical_numbers` of both, the F1 over characters when one text is a contiguous
     run of the other, else 0 (``中国银行`` read as ``中国人民银行``: no match), module docstring."""
-    if not _chinese(prediction, span):
-        return token_f1(prediction, span)
+    if not _chinese(prediction, span):  # fold_width: identity but for full-width forms (９０％)
+        return token_f1(fold_width(prediction), fold_width(span))
     pred, ref = canonical_numbers(prediction), canonical_numbers(span)
     if not (contains_reference(pred, ref) or contains_reference(ref, pred)):
         return 0.0

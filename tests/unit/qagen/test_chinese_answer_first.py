@@ -76,6 +76,12 @@ def test_chinese_news_spans_name_organisations_and_skip_decades() -> None:
     assert tiers["中国一拖集团有限责任公司"] == 0  # a name of several words
 
 
+def test_a_number_keeps_its_decimals_and_drops_a_hedge() -> None:
+    text = "日经平均指数以１５１２１·９８点收盘，３０％左右的产品。"
+    found = [s.text for s in chinese_spans(text)]
+    assert found == ["１５１２１·９８点", "３０％"]
+
+
 def test_full_width_digits_are_read_and_offsets_kept() -> None:
     text = "公司第三季度营收为２３６５亿元人民币，同比增长５％。"
     assert len(fold_width(text)) == len(text)
@@ -113,6 +119,8 @@ def test_round_trip_accepts_a_short_correct_answer_and_rejects_a_wrong_one() -> 
     assert _reads_back("约４２万亿日元", "42万亿日元")
     assert _reads_back("5000", "五千") and _reads_back("58", "五十八岁")
     assert not _reads_back("3000", "三万")  # another number
+    assert _reads_back("90%", "９０％")  # full width, no Han character
+    assert _reads_back("15121.98", "１５１２１·９８点")  # a middle dot as decimal point
     assert not _reads_back("无及", "曹真懊悔无及")  # a part of a clause
     assert not _reads_back("系统内核和根文件系统", "和根")
     # another name sharing characters: a character F1 alone would give 0.67 and 0.8
