@@ -93,12 +93,14 @@ def reader_threads() -> int:
     (the process's core budget; a Dask worker's nanny sets it to 1), else the cores (at most
     8). Each window runs on one thread, so windows, not operators, share the cores
     (measured in docs/results/reader.md, Speed)."""
-    for name in ("RAGCOURT_READER_THREADS", "OMP_NUM_THREADS"):
-        value = os.environ.get(name, "").strip()
-        if value:
-            if not value.isdigit() or int(value) < 1:
-                raise ConfigError(f"{name}={value!r}: a whole number of threads, at least 1")
-            return int(value)
+    own = os.environ.get("RAGCOURT_READER_THREADS", "").strip()
+    if own:
+        if not own.isdigit() or int(own) < 1:
+            raise ConfigError(f"RAGCOURT_READER_THREADS={own!r}: a whole number of threads, >= 1")
+        return int(own)
+    omp = os.environ.get("OMP_NUM_THREADS", "").strip()  # OpenMP also allows lists: ignored
+    if omp.isdigit():
+        return max(1, int(omp))
     return max(1, min(8, os.cpu_count() or 1))
 
 

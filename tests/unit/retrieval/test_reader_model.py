@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import os
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,8 @@ def test_the_reader_thread_count_comes_from_the_environment(
     assert reader_threads() == 3
     monkeypatch.delenv("RAGCOURT_READER_THREADS")
     assert reader_threads() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "4,2")  # an OpenMP nesting list: not a budget here
+    assert reader_threads() == max(1, min(8, os.cpu_count() or 1))
     monkeypatch.setenv("RAGCOURT_READER_THREADS", "two")
     with pytest.raises(ConfigError, match="RAGCOURT_READER_THREADS") as err:
         reader_threads()
