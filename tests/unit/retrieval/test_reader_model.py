@@ -6,8 +6,8 @@ command that builds it."""
 from __future__ import annotations
 
 import json
-import shutil
 import os
+import shutil
 from pathlib import Path
 
 import pytest
