@@ -290,7 +290,7 @@ class AnswerFirstGenerator(Generator):
             c.fail(NOT_STANDALONE, why)
         elif contains_answer(q, span):
             c.fail(QUESTION_HAS_ANSWER, f"the question holds its answer '{span}'")
-        elif (why := chinese_question_word_mismatch(q, c.answer_type)) is not None:
+        elif (why := chinese_question_word_mismatch(q, c.answer_type, span)) is not None:
             c.fail(QUESTION_TYPE, why)
         elif run > self.q.answer_first.max_copied_words:
             c.fail(

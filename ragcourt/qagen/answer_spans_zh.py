@@ -26,7 +26,8 @@ Tiers follow the English ones (:func:`.answer_spans.span_tier`) read word for wo
 Chinese question set is at hand to fit them: dates, numbers with a unit and entities of two
 or more words are tier 0, a bare number and a one-word entity tier 1, noun phrases tier 2; a
 entity next to an enumeration mark (``、``, ``和``, ``与``, ``及``) drops one tier, as
-English list members do.
+English list members do, and a noun phrase there is no candidate (one item of a list is a
+partial answer).
 """
 
 from __future__ import annotations
@@ -236,9 +237,10 @@ def chinese_spans(text: str, max_words: int = 5) -> list[AnswerSpan]:
         if any(a < e and s < b for a, b in taken):
             continue
         taken.append((s, e))
-        listed = kind in _LISTABLE and (
-            text[s - 1 : s] in _LIST_MARKS or text[e : e + 1] in _LIST_MARKS
-        )
+        beside_mark = text[s - 1 : s] in _LIST_MARKS or text[e : e + 1] in _LIST_MARKS
+        if kind == "noun_phrase" and beside_mark:
+            continue  # one item of a list (经济手段、法律手段): a partial answer
+        listed = kind in _LISTABLE and beside_mark
         tier = min(tier + listed, NOUN_PHRASE_TIER)
         out.append(AnswerSpan(text[s:e], s, e, kind, sent[0], sent[1], tier, listed))
     seen: set[str] = set()

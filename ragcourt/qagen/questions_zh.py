@@ -17,7 +17,9 @@ is unchanged.
 * :func:`chinese_question_word_mismatch`: the question word does not fit the span's type: a
   number span is asked with a quantity word (``多少``, ``几``, ``多大`` ...), a date span
   with a time word (``什么时候``, ``何时``, ``哪一年``, ``几月`` ...), and a name or noun
-  phrase with neither (``什么时候`` asked of a priority value, ``多少`` asked of a name).
+  phrase with neither (``什么时候`` asked of a priority value, ``多少`` asked of a name); a
+  question asking why or how (``为什么``, ``为何``, ``如何``, ``怎样``) fits no span type, and
+  a share (``90%``) is not asked as a count (``多少家企业``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ _READER = re.compile(r"(?<!迷)你|您")  # not 迷你 (mini)
 _ASKS_WHAT_IS_DISCUSSED = re.compile(r"(?:提到|提及|谈到|讨论|讲述|描述)了?(?:什么|哪些)")
 
 _QUANTITY = re.compile(r"多少|(?<![哪茶])几(?![乎何])|多[大长久高深宽重远快厚]|百分之几")
+# why and how: a reason or a manner is a clause, never a date, number, name or noun phrase
+_REASON_OR_MANNER = re.compile(r"为什么|为何|怎么|怎样|如何|何以")
+_SHARE = re.compile(r"[%％‰]|百分点|成$")  # a percentage or share
+_COUNT = re.compile(r"(?:多少|几)[家个名人种项件位次台辆户所座条]")  # counts things
 _TIME = re.compile(
     r"什么时候|何时|何年|哪一?年|哪一?天|哪一?日|哪个月|哪一?季度|几月|几号|几日"
     r"|什么(?:时间|日期|年份|月份)"
@@ -67,11 +73,17 @@ def chinese_not_standalone_reason(question: str) -> str | None:
     return None
 
 
-def chinese_question_word_mismatch(question: str, answer_type: str | None) -> str | None:
+def chinese_question_word_mismatch(
+    question: str, answer_type: str | None, span: str = ""
+) -> str | None:
     """Why a Chinese ``question``'s question word does not fit a span of ``answer_type``
     (module docstring), or None (also for a question that is not Chinese or no type)."""
     if answer_type is None or not _chinese(question):
         return None
+    if (m := _REASON_OR_MANNER.search(question)) is not None:
+        return f"asks '{m.group(0)}' (a reason or a manner), which no {answer_type} span answers"
+    if _SHARE.search(span) and (m := _COUNT.search(question)) is not None:
+        return f"a share ('{span}'), but the question counts ('{m.group(0)}')"
     quantity, time = _QUANTITY.search(question), _TIME.search(question)
     if answer_type == "number":
         if quantity is None:

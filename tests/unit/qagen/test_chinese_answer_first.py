@@ -76,6 +76,11 @@ def test_chinese_news_spans_name_organisations_and_skip_decades() -> None:
     assert tiers["中国一拖集团有限责任公司"] == 0  # a name of several words
 
 
+def test_a_noun_phrase_in_a_list_is_no_candidate() -> None:
+    text = "逐步实现依靠经济手段、法律手段，保证生产和市场的稳定。"
+    assert not [s.text for s in chinese_spans(text) if s.answer_type == "noun_phrase"]
+
+
 def test_a_number_keeps_its_decimals_and_drops_a_hedge() -> None:
     text = "日经平均指数以１５１２１·９８点收盘，３０％左右的产品。"
     found = [s.text for s in chinese_spans(text)]

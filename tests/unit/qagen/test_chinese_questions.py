@@ -124,6 +124,24 @@ def test_the_chinese_question_word_fits_the_span_type(
     assert (why is None) == fits, why
 
 
+@pytest.mark.parametrize(
+    ("question", "answer_type", "span", "fits"),
+    [
+        ("日本金融体系为何长期存在拉关系的现象？", "noun_phrase", "黑社会", False),
+        ("如何保证生产和市场的稳定？", "noun_phrase", "经济手段", False),
+        ("为什么日本银行降低官方利率？", "date", "１９８６年", False),
+        ("有多少家企业的职工自愿认股？", "number", "９０％", False),  # a share, not a count
+        ("改制企业中自愿认股的职工比例是多少？", "number", "９０％", True),
+        ("泰国将削减多少种产品的关税？", "number", "３４１９种", True),
+    ],
+)
+def test_why_and_how_fit_no_span_and_a_share_is_no_count(
+    question: str, answer_type: str, span: str, fits: bool
+) -> None:
+    why = chinese_question_word_mismatch(question, answer_type, span)
+    assert (why is None) == fits, why
+
+
 def _candidate(question: str, answer: str, answer_type: str, context: str) -> Candidate:
     c = Candidate(0, "c0", "d0", 0, len(context), context, question, answer)
     c.answer_type = answer_type
