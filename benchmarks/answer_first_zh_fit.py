@@ -5,7 +5,8 @@ Only pairs that take the Chinese path of :func:`ragcourt.qagen.roundtrip.span_f1
 joined text is Han script); the fitted value is the middle of the longest run of thresholds
 that reach the best kappa, rounded to two decimals::
 
-    python -m benchmarks answer_first_zh_fit benchmarks/data/answer_first_zh_roundtrip_pairs.jsonl
+    python -m benchmarks answer_first_zh_fit benchmarks/data/answer_first_zh_roundtrip_pairs.jsonl \
+        benchmarks/data/answer_first_zh_roundtrip_pairs_news.jsonl
 
 Each row of the labels file: ``span``, ``reading`` (the reader's phrase), ``same_answer``
 (true/false: the reading gives the span's answer, a qualifier or unit more or less allowed),
@@ -75,15 +76,16 @@ def fit(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m benchmarks answer_first_zh_fit")
-    ap.add_argument("file", type=Path, help="labelled pairs (JSONL)")
+    ap.add_argument("files", type=Path, nargs="+", help="labelled pairs (JSONL), pooled")
     args = ap.parse_args(argv)
     rows = []
-    for n, line in enumerate(args.file.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            row = json.loads(line)
-            if not isinstance(row.get("same_answer"), bool):
-                raise SystemExit(f"{args.file}:{n}: same_answer is not true/false")
-            rows.append(row)
+    for path in args.files:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                row = json.loads(line)
+                if not isinstance(row.get("same_answer"), bool):
+                    raise SystemExit(f"{path}:{n}: same_answer is not true/false")
+                rows.append(row)
     print(json.dumps(fit(rows), indent=2, ensure_ascii=False))
 
 
