@@ -9,7 +9,8 @@ is unchanged.
 
 * :func:`chinese_not_standalone_reason`: a question that points at the text or a table
   (``文中``, ``上述``, ``表格中``), at something named before (a demonstrative: ``这``,
-  ``这些``, ``该``, ``此``, ``那个``), speaks in the document's voice (``我们``, ``我``) or to
+  ``这些``, ``该``, ``此``, ``那个``), names a day or year relative to the document's date
+  (``今天``, ``去年``, ``本月``), speaks in the document's voice (``我们``, ``我``) or to
   its reader (``你``, ``您``: the manual's "you should..." copied into the question), or asks
   what is talked about (``提到了什么``). Function words that hold those characters without
   pointing (``应该``, ``因此``, ``如此``, ``彼此``, ``此外``, ``那么``, ``我国``) are not
@@ -35,6 +36,11 @@ _POINTS_AT_TEXT = re.compile(
 _DEMONSTRATIVE = re.compile(
     r"这|那(?=[个些种里儿样位次])|(?<![应活本理])该(?![如怎何不死])"
     r"|(?<![因如彼从由为对就至特])此(?![外])"
+)
+# a day or year named relative to the document's own date (今天, 去年, 本月): news copied
+# into the question without the date it was written on
+_RELATIVE_TIME = re.compile(
+    r"今天|今日|昨天|昨日|明天|前天|今年|去年|明年|本月|上月|下月|本周|上周|近日|日前"
 )
 _DOCUMENT_VOICE = re.compile(r"我们|咱们|笔者|(?<!自)我(?![国])")
 _READER = re.compile(r"(?<!迷)你|您")  # not 迷你 (mini)
@@ -64,6 +70,8 @@ def chinese_not_standalone_reason(question: str) -> str | None:
         return f"refers to '{m.group(0)}', so it only makes sense next to the context"
     if (m := _DEMONSTRATIVE.search(question)) is not None:
         return f"points with '{m.group(0)}' at something only the context names"
+    if (m := _RELATIVE_TIME.search(question)) is not None:
+        return f"dates itself by the document ('{m.group(0)}'), which only the context names"
     if (m := _DOCUMENT_VOICE.search(question)) is not None:
         return f"speaks in the document's voice ('{m.group(0)}'), not a reader's"
     if (m := _READER.search(question)) is not None:

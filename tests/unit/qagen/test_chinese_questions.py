@@ -55,6 +55,9 @@ def test_the_documents_and_the_readers_voice_and_what_is_discussed() -> None:
     assert "reader ('你')" in (not_standalone_reason("你最好用哪个编辑器？") or "")
     assert "reader ('您')" in (not_standalone_reason("您可以在哪个目录找到配置？") or "")
     assert "talked about" in (not_standalone_reason("Debian 手册提到了哪些工具？") or "")
+    assert "'今天'" in (not_standalone_reason("今天收盘时日元对美元的汇率是多少？") or "")
+    assert "'去年'" in (not_standalone_reason("吉林省去年粮食总产是多少？") or "")
+    assert not_standalone_reason("1997年吉林省粮食总产是多少？") is None
 
 
 @pytest.mark.parametrize(
