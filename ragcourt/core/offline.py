@@ -1,4 +1,5 @@
-"""Offline hygiene: provider/telemetry environment defaults, applied explicitly.
+"""Offline and reproducibility hygiene: provider/telemetry/BLAS environment defaults, applied
+explicitly.
 
 :func:`apply` is called by every entry point (stage entries via ``run_entry``, the CLI
 callback, the Prefect flow) before heavy imports, so litellm, transformers and prefect never
@@ -27,6 +28,11 @@ _DEFAULTS = {
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
     "PREFECT_LOGGING_EXTRA_LOGGERS": "ragcourt",
     "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
+    # MKL's strict conditional numerical reproducibility: torch's matrix products (the
+    # embedders') give the same bits whatever the thread count, so a one-thread Dask worker and
+    # a two-thread process write the same vectors (read when MKL first runs; no speed cost
+    # measured: benchmarks/results in docs/guide/scale-out.md).
+    "MKL_CBWR": "AUTO,STRICT",
 }
 
 

@@ -143,15 +143,9 @@ def test_report_task_and_prefect_artifacts(tmp_path: Path) -> None:
 def _frames_equal(a: Path, b: Path) -> None:
     left, right = pl.read_parquet(a), pl.read_parquet(b)
     assert left.columns == right.columns
-    if "embedding" in left.columns:
-        import numpy as np
-
-        assert left["chunk_id"].to_list() == right["chunk_id"].to_list()
-        np.testing.assert_allclose(
-            left["embedding"].to_numpy(), right["embedding"].to_numpy(), rtol=0, atol=1e-6
-        )
-    else:
-        assert left.equals(right), a
+    if a.name.endswith(".stats.parquet"):  # an index's build time is a measurement
+        left, right = left.drop("build_s"), right.drop("build_s")
+    assert left.equals(right), a  # vectors too: MKL's strict mode (offline defaults)
 
 
 @pytest.mark.slow  # a Dask LocalCluster of 2 processes, each loading MiniLM (~1 min)
@@ -165,12 +159,17 @@ def test_dask_runner_gives_the_same_artifacts_as_threads(tmp_path: Path) -> None
     b = pipeline(workdir=str(dask), until="embed", task_runner="dask", workers=2, publish=False)
     assert _states(a).keys() == _states(b).keys()
     assert set(_states(b).values()) == {"Completed"}
-    files = sorted(
-        p.relative_to(threads).as_posix()
-        for p in (threads / "data").rglob("*.*")
-        if "corpus" not in p.parts
-    )
-    assert files == [
+
+    def listing(root: Path) -> list[str]:
+        return sorted(
+            p.relative_to(root).as_posix()
+            for p in (root / "data").rglob("*.*")
+            if "corpus" not in p.parts
+        )
+
+    files = listing(threads)
+    assert files == listing(dask)
+    assert {
         "data/chunks/c16.parquet",
         "data/chunks/c32.parquet",
         "data/documents.parquet",
@@ -179,10 +178,13 @@ def test_dask_runner_gives_the_same_artifacts_as_threads(tmp_path: Path) -> None
         "data/index/c16__minilm.faiss",
         "data/index/c32__minilm.faiss",
         "data/rejected_documents.parquet",
-    ]
+    } <= set(files)
+    assert any(f.startswith("data/bm25/c16/") and f.endswith(".npy") for f in files)
     for rel in map(Path, files):
         if rel.suffix == ".parquet":
             _frames_equal(threads / rel, dask / rel)
         elif rel.suffix == ".faiss":
             ia, ib = faiss.read_index(str(threads / rel)), faiss.read_index(str(dask / rel))
             assert ia.ntotal == ib.ntotal and ia.d == ib.d
+        if rel.suffix in {".faiss", ".npy"}:  # index stats (.json) hold build times
+            assert (threads / rel).read_bytes() == (dask / rel).read_bytes(), rel
