@@ -374,6 +374,8 @@ def iter_documents(
             except OSError as err:
                 _reject(rejected, shown, f"unreadable: {err.strerror or err}")
                 continue
+            except RagcourtError:  # the stage cannot parse at all (no parser process)
+                raise
             except Exception as err:  # one bad file never aborts the ingest
                 _reject(rejected, shown, f"unparsable: {exception_line(err)}")
                 continue

@@ -18,6 +18,7 @@ import signal
 from multiprocessing.connection import Connection
 from typing import Any
 
+from ragcourt.core.errors import RagcourtError
 from ragcourt.corpus.formats import Budget, Parsed, Rejected, exception_line, parse_bytes
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -91,6 +92,12 @@ class ParseWorker:
         if self._conn is not None and self._proc is not None and self._proc.is_alive():
             return self._conn
         self.close()
+        if multiprocessing.current_process().daemon:  # multiprocessing forbids its children
+            raise RagcourtError(
+                "ingest: cannot start its parser process inside a daemonic process (a Dask "
+                "worker under a nanny): start the workers with "
+                "DASK_DISTRIBUTED__WORKER__DAEMON=False, or run ingest outside Dask"
+            )
         ctx = multiprocessing.get_context("fork")
         parent, child = ctx.Pipe(duplex=True)
         proc = ctx.Process(

@@ -2,8 +2,9 @@
 
 ``thread`` (default): Prefect's ThreadPoolTaskRunner in the flow's process; the local LLM is
 loaded once and shared. ``dask``: prefect-dask's DaskTaskRunner on a ``distributed.LocalCluster``
-of ``workers`` single-threaded worker processes (stages run truly in parallel, each worker
-loads its own models). ``dask`` with ``address`` connects to an existing Dask scheduler instead.
+of ``workers`` single-threaded, non-daemonic worker processes (stages run truly in parallel,
+each worker loads its own models, and may start processes of its own). ``dask`` with
+``address`` connects to an existing Dask scheduler instead.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ def make_task_runner(
 
         if address:
             return DaskTaskRunner(address=address)
+        import dask
+
+        # the nannies start non-daemonic workers, so a stage may start processes of its own
+        # (ingest parses each file in a child process with a time and memory budget)
+        dask.config.set({"distributed.worker.daemon": False})
         return DaskTaskRunner(
             cluster_class="distributed.LocalCluster",
             cluster_kwargs={
