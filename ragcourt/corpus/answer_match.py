@@ -1,7 +1,8 @@
 """SQuAD answer matching on normalised text, shared by the QA generator's round trip and the
 lexical judges.
 
-Normalisation (SQuAD v1.1 evaluation script): lower-case, drop punctuation, drop the articles
+Normalisation (SQuAD v1.1 evaluation script, after full-width forms are folded to ASCII so
+that ``９０％`` matches ``90%``): lower-case, drop punctuation, drop the articles
 a/an/the, collapse whitespace; CJK text is split into single characters and its punctuation
 (CJK symbols, full-width forms) dropped, as SQuAD-style Chinese evaluations (CMRC) do. Token
 F1 = 2PR/(P+R) over the bag of normalised tokens; containment = a normalised reference occurs
@@ -18,13 +19,22 @@ from ragcourt.corpus.language import CJK_CHAR, has_cjk
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
+# full-width ASCII (U+FF01..U+FF5E) -> ASCII and the ideographic space -> space: 1:1 in length
+_FOLD = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 _CJK_PUNCT = re.compile(r"[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
 
 
+def fold_width(text: str) -> str:
+    """Full-width ASCII forms (``２０２５``, ``％``) as ASCII and the ideographic space as a
+    space, one character for one (offsets are kept)."""
+    return text.translate(_FOLD)
+
+
 def normalize_answer(text: str) -> str:
-    """SQuAD normalisation: lower, strip punctuation and articles, single spaces; each CJK
-    character is its own token (text without CJK is normalised exactly as SQuAD's)."""
-    text = text.lower().translate(_PUNCT)
+    """SQuAD normalisation after :func:`fold_width`: lower, strip punctuation and articles,
+    single spaces; each CJK character is its own token (text without CJK or full-width forms
+    is normalised exactly as SQuAD's)."""
+    text = fold_width(text).lower().translate(_PUNCT)
     if has_cjk(text):
         text = CJK_CHAR.sub(lambda m: f" {m.group(0)} ", _CJK_PUNCT.sub(" ", text))
     text = _ARTICLES.sub(" ", text)

@@ -39,6 +39,7 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
+from ragcourt.corpus.answer_match import fold_width
 from ragcourt.qagen.answer_spans import NOUN_PHRASE_TIER, AnswerSpan
 
 MAX_SPAN_CHARS = 16
@@ -85,8 +86,6 @@ _PROPER = ("ns", "nt", "nz", "j", "nr")
 # a noun phrase ends where the clause goes on with punctuation, 的, a conjunction, a particle
 # or a locative (中, 上): not inside a run such as 资金流向证券 (jieba tags 流向 a noun)
 _NP_AFTER = frozenset({"x", "w", "uj", "ul", "uz", "ug", "ud", "uv", "c", "f", "y", ""})
-# full-width ASCII (U+FF01..U+FF5E) -> ASCII and the ideographic space -> space: 1:1 in length
-_FOLD = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 
 
 @cache
@@ -105,12 +104,6 @@ def _dictionary() -> Any:
     _posseg()
     jieba.dt.check_initialized()
     return jieba.dt.FREQ
-
-
-def fold_width(text: str) -> str:
-    """``text`` with full-width ASCII forms and the ideographic space at half width (same
-    length: offsets are kept)."""
-    return text.translate(_FOLD)
 
 
 def _words(text: str) -> list[tuple[int, int, str]]:

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 
-from ragcourt.corpus.answer_match import contains_reference, normalize_answer, token_f1
+from ragcourt.corpus.answer_match import contains_reference, fold_width, normalize_answer, token_f1
 from ragcourt.corpus.language import cjk_script_language
-from ragcourt.qagen.answer_spans_zh import fold_width
 from ragcourt.retrieval.bm25_tokens import jieba_tokens
 
 __all__ = [

@@ -15,10 +15,11 @@ import pytest
 from _llm_testing import Messages, scripted_model
 
 from ragcourt.core.prompts import prompt
+from ragcourt.corpus.answer_match import fold_width
 from ragcourt.llm import Gateway
 from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
-from ragcourt.qagen.answer_spans_zh import chinese_spans, fold_width
+from ragcourt.qagen.answer_spans_zh import chinese_spans
 from ragcourt.qagen.roundtrip import (
     canonical_numbers,
     clean_phrase,
