@@ -18,7 +18,7 @@ from ragcourt.judging.correctness import (
     similarity_correctness,
 )
 from ragcourt.judging.semantic import EMBEDDING_SIMILARITY
-from ragcourt.judging.trained_correctness import trained_reference_scores
+from ragcourt.judging.trained_correctness import LEXICAL, trained_reference_scores
 from ragcourt.judging.vocabulary import (
     CORRECTNESS_GRADERS,
     CORRECTNESS_MODE,
@@ -99,22 +99,19 @@ class SimilarityGrader:
 @dataclass
 class TrainedGrader:
     """``trained``: the max over references of the trained correctness judge's score, in
-    [0, 1] (:mod:`ragcourt.judging.trained_correctness`; no LLM)."""
+    [0, 1] (:mod:`ragcourt.judging.trained_correctness`; no LLM; token F1 for CJK text)."""
 
     ctx: JudgeContext
     source: str = TRAINED_SOURCE
 
     def grade(self, items: Sequence[AnswerItem], verdicts_of: VerdictsOf) -> list[CorrectnessGrade]:
         out: list[CorrectnessGrade] = []
-        for score, idx in trained_reference_scores(self.ctx.trained_judges, items):
+        for score, idx, lexical in trained_reference_scores(self.ctx.trained_judges, items):
             if idx < 0:
                 out.append(CorrectnessGrade(None, "", "no reference answer"))
             else:
-                out.append(
-                    CorrectnessGrade(
-                        score, f"trained correctness {score:.3f} (reference {idx + 1})"
-                    )
-                )
+                how = LEXICAL if lexical else "trained correctness"
+                out.append(CorrectnessGrade(score, f"{how} {score:.3f} (reference {idx + 1})"))
         return out
 
 
