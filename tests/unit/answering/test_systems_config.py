@@ -97,6 +97,22 @@ def test_dice_grid_expands_to_eight_readable_names(params: Params) -> None:
     assert len(group_by_retrieval(systems)) == 4
 
 
+def test_race_grid_expands_to_sixteen_demo_configurations(params: Params) -> None:
+    systems = builtin(
+        load_systems(
+            params, ROOT / "configs/systems_race16.yaml", check_models=False, prompts_dir=PROMPTS
+        )
+    )
+    assert len(systems) == 16 == len({s.name for s in systems})
+    assert {s.generator_model for s in systems} == {
+        "local/qwen2.5-coder-0.5b",
+        "local/smollm2-135m",
+    }
+    assert {(s.spec.chunking, s.spec.retriever, s.spec.top_k) for s in systems} == {
+        (c, r, k) for c in ("c256", "c512") for r in ("dense", "bm25") for k in (1, 3)
+    }
+
+
 def test_grid_labels_and_name_template(params: Params) -> None:
     data = {
         "defaults": {"chunking": "c256", "embedder": "minilm"},
