@@ -62,7 +62,7 @@ def articles(lines: Sequence[str]) -> list[tuple[str, list[str]]]:
 
 def keep(paras: list[str], args: argparse.Namespace) -> bool:
     chars = sum(map(len, paras))
-    return (
+    return bool(
         len(paras) >= args.min_paragraphs
         and args.min_chars <= chars <= args.max_chars
         and len(ECONOMIC.findall("".join(paras))) >= args.min_economic
