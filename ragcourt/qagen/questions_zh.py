@@ -61,23 +61,25 @@ def _chinese(question: str) -> bool:
     return mostly_cjk_language(question) == "zh"
 
 
+# each pattern a Chinese question must not match, with the reason it is not standalone
+_NOT_STANDALONE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (_POINTS_AT_TEXT, "refers to '{}', so it only makes sense next to the context"),
+    (_DEMONSTRATIVE, "points with '{}' at something only the context names"),
+    (_RELATIVE_TIME, "dates itself by the document ('{}'), which only the context names"),
+    (_DOCUMENT_VOICE, "speaks in the document's voice ('{}'), not a reader's"),
+    (_READER, "addresses the document's reader ('{}')"),
+    (_ASKS_WHAT_IS_DISCUSSED, "asks what is talked about ('{}'), not for a fact"),
+)
+
+
 def chinese_not_standalone_reason(question: str) -> str | None:
     """Why a Chinese ``question`` is not self-contained (module docstring), or None (also for
     any question that is not Chinese)."""
     if not _chinese(question):
         return None
-    if (m := _POINTS_AT_TEXT.search(question)) is not None:
-        return f"refers to '{m.group(0)}', so it only makes sense next to the context"
-    if (m := _DEMONSTRATIVE.search(question)) is not None:
-        return f"points with '{m.group(0)}' at something only the context names"
-    if (m := _RELATIVE_TIME.search(question)) is not None:
-        return f"dates itself by the document ('{m.group(0)}'), which only the context names"
-    if (m := _DOCUMENT_VOICE.search(question)) is not None:
-        return f"speaks in the document's voice ('{m.group(0)}'), not a reader's"
-    if (m := _READER.search(question)) is not None:
-        return f"addresses the document's reader ('{m.group(0)}')"
-    if (m := _ASKS_WHAT_IS_DISCUSSED.search(question)) is not None:
-        return f"asks what is talked about ('{m.group(0)}'), not for a fact"
+    for pattern, why in _NOT_STANDALONE:
+        if (m := pattern.search(question)) is not None:
+            return why.format(m.group(0))
     return None
 
 
