@@ -153,8 +153,8 @@ def span_f1(prediction: str, span: str) -> float:
     (:func:`~ragcourt.corpus.answer_match.token_f1`); for Chinese, after
     :func:`canonical_numbers` of both, the F1 over characters when one text is a contiguous
     run of the other, else 0 (``中国银行`` read as ``中国人民银行``: no match), module docstring."""
-    if not _chinese(prediction, span):  # fold_width: identity but for full-width forms (９０％)
-        return token_f1(fold_width(prediction), fold_width(span))
+    if not _chinese(prediction, span):  # token_f1 folds full-width forms itself (９０％)
+        return token_f1(prediction, span)
     pred, ref = canonical_numbers(prediction), canonical_numbers(span)
     if not (contains_reference(pred, ref) or contains_reference(ref, pred)):
         return 0.0
