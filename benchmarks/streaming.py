@@ -10,11 +10,16 @@ the embed stage's corpus is made of (MiniLM embeds ~24 chunks/s on 2 idle cores)
 both sizes run several batches). ``--embed-layers N`` embeds with MiniLM cut to its first N
 transformer layers (built here from the installed weights: the same tokenizer, pooling and
 384-d vectors at a fraction of the time), so the full x10 corpus can be embedded on 2 cores;
-the stage's memory does not depend on the depth of the model.
+the stage's memory does not depend on the depth of the model. ``--embed-window N`` also cuts
+the model's window to N tokens with ``long_chunks: truncate`` (one vector per chunk, its first N
+tokens): the streamed path (read a step, encode, write, index) is the same, at a fraction of
+the encoder's time.
 
     nice -n 10 python -m benchmarks streaming                      # ingest+chunk 233 speeches
     nice -n 10 python -m benchmarks streaming --embed-docs 12 --stream-chunks 256
     nice -n 10 python -m benchmarks streaming --only-embed --embed-docs 233 --embed-layers 1
+    nice -n 10 python -m benchmarks streaming --only-embed --embed-docs 233 --embed-layers 1 \
+        --embed-window 32
 """
 
 from __future__ import annotations
@@ -101,21 +106,31 @@ def truncated_minilm(layers: int) -> Path:
 
 
 def measure(
-    replicas: int, docs: int | None, steps: list[str], stream: int, layers: int = 0
+    replicas: int,
+    docs: int | None,
+    steps: list[str],
+    stream: int,
+    layers: int = 0,
+    window: int = 0,
 ) -> dict[str, object]:
     embedder: dict[str, object] = {"stream_chunks": stream}
     if layers:
         embedder["model"] = f"minilm-l{layers}"
+    if window:
+        embedder["long_chunks"] = "truncate"
     work = sotu_project("bench_stream_", replicas, docs, embedder)
     if layers:
         registry = work / "configs" / "models.yaml"
         models = yaml.safe_load(registry.read_text(encoding="utf-8"))
-        models["embedders"][f"minilm-l{layers}"] = {
+        entry: dict[str, object] = {
             "source": "path",
             "path": str(truncated_minilm(layers)),
             "dim": 384,
             "languages": ["en"],
         }
+        if window:
+            entry["window"] = window
+        models["embedders"][f"minilm-l{layers}"] = entry
         registry.write_text(yaml.safe_dump(models), encoding="utf-8")
     try:
         result: dict[str, object] = {"replicas": replicas, "speeches": docs or "all"}
@@ -136,7 +151,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--stream-chunks", type=int, default=256)
     ap.add_argument("--embed-layers", type=int, default=0, help="MiniLM layers kept (0: all 6)")
     ap.add_argument("--only-embed", action="store_true", help="skip the ingest/chunk runs")
+    ap.add_argument(
+        "--embed-window", type=int, default=0, help="with --embed-layers: window (0: 256 tokens)"
+    )
     args = ap.parse_args(argv)
+    if args.embed_window and not args.embed_layers:
+        ap.error("--embed-window needs --embed-layers (it sets the cut model's window)")
     report: dict[str, object] = {}
     for replicas in () if args.only_embed else (1, args.factor):
         report[f"x{replicas}_ingest_chunk"] = measure(
@@ -150,8 +170,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 ["ingest", "chunk", "embed"],
                 args.stream_chunks,
                 args.embed_layers,
+                args.embed_window,
             )
             report[f"x{replicas}_embed"]["embed_layers"] = args.embed_layers or 6  # type: ignore[index]
+            report[f"x{replicas}_embed"]["embed_window"] = args.embed_window or 256  # type: ignore[index]
     print(json.dumps(report, indent=2))
 
 
