@@ -575,9 +575,10 @@ def _pool_verdicts(gen: Any, asked: Sequence[tuple[Any, str]]) -> list[dict[str,
     ]
 
 
-def pool_id(question: str, context: str) -> str:
-    """A pool row's id: 12 hex digits of SHA-1 of question and chunk (no verdict in it)."""
-    return hashlib.sha1(f"{question}\x00{context}".encode()).hexdigest()[:12]
+def pool_id(question: str, reference: str, context: str) -> str:
+    """A pool row's id: 12 hex digits of SHA-1 of question, reference span and chunk (no
+    verdict in it; two spans of a chunk can get the same question)."""
+    return hashlib.sha1(f"{question}\x00{reference}\x00{context}".encode()).hexdigest()[:12]
 
 
 def bench_pool(args: argparse.Namespace) -> dict[str, Any]:
@@ -603,9 +604,9 @@ def bench_pool(args: argparse.Namespace) -> dict[str, Any]:
     questions = []
     for (c, x), v in zip(asked, verdicts, strict=True):
         questions.append(
-            {"id": pool_id(x, c.context), "attempt": c.attempt_index, "try": tries[c.attempt_index],
-             "question": x, "reference": c.answer, "answer_type": c.answer_type,
-             "chunk_id": c.source_chunk_id, "context": c.context, **v}
+            {"id": pool_id(x, c.answer or "", c.context), "attempt": c.attempt_index,
+             "try": tries[c.attempt_index], "question": x, "reference": c.answer,
+             "answer_type": c.answer_type, "chunk_id": c.source_chunk_id, "context": c.context, **v}
         )  # fmt: skip
         tries[c.attempt_index] += 1
     pool = {
@@ -719,7 +720,10 @@ def pool_report(args: argparse.Namespace) -> dict[str, Any]:
     for f, p in zip(args.pool, pools, strict=True):
         if gaps := [r["id"] for r in p["questions"] if r["rule_gate"] and r["id"] not in good]:
             raise SystemExit(f"{f}: {len(gaps)} pool questions unlabelled, e.g. {gaps[0]}")
-    groups = {p["source"]: [p] for p in pools} | {"all": pools}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for p in pools:
+        groups.setdefault(p["source"], []).append(p)
+    groups["all"] = pools
     out: dict[str, Any] = {"labeller": sorted({r.get("labeller") or "" for r in labels.values()})}
     for name, ps in groups.items():
         # attempts are numbered per pool: offset them so two pools' attempts stay apart

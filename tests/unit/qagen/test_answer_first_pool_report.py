@@ -32,7 +32,7 @@ CONTEXT = "The harbour office of Valparaiso was opened in 1832 by Manuel Ortega.
 
 def _q(attempt: int, tr: int, text: str, gate: bool, reader: bool, llm: bool, p: float) -> dict:
     return {
-        "id": pool_id(text, CONTEXT), "attempt": attempt, "try": tr, "question": text,
+        "id": pool_id(text, "x", CONTEXT), "attempt": attempt, "try": tr, "question": text,
         "reference": "x", "context": CONTEXT, "rule_gate": gate, "reader_p": p,
         "reader_ok": reader, "llm_ok": llm,
     }  # fmt: skip
@@ -61,7 +61,7 @@ def _run(tmp_path: Path, labels: dict[str, Any]) -> dict[str, Any]:
     pool.write_text(json.dumps({"source": "demo", "attempts": 4, "questions": QUESTIONS}))
     sheet = tmp_path / "labels.jsonl"
     rows = [
-        {"id": pool_id(q, CONTEXT), "labeller": "test", "standalone": g, "answerable": g,
+        {"id": pool_id(q, "x", CONTEXT), "labeller": "test", "standalone": g, "answerable": g,
          "reference_correct": True}
         for q, g in labels.items()
     ]  # fmt: skip
