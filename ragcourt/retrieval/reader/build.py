@@ -91,7 +91,9 @@ def build_reader(
     tok = load_tokenizer(base / TOKENIZER_FILE)
     articles = load_squad(squad_path)
     fit, dev, left_out = split_articles(articles, held_out_paragraphs(squad2_path), recipe)
-    examples = build_examples(fit, recipe.questions_per_paragraph, recipe.seed)
+    examples = build_examples(
+        fit, recipe.questions_per_paragraph, recipe.seed, recipe.echo_vary_share
+    )
     if recipe.max_examples:  # a seeded sample of every fitting article, not the first ones
         random.Random(recipe.seed).shuffle(examples)
         examples = examples[: recipe.max_examples]
@@ -150,7 +152,7 @@ def build_reader(
 
 def dev_set(dev: list[Any], recipe: ReaderRecipe) -> list[Any]:
     """The dev examples the card measures: one question a paragraph, seeded by the recipe."""
-    return build_examples(dev, 1, recipe.seed + 1)
+    return build_examples(dev, 1, recipe.seed + 1, recipe.echo_vary_share)
 
 
 def remeasure_card(folder: Path, squad_path: Path, squad2_path: Path) -> dict[str, Any]:
@@ -158,7 +160,8 @@ def remeasure_card(folder: Path, squad_path: Path, squad2_path: Path) -> dict[st
     recipe rebuilds its dev split; the card's SHA-256 becomes the file's and its threshold and
     metrics the new measurement (build record kept). Returns the previous and the new card."""
     old = json.loads((folder / CARD_FILE).read_text(encoding="utf-8"))
-    recipe = ReaderRecipe(**old["record"]["recipe"])
+    # a card written before varied echoes existed was built without them
+    recipe = ReaderRecipe(**{"echo_vary_share": 0.0, **old["record"]["recipe"]})
     articles = load_squad(squad_path)
     _, dev, _ = split_articles(articles, held_out_paragraphs(squad2_path), recipe)
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,8 +11,10 @@ import pytest
 from ragcourt.retrieval.pair_scoring import parse_lines
 from ragcourt.retrieval.reader.examples import (
     ECHO_FORMS,
+    ECHO_LEAD_INS,
     ExampleBuilder,
     echo_text,
+    vary_echo,
     without_answer,
 )
 from ragcourt.retrieval.reader.question_edits import negate, swap_antonym, swap_entity
@@ -71,6 +73,21 @@ def _article() -> SquadArticle:
         "Normans", (PARA, other, third),
         ((*qs,), (SquadQuestion("What river is Paris on?", "Seine", other.index("Seine")),), ()),
     )  # fmt: skip
+
+
+def test_varied_echoes_add_no_word_but_a_lead_in_and_vary_their_surface() -> None:
+    q = "Who led the Norse raiders that settled in Normandy?"
+    rng = random.Random(3)
+    lead_words = {w.lower() for lead in ECHO_LEAD_INS for w in lead.split()}
+    seen = set()
+    for _ in range(300):
+        base = echo_text(q, rng.choice(ECHO_FORMS))
+        out = vary_echo(base, rng)
+        base_words = {w.strip("?.!,:").lower() for w in base.split()}
+        extra = {w.strip("?.!,:-").lower() for w in out.split()} - base_words - {""}
+        assert extra <= lead_words, (base, out)
+        seen.add((out.endswith("?"), out == out.lower(), out.split()[0] in lead_words))
+    assert len(seen) >= 5  # end marks, cases and lead-ins all vary
 
 
 def test_examples_negatives_never_hold_their_answer_and_positives_do() -> None:
