@@ -43,7 +43,7 @@ import statistics
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -657,7 +657,7 @@ def _share(k: int, n: int) -> dict[str, Any]:
     }
 
 
-GATE_KEEPS = {
+GATE_KEEPS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "llm": lambda r: r["llm_ok"],
     "reader": lambda r: r["reader_ok"],
     "llm_and_reader": lambda r: r["llm_ok"] and r["reader_ok"],
@@ -665,7 +665,10 @@ GATE_KEEPS = {
 
 
 def _gate_report(
-    questions: list[dict[str, Any]], attempts: int, good: dict[str, bool], keep: Any
+    questions: list[dict[str, Any]],
+    attempts: int,
+    good: dict[str, bool],
+    keep: Callable[[dict[str, Any]], bool],
 ) -> dict[str, Any]:
     """One gate on a pool. Per labelled question: kept, precision (good among kept), recall
     (kept among good). As the generator applies it: per attempt the first question (try order)
@@ -705,9 +708,10 @@ def _auc(good: list[bool], scores: list[float]) -> float | None:
 
 def pool_report(args: argparse.Namespace) -> dict[str, Any]:
     """Hand labels of ``pool`` runs joined to the gates' verdicts, per source and overall:
-    the share good (all three labels), each gate's :func:`_gate_report` and the AUC of the
-    reader's P(answerable) for good against bad questions. Every labelled row must be true/false
-    (else a one-line error), and every rule-gate-kept pool question labelled."""
+    the share meeting each label, the share good (all three), each gate's
+    :func:`_gate_report` (and how many kept questions fail each label) and the AUC of the
+    reader's P(answerable) for good against bad questions. Every labelled row must be
+    true/false (else a one-line error), and every rule-gate-kept pool question labelled."""
     labels: dict[str, dict[str, Any]] = {}
     for n, line in enumerate(args.labels.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
@@ -733,10 +737,14 @@ def pool_report(args: argparse.Namespace) -> dict[str, Any]:
         out[name] = {
             "attempts": attempts,
             "pool": len(pool),
+            "chunks": len({r["context"] for r in pool}),
+            **{k: _share(sum(labels[r["id"]][k] for r in pool), len(pool)) for k in LABELS},
             "good": _share(sum(good[r["id"]] for r in pool), len(pool)),
             "reader_auc": _auc([good[r["id"]] for r in pool], [r["reader_p"] for r in pool]),
-            **{g: _gate_report(qs, attempts, good, keep) for g, keep in GATE_KEEPS.items()},
         }
+        for g, keep in GATE_KEEPS.items():
+            failing = {k: sum(not labels[r["id"]][k] for r in pool if keep(r)) for k in LABELS}
+            out[name][g] = _gate_report(qs, attempts, good, keep) | {"kept_failing": failing}
     return out
 
 
