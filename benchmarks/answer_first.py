@@ -896,6 +896,20 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+RUNS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
+    "spans": bench_spans,
+    "generate": bench_generate,
+    "fit-roundtrip": bench_fit_roundtrip,
+    "span-priors": span_priors,
+    "label-sheet": label_sheet,
+    "blind-sheet": blind_sheet,
+    "labels": count_labels,
+    "verify-readers": verify_readers,
+    "pool": bench_pool,
+    "pool-report": pool_report,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -963,17 +977,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="plain, masked (model readers), trained (the trained answerability judge)",
     )
     args = ap.parse_args(argv)
-    runs = {
-        "spans": bench_spans,
-        "generate": bench_generate,
-        "fit-roundtrip": bench_fit_roundtrip,
-        "span-priors": span_priors,
-        "label-sheet": label_sheet,
-        "blind-sheet": blind_sheet,
-        "labels": count_labels,
-        "verify-readers": verify_readers,
-        "pool": bench_pool,
-        "pool-report": pool_report,
-    }
-    out = runs[args.what](args)
+    out = RUNS[args.what](args)
     print(json.dumps(out, indent=2, ensure_ascii=False))
