@@ -657,6 +657,27 @@ def _share(k: int, n: int) -> dict[str, Any]:
     }
 
 
+def by_chunk_95(
+    rows: Sequence[dict[str, Any]], hit: Callable[[dict[str, Any]], bool], reps: int = 2000
+) -> list[float] | None:
+    """95% percentile interval of the share of ``rows`` that ``hit``, resampling whole chunks
+    (``context``) with replacement, ``reps`` seeded draws: questions of one chunk are not
+    independent. None without rows."""
+    import numpy as np
+
+    counts: dict[str, list[int]] = {}
+    for r in rows:
+        c = counts.setdefault(r["context"], [0, 0])
+        c[0] += bool(hit(r))
+        c[1] += 1
+    if not counts:
+        return None
+    k, n = (np.array(v) for v in zip(*counts.values(), strict=True))
+    draws = np.random.default_rng(0).integers(0, len(k), size=(reps, len(k)))
+    shares = k[draws].sum(axis=1) / n[draws].sum(axis=1)
+    return [round(float(np.quantile(shares, q)), 3) for q in (0.025, 0.975)]
+
+
 GATE_KEEPS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "llm": lambda r: r["llm_ok"],
     "reader": lambda r: r["reader_ok"],
@@ -670,10 +691,10 @@ def _gate_report(
     good: dict[str, bool],
     keep: Callable[[dict[str, Any]], bool],
 ) -> dict[str, Any]:
-    """One gate on a pool. Per labelled question: kept, precision (good among kept), recall
-    (kept among good). As the generator applies it: per attempt the first question (try order)
-    the gate keeps is accepted when the rule gate keeps it too; yield = accepted / attempts,
-    and the share good among the accepted."""
+    """One gate on a pool. Per labelled question: kept, precision (good among kept; also
+    :func:`by_chunk_95`), recall (kept among good). As the generator applies it: per attempt
+    the first question (try order) the gate keeps is accepted when the rule gate keeps it
+    too; yield = accepted / attempts, and the share good among the accepted."""
     labelled = [r for r in questions if r["id"] in good]
     kept = [r for r in labelled if keep(r)]
     n_good = sum(good[r["id"]] for r in labelled)
@@ -689,9 +710,11 @@ def _gate_report(
     return {
         "kept": len(kept),
         "precision": _share(kept_good, len(kept)),
+        "precision_by_chunk_95": by_chunk_95(kept, lambda r: good[r["id"]]),
         "recall": _share(kept_good, n_good),
         "yield": _share(len(accepted), attempts),
         "accepted_good": _share(sum(good[r["id"]] for r in accepted), len(accepted)),
+        "accepted_good_by_chunk_95": by_chunk_95(accepted, lambda r: good[r["id"]]),
     }
 
 
@@ -740,6 +763,7 @@ def pool_report(args: argparse.Namespace) -> dict[str, Any]:
             "chunks": len({r["context"] for r in pool}),
             **{k: _share(sum(labels[r["id"]][k] for r in pool), len(pool)) for k in LABELS},
             "good": _share(sum(good[r["id"]] for r in pool), len(pool)),
+            "good_by_chunk_95": by_chunk_95(pool, lambda r: good[r["id"]]),
             "reader_auc": _auc([good[r["id"]] for r in pool], [r["reader_p"] for r in pool]),
         }
         for g, keep in GATE_KEEPS.items():

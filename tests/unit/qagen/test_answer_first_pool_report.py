@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 from _llm_testing import Messages, scripted_model
 
-from benchmarks.answer_first import _pool_verdicts, pool_id, pool_report
+from benchmarks.answer_first import _pool_verdicts, by_chunk_95, pool_id, pool_report
 from ragcourt.core.prompts import prompt
 from ragcourt.llm import Gateway
 from ragcourt.orchestration.params import Params, parse_params
@@ -157,3 +157,12 @@ def test_pool_verdicts_are_the_generators_round_trips_scripted_model(tmp_path: P
     assert [v["reader_ok"] for v in verdicts] == own["reader"]
     assert all(0 <= v["reader_p"] <= 1 for v in verdicts)
     assert all(v["rule_gate"] for v in verdicts)
+
+
+def test_chunk_bootstrap_resamples_whole_chunks() -> None:
+    rows = [{"context": c, "good": g} for c, g in (("a", 1), ("a", 1), ("b", 0), ("b", 0))]
+    # every draw is aa (1), bb (0) or a mix (1/2): the interval spans both chunks' shares
+    assert by_chunk_95(rows, lambda r: r["good"] == 1) == [0.0, 1.0]
+    one = [r for r in rows if r["context"] == "a"] + [{"context": "a", "good": 0}]
+    assert by_chunk_95(one, lambda r: r["good"] == 1) == [0.667, 0.667]  # one chunk: no spread
+    assert by_chunk_95([], lambda r: True) is None
