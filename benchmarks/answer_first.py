@@ -25,6 +25,13 @@ Two measurements:
   ``reference_correct`` (the span answers it); ``labels`` counts them (good = all three),
   with a Wilson 95% interval, per ``source`` and overall. ``blind-sheet`` writes the same rows
   from ``generate`` runs' JSON, shuffled, with only question, reference and chunk shown.
+* ``pool`` / ``pool-report``: round-trip candidates labelled blind. ``pool`` keeps every
+  question the writer wrote that passed its checks, with each gate's verdict on it (rule
+  gate, LLM round trip, trained reader) in ``--out``, and appends a blind sheet (question,
+  reference, chunk) to ``--sheet``; ``--source squad-reader-dev`` draws SQuAD paragraphs
+  only from the articles the shipped reader never fitted on. ``pool-report`` joins the
+  labelled sheet to the verdicts: per gate, precision and recall per question, and yield and
+  share good as the generator applies it.
 
     python -m benchmarks answer_first spans --paragraphs 200
     python -m benchmarks answer_first generate --attempts 6
