@@ -751,6 +751,8 @@ def pool_report(args: argparse.Namespace) -> dict[str, Any]:
             labels[row["id"]] = row
     good = {i: all(r[k] for k in LABELS) for i, r in labels.items()}
     pools = [json.loads(f.read_text(encoding="utf-8")) for f in args.pool]
+    if args.reader_dir:
+        pools = [_reread(p, args.reader_dir) for p in pools]
     for f, p in zip(args.pool, pools, strict=True):
         if gaps := [r["id"] for r in p["questions"] if r["rule_gate"] and r["id"] not in good]:
             raise SystemExit(f"{f}: {len(gaps)} pool questions unlabelled, e.g. {gaps[0]}")
@@ -777,6 +779,26 @@ def pool_report(args: argparse.Namespace) -> dict[str, Any]:
             failing = {k: sum(not labels[r["id"]][k] for r in pool if keep(r)) for k in LABELS}
             out[name][g] = _gate_report(qs, attempts, good, keep) | {"kept_failing": failing}
     return out
+
+
+def _reread(pool: dict[str, Any], reader_dir: Path) -> dict[str, Any]:
+    """``pool`` with the reader gate's verdicts of another reading model (``reader_dir``): the
+    generator's rule (P(answerable) >= that model's threshold, its span matching the reference
+    at the pool's ``roundtrip_f1`` and in its numbers), every question read alone."""
+    from ragcourt.qagen.roundtrip import numbers_agree, roundtrip_threshold, span_f1
+    from ragcourt.retrieval.reader.model import Reader
+
+    reader = Reader(reader_dir)
+    qs = pool["questions"]
+    reads = reader.read([r["question"] for r in qs], [r["context"] for r in qs])
+    out = []
+    for r, rd in zip(qs, reads, strict=True):
+        span, ref = rd.span or "", r["reference"]
+        match = span_f1(span, ref) >= roundtrip_threshold(span, ref, pool["roundtrip_f1"])
+        ok = rd.p_answerable >= reader.threshold and match and numbers_agree(span, ref)
+        out.append(r | {"reader_p": round(rd.p_answerable, 4), "reader_span": rd.span,
+                        "reader_ok": ok})  # fmt: skip
+    return pool | {"questions": out, "reader_sha256": reader.card.sha256}
 
 
 def _reads_back(phrase: str, span: str) -> bool:
@@ -958,6 +980,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     rp = sub.add_parser("pool-report", help="gates' precision, recall and yield on a pool")
     rp.add_argument("--pool", type=Path, action="append", required=True, help="pool JSON")
     rp.add_argument("--labels", type=Path, required=True, help="the labelled sheet (JSONL)")
+    rp.add_argument(
+        "--reader-dir",
+        type=Path,
+        default=None,
+        help="re-read the pool with this reading model (default: the verdicts stored)",
+    )
     fp = sub.add_parser("fit-roundtrip", help="fit roundtrip_f1 on SQuAD v1.1 train")
     fp.add_argument("--paragraphs", type=int, default=60)
     fp.add_argument("--model", default=None, help="reader model (default: qagen.answer_model)")
