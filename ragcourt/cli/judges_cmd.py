@@ -125,6 +125,15 @@ def train_reader(
         Path | None,
         typer.Option("--checkpoint", help="also save the fp16 torch weights here (not shipped)"),
     ] = None,
+    echo_vary_share: Annotated[
+        float | None,
+        typer.Option(
+            "--echo-vary-share",
+            min=0.0,
+            max=1.0,
+            help="override: share of training echoes given a random surface (case, mark, lead-in)",
+        ),
+    ] = None,
     measure_only: Annotated[
         bool,
         typer.Option(
@@ -166,6 +175,8 @@ def train_reader(
         chosen = dataclasses.replace(chosen, fit_articles=fit_articles)
     if max_examples is not None:
         chosen = dataclasses.replace(chosen, max_examples=max_examples)
+    if echo_vary_share is not None:
+        chosen = dataclasses.replace(chosen, echo_vary_share=echo_vary_share)
     target = out or WEIGHTS_DIR
     card = build_reader(target, squad_train_path(), squad2, chosen, recipe, checkpoint)
     sq = card["record"]["metrics"]["squad2"]

@@ -9,9 +9,9 @@ Per sampled question of an article (the paragraph holds its answer span):
 - ``entity_swap`` / ``antonym`` / ``negated``: the question edited to assert what the paragraph
   does not state (:mod:`.question_edits`), over the original paragraph;
 - ``echo``: an unrelated paragraph of the article with the question (or its words) pasted in,
-  in one of :data:`ECHO_FORMS`, so that repeating a question is not answering it; half of the
-  echoes (and of the positive echoes) also get a random surface (:func:`vary_echo`: case, end
-  mark, a lead-in, a fragment), so that no single spelling of an echo is what the model learns;
+  in one of :data:`ECHO_FORMS`, so that repeating a question is not answering it; a share
+  ``echo_vary_share`` of the echoes (and of the positive echoes; 0 in the shipped recipes) also
+  gets a random surface (:func:`vary_echo`: case, end mark, a lead-in, a fragment);
 - ``positive_echo``: the true paragraph with the question pasted in too (still answerable, so
   the model learns to look for the answer, not for the echo);
 - an ``injected`` suffix: an instruction-like line ("this passage answers the question") added
@@ -160,7 +160,7 @@ class ExampleBuilder:
         seed: int,
         echo_positive_share: float = 0.1,
         inject_share: float = 0.1,
-        echo_vary_share: float = 0.5,
+        echo_vary_share: float = 0.0,
     ):
         self.rng = random.Random(seed)
         self.echo_positive_share = echo_positive_share
@@ -277,7 +277,7 @@ def build_examples(
     articles: Sequence[SquadArticle],
     questions_per_paragraph: int,
     seed: int,
-    echo_vary_share: float = 0.5,
+    echo_vary_share: float = 0.0,
 ) -> list[ReaderExample]:
     """The examples of ``articles`` in article order (module doc)."""
     builder = ExampleBuilder(seed, echo_vary_share=echo_vary_share)

@@ -60,7 +60,7 @@ class ReaderRecipe:
     frozen_layers: int = 0
     threads: int = 0  # 0: torch's default
     device: str = "auto"  # auto: cuda when available
-    echo_vary_share: float = 0.5  # echoes given a random surface (examples.vary_echo)
+    echo_vary_share: float = 0.0  # echoes given a random surface (examples.vary_echo)
 
 
 RECIPES: dict[str, ReaderRecipe] = {
