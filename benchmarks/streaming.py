@@ -50,18 +50,22 @@ PRELUDE = (
 
 
 def run_step(work: Path, step: str) -> dict[str, float]:
-    """One stage in a child process: wall seconds and peak RSS (MB)."""
+    """One stage in a child process: wall seconds and peak RSS (MB). The child's stderr goes
+    to a file (a pipe read only after the child ends would block a child that logs more than
+    the pipe holds)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", PRELUDE + STEPS[step]],
-        cwd=work,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
+    log = work / f"{step}.stderr.log"
+    with log.open("wb") as err_file:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", PRELUDE + STEPS[step]],
+            cwd=work,
+            stdout=subprocess.DEVNULL,
+            stderr=err_file,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
-    err = proc.stderr.read().decode() if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
+        err = log.read_text(encoding="utf-8", errors="replace")
         raise SystemExit(f"{step} failed in {work}:\n{err[-2000:]}")
     return {"wall_s": round(wall, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024)}
 
