@@ -24,7 +24,8 @@ def read_batches(
     path: Path | str, table: str, size: int, columns: list[str] | None = None
 ) -> Iterator[pl.DataFrame]:
     """Frames of at most ``size`` rows of the Parquet file ``path`` (table ``table``), in
-    order; a missing file or column is a one-line error naming the file."""
+    order, fetched row group by row group (memory holds a batch and its groups, not the
+    file); a missing file or column is a one-line error naming the file."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     path = Path(path)
@@ -32,7 +33,10 @@ def read_batches(
         raise RagcourtError(f"{path}: input artifact not found (run the stage that makes it)")
     try:
         check(pl.DataFrame(schema=pl.read_parquet_schema(path)), table, path)
-        batches = pq.ParquetFile(path).iter_batches(batch_size=size, columns=columns)
+        # pre_buffer (pyarrow's default) fetches every row group of the read before the first
+        # batch: memory would hold the whole file.
+        reader = pq.ParquetFile(path, pre_buffer=False)
+        batches = reader.iter_batches(batch_size=size, columns=columns)
     except RagcourtError:
         raise
     except Exception as err:  # pyarrow raises several types for corrupt files

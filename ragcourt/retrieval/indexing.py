@@ -188,7 +188,7 @@ def chunk_batches(src: Path, size: int) -> Iterator[pl.DataFrame]:
     return read_batches(src, "chunks", size, columns=["chunk_id", "text"])
 
 
-def vector_batches(path: Path, size: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def vector_batches(path: Path, size: int = 8_192) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The embeddings table ``path`` as ``(vectors, labels)`` batches of ``size`` rows; a
     row's label is its chunk's ordinal (consecutive rows of one chunk_id share it)."""
     prev: str | None = None
