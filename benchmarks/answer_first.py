@@ -785,7 +785,7 @@ def _reread(pool: dict[str, Any], reader_dir: Path) -> dict[str, Any]:
     """``pool`` with the reader gate's verdicts of another reading model (``reader_dir``): the
     generator's rule (P(answerable) >= that model's threshold, its span matching the reference
     at the pool's ``roundtrip_f1`` and in its numbers), every question read alone."""
-    from ragcourt.qagen.roundtrip import numbers_agree, roundtrip_threshold, span_f1
+    from ragcourt.qagen.roundtrip import reads_back
     from ragcourt.retrieval.reader.model import Reader
 
     reader = Reader(reader_dir)
@@ -793,9 +793,8 @@ def _reread(pool: dict[str, Any], reader_dir: Path) -> dict[str, Any]:
     reads = reader.read([r["question"] for r in qs], [r["context"] for r in qs])
     out = []
     for r, rd in zip(qs, reads, strict=True):
-        span, ref = rd.span or "", r["reference"]
-        match = span_f1(span, ref) >= roundtrip_threshold(span, ref, pool["roundtrip_f1"])
-        ok = rd.p_answerable >= reader.threshold and match and numbers_agree(span, ref)
+        match, _ = reads_back(rd.span or "", r["reference"], pool["roundtrip_f1"])
+        ok = rd.p_answerable >= reader.threshold and match
         out.append(r | {"reader_p": round(rd.p_answerable, 4), "reader_span": rd.span,
                         "reader_ok": ok})  # fmt: skip
     return pool | {"questions": out, "reader_sha256": reader.card.sha256}

@@ -58,7 +58,7 @@ from ragcourt.qagen.roundtrip import (
     clean_phrase,
     contains_answer,
     longest_shared_run,
-    numbers_agree,
+    reads_back,
     roundtrip_threshold,
     span_f1,
 )
@@ -334,9 +334,7 @@ class AnswerFirstGenerator(Generator):
         best: dict[int, tuple[tuple[bool, float], str, str, float]] = {}
         for (c, q), r in zip(asked, readings, strict=True):
             span = r.span or ""
-            f1 = span_f1(span, c.answer or "")
-            need = roundtrip_threshold(span, c.answer or "", af.roundtrip_f1)
-            ok_span = f1 >= need and numbers_agree(span, c.answer or "")
+            ok_span, f1 = reads_back(span, c.answer or "", af.roundtrip_f1)
             if r.p_answerable >= threshold and ok_span:
                 accepted.append((c, q))
                 if c.reader_answer is None:
@@ -401,9 +399,8 @@ class AnswerFirstGenerator(Generator):
                 why = f"model call failed: {res.error}" if not res.ok else "empty reply"
                 error = error or (why, res.text or None)
                 continue
-            f1 = span_f1(phrase, c.answer or "")
-            need = roundtrip_threshold(phrase, c.answer or "", threshold)
-            if f1 >= need and numbers_agree(phrase, c.answer or ""):
+            match, f1 = reads_back(phrase, c.answer or "", threshold)
+            if match:
                 c.question, c.reader_answer, c.roundtrip_f1 = q, phrase, f1
                 return
             if best is None or f1 > best[0]:

@@ -165,3 +165,11 @@ def roundtrip_threshold(prediction: str, span: str, configured: float) -> float:
     """The F1 a reading needs: :data:`ZH_ROUNDTRIP_F1` when the pair is Chinese (the scale of
     :func:`span_f1` differs there), else ``configured`` (``qagen.answer_first.roundtrip_f1``)."""
     return ZH_ROUNDTRIP_F1 if _chinese(prediction, span) else configured
+
+
+def reads_back(span: str, reference: str, configured_f1: float) -> tuple[bool, float]:
+    """(match, F1): a reader's ``span`` reads ``reference`` back when its :func:`span_f1`
+    reaches :func:`roundtrip_threshold` and :func:`numbers_agree`."""
+    f1 = span_f1(span, reference)
+    need = roundtrip_threshold(span, reference, configured_f1)
+    return f1 >= need and numbers_agree(span, reference), f1

@@ -592,3 +592,14 @@ def test_trained_reader_round_trip_rejects_a_swapped_city(tmp_path: Path) -> Non
     with scripted_model("af-trained-city", script(writer=writes.__getitem__)) as m:
         res = _generate(_params(tmp_path, m.model, round_trip="reader", writer_tries=1))
     assert "1832" not in [a for refs in res.qa["reference_answers"].to_list() for a in refs]
+
+
+def test_reads_back_needs_the_f1_threshold_and_agreeing_numbers() -> None:
+    from ragcourt.qagen.roundtrip import reads_back
+
+    assert reads_back("Manuel Ortega", "Manuel Ortega", 0.5) == (True, 1.0)
+    assert reads_back("the Valparaiso", "Valparaiso", 0.5) == (True, 1.0)  # articles dropped
+    assert reads_back("port of Valparaiso", "Valparaiso", 0.5) == (True, 0.5)  # F1 at the bar
+    assert reads_back("Ortega and his crew", "Manuel Ortega", 0.5)[0] is False  # F1 0.4
+    match, f1 = reads_back("next 5 years", "next 10 years", 0.5)
+    assert not match and f1 > 0.5  # the F1 passes; the numbers do not
