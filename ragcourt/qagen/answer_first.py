@@ -235,21 +235,28 @@ class AnswerFirstGenerator(Generator):
     """One round of answer-first generation: write, check, read back, (closed book), filters."""
 
     def write_questions(self, batch: Sequence[Candidate]) -> None:
-        """``writer_tries`` questions per candidate's span, asked in one batch (try 0 at
+        """``writer_tries`` questions per candidate's span, in the writer templates of the
+        chunk's language where the prompt version has them, asked in one batch (try 0 at
         ``llm.temperature``/``llm.seed``, try t sampled at ``resample_temperature`` with seed
         ``llm.seed + t``: the tries of one span share their whole prompt, so the local model
         reads it once). The distinct tries that pass the lexical checks go to the round trip
         (only the first unless ``read_back_every_try``); when none passes, the last failure
         stays (no model call in the checks)."""
         af = self.q.answer_first
-        system = self._prompt("answer_first_question_system")
-        user = self._prompt("answer_first_question_user")
         llm = self.params.llm
+        codes = [self.language_code_of(c) for c in batch]
+        prompts = {
+            code: (
+                self._prompt_in("answer_first_question_system", code),
+                self._prompt_in("answer_first_question_user", code),
+            )
+            for code in set(codes)
+        }
         reqs = [
             ChatRequest.of(
                 self.roles.question,
-                system,
-                user.format(
+                prompts[code][0],
+                prompts[code][1].format(
                     context=tag(c.context, "text"),
                     answer=neutralise_tags(c.answer or ""),
                     sentence=neutralise_tags(c.long_reference or ""),
@@ -261,7 +268,7 @@ class AnswerFirstGenerator(Generator):
                 seed=llm.seed + t,
                 tag="qagen.answer_first.question",
             )
-            for c in batch
+            for c, code in zip(batch, codes, strict=True)
             for t in range(af.writer_tries)
         ]
         results = self.gw.chat(reqs, desc="qagen answer-first questions")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from ragcourt.core.prompts import prompt
+from ragcourt.core.prompts import has_prompt, prompt
 from ragcourt.corpus.language import (
     UNDETERMINED,
     detect_language,
@@ -75,13 +75,15 @@ Encoder = Callable[[list[str]], np.ndarray]
 
 
 MAX_QUESTION_CHARS = 300
-_LABEL = re.compile(r"^\s*(?:\*\*)?(?:question|q|answer|a)\s*\d*\s*[:.)-]\s*(?:\*\*)?\s*", re.I)
+_LABEL = re.compile(
+    r"^\s*(?:\*\*)?(?:question|q|answer|a|问题|答案)\s*\d*\s*[:：.)-]\s*(?:\*\*)?\s*", re.I
+)
 _ENUM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+")
 
 
 def clean_question(text: str) -> str | None:
     """The question in a user-agent reply: the first non-empty line, labels ('Question:',
-    '1.') and quotes removed, cut after its first question mark ('?' or full-width '？').
+    '问题：', '1.') and quotes removed, cut after its first question mark ('?' or full-width '？').
     None if nothing usable remains (fewer than 8 or more than ``MAX_QUESTION_CHARS``
     characters: a run-on reply is not a question)."""
     for line in text.strip().splitlines():
@@ -236,6 +238,20 @@ class Generator:
     def _prompt(self, name: str) -> str:
         return prompt("qagen", name, self.q.prompt_version, self.prompts_dir)
 
+    def _prompt_in(self, name: str, code: str) -> str:
+        """Template ``name_<code>`` (e.g. ``answer_first_question_system_zh``) where the prompt
+        version defines one for the context's language ``code``, else ``name``."""
+        own = f"{name}_{code}"
+        if has_prompt("qagen", own, self.q.prompt_version, self.prompts_dir):
+            return self._prompt(own)
+        return self._prompt(name)
+
+    @staticmethod
+    def language_code_of(c: Candidate) -> str:
+        """The context's language code: the CJK language of a mostly CJK chunk, else the
+        detector's (``und`` when it cannot tell)."""
+        return mostly_cjk_language(c.context) or detect_language(c.context).language
+
     def _examples_block(self, attempt_index: int) -> str:
         k = min(self.q.few_shot_k, len(self.examples))
         if k == 0:
@@ -260,7 +276,7 @@ class Generator:
         """English name of the context's language (the ``{language}`` prompt field: the CJK
         language of a mostly CJK chunk, else the detector's);
         warns once when it is not English and the writer template does not name it."""
-        code = mostly_cjk_language(c.context) or detect_language(c.context).language
+        code = self.language_code_of(c)
         if (
             code not in ("en", UNDETERMINED)
             and not self._warned_language

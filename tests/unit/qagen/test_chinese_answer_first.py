@@ -193,13 +193,13 @@ def _script(msgs: Messages) -> str:
     return READINGS.get(m.group(1), "不知道")
 
 
-def _params(tmp: Path, model: str) -> Params:
+def _params(tmp: Path, model: str, prompt_version: str = "v2-lang") -> Params:
     data = {
         "llm": {"model": model, "cache_dir": str(tmp / "cache"), "max_retries": 0,
                 "metrics_dir": str(tmp / "metrics")},
         "qagen": {"reference_chunking": "c256", "method": "answer_first", "n_items": 10,
                   "max_attempts": 10, "question_model": None, "answer_model": None,
-                  "prompt_version": "v2-lang", "filter_kinds": {},
+                  "prompt_version": prompt_version, "filter_kinds": {},
                   "answer_first": {"extractor": "rules", "spans_per_chunk": 8,
                                    "fill_lower_tiers": True, "round_trip": "llm",
                                    "gate": False}},
@@ -260,3 +260,29 @@ def test_mixed_latin_and_chinese_text_counts_each_character() -> None:
     assert question_quality_reason("Debian系统启动过程的启动级有多少级？") is None
     assert mostly_cjk_language("使用 dpkg 命令进行救援，sudo apt-get install foo") == "zh"
     assert mostly_cjk_language("The harbour office opened in 1832.") is None
+
+
+def test_a_chinese_chunk_gets_the_versions_chinese_writer_prompt(tmp_path: Path) -> None:
+    """v4-titled has Chinese writer templates: a Chinese chunk's writer reads them (its
+    examples and 答案 line), the reader keeps the version's one template; a '问题：' label is
+    cut from the reply. (v2-lang, used above, has none: the English templates.)"""
+    writer_zh = prompt("qagen", "answer_first_question_system_zh", "v4-titled", PROMPTS)
+    reader = prompt("qagen", "answer_first_reader_system", "v4-titled", PROMPTS)
+    seen: list[str] = []
+
+    def script(msgs: Messages) -> str:
+        system, user = msgs[0]["content"], msgs[-1]["content"]
+        if system == reader:
+            m = re.search(r"^Question: (.+)$", user, re.M)
+            assert m is not None
+            return READINGS.get(m.group(1), "不知道")
+        assert system == writer_zh, system[:80]
+        m = re.search(r"^答案：(.+)$", user, re.M)
+        assert m is not None and "标题：" in user
+        seen.append(m.group(1))
+        return "问题：" + QUESTIONS.get(m.group(1), "这是什么？")
+
+    with scripted_model("af-zh-prompt", script) as m:
+        res = _generate(_params(tmp_path, m.model, "v4-titled"))
+    assert "2025年5月15日" in seen
+    assert res.qa["question"].to_list() == [QUESTIONS["2025年5月15日"]]
