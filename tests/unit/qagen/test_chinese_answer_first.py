@@ -263,11 +263,11 @@ def test_mixed_latin_and_chinese_text_counts_each_character() -> None:
 
 
 def test_a_chinese_chunk_gets_the_versions_chinese_writer_prompt(tmp_path: Path) -> None:
-    """v4-titled has Chinese writer templates: a Chinese chunk's writer reads them (its
+    """v4-titled-zh has Chinese writer templates: a Chinese chunk's writer reads them (its
     examples and 答案 line), the reader keeps the version's one template; a '问题：' label is
     cut from the reply. (v2-lang, used above, has none: the English templates.)"""
-    writer_zh = prompt("qagen", "answer_first_question_system_zh", "v4-titled", PROMPTS)
-    reader = prompt("qagen", "answer_first_reader_system", "v4-titled", PROMPTS)
+    writer_zh = prompt("qagen", "answer_first_question_system_zh", "v4-titled-zh", PROMPTS)
+    reader = prompt("qagen", "answer_first_reader_system", "v4-titled-zh", PROMPTS)
     seen: list[str] = []
 
     def script(msgs: Messages) -> str:
@@ -283,6 +283,6 @@ def test_a_chinese_chunk_gets_the_versions_chinese_writer_prompt(tmp_path: Path)
         return "问题：" + QUESTIONS.get(m.group(1), "这是什么？")
 
     with scripted_model("af-zh-prompt", script) as m:
-        res = _generate(_params(tmp_path, m.model, "v4-titled"))
+        res = _generate(_params(tmp_path, m.model, "v4-titled-zh"))
     assert "2025年5月15日" in seen
     assert res.qa["question"].to_list() == [QUESTIONS["2025年5月15日"]]
