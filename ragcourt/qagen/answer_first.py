@@ -261,7 +261,7 @@ class AnswerFirstGenerator(Generator):
                     answer=neutralise_tags(c.answer or ""),
                     sentence=neutralise_tags(c.long_reference or ""),
                     title=neutralise_tags(c.doc_title or "(untitled)"),
-                    language=self.language_of(c),
+                    language=self.language_of(c, code),
                 ),
                 max_tokens=self.q.question_max_tokens,
                 temperature=llm.temperature if t == 0 else af.resample_temperature,

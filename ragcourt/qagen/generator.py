@@ -272,11 +272,11 @@ class Generator:
             tag=tag,
         )
 
-    def language_of(self, c: Candidate) -> str:
-        """English name of the context's language (the ``{language}`` prompt field: the CJK
-        language of a mostly CJK chunk, else the detector's);
-        warns once when it is not English and the writer template does not name it."""
-        code = self.language_code_of(c)
+    def language_of(self, c: Candidate, code: str | None = None) -> str:
+        """English name of the context's language (the ``{language}`` prompt field) of code
+        ``code``, by default :meth:`language_code_of`; warns once when it is not English and
+        the writer template does not name it."""
+        code = code or self.language_code_of(c)
         if (
             code not in ("en", UNDETERMINED)
             and not self._warned_language
