@@ -27,12 +27,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -49,12 +52,39 @@ PRELUDE = (
 )
 
 
-def run_step(work: Path, step: str) -> dict[str, float]:
-    """One stage in a child process: wall seconds and peak RSS (MB). The child's stderr goes
-    to a file (a pipe read only after the child ends would block a child that logs more than
-    the pipe holds)."""
+def _sample_rss(pid: int, trace: list[tuple[float, int]], t0: float) -> None:
+    """Append (seconds since ``t0``, resident MB) of process ``pid`` every half second until
+    it ends."""
+    status = Path(f"/proc/{pid}/status")
+    while True:
+        try:
+            text = status.read_text()
+        except OSError:
+            return
+        m = re.search(r"VmRSS:\s+(\d+)", text)
+        if m is None:  # a zombie: the child has ended
+            return
+        trace.append((time.perf_counter() - t0, int(m.group(1)) // 1024))
+        time.sleep(0.5)
+
+
+def rss_profile(trace: list[tuple[float, int]], wall: float, parts: int = 20) -> list[int]:
+    """The highest resident MB in each of ``parts`` equal slices of the wall time (0 where a
+    slice has no sample): where in the run the memory was held."""
+    out = [0] * parts
+    for t, mb in trace:
+        i = min(parts - 1, int(parts * t / wall)) if wall > 0 else 0
+        out[i] = max(out[i], mb)
+    return out
+
+
+def run_step(work: Path, step: str) -> dict[str, Any]:
+    """One stage in a child process: wall seconds, peak RSS (MB) and the RSS profile over the
+    run (:func:`rss_profile`). The child's stderr goes to a file (a pipe read only after the
+    child ends would block a child that logs more than the pipe holds)."""
     t0 = time.perf_counter()
     log = work / f"{step}.stderr.log"
+    trace: list[tuple[float, int]] = []
     with log.open("wb") as err_file:
         proc = subprocess.Popen(
             [sys.executable, "-c", PRELUDE + STEPS[step]],
@@ -62,12 +92,19 @@ def run_step(work: Path, step: str) -> dict[str, float]:
             stdout=subprocess.DEVNULL,
             stderr=err_file,
         )
+        sampler = threading.Thread(target=_sample_rss, args=(proc.pid, trace, t0), daemon=True)
+        sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
+        sampler.join(timeout=2)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         err = log.read_text(encoding="utf-8", errors="replace")
         raise SystemExit(f"{step} failed in {work}:\n{err[-2000:]}")
-    return {"wall_s": round(wall, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024)}
+    return {
+        "wall_s": round(wall, 1),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024),
+        "rss_mb_by_twentieth": rss_profile(trace, wall),
+    }
 
 
 def rows_of(work: Path) -> dict[str, int]:
