@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -181,16 +182,33 @@ READINGS = {  # question -> the reader's reply
 }
 
 
-def _script(msgs: Messages) -> str:
-    system, user = msgs[0]["content"], msgs[-1]["content"]
-    if system == WRITER:
-        m = re.search(r"^Answer: (.+)$", user, re.M)
+def scripted_roles(
+    writer: str,
+    reader: str,
+    answer_line: str = "Answer: ",
+    label: str = "",
+    seen: list[str] | None = None,
+) -> Callable[[Messages], str]:
+    """A model playing the writer (system ``writer``: the question for the span on its
+    ``answer_line``, after ``label``) and the reader (system ``reader``: :data:`READINGS`)."""
+
+    def reply(msgs: Messages) -> str:
+        system, user = msgs[0]["content"], msgs[-1]["content"]
+        if system == reader:
+            m = re.search(r"^Question: (.+)$", user, re.M)
+            assert m is not None
+            return READINGS.get(m.group(1), "不知道")
+        assert system == writer, system[:80]
+        m = re.search(f"^{re.escape(answer_line)}(.+)$", user, re.M)
         assert m is not None
-        return QUESTIONS.get(m.group(1), "这是什么？")
-    assert system == READER
-    m = re.search(r"^Question: (.+)$", user, re.M)
-    assert m is not None
-    return READINGS.get(m.group(1), "不知道")
+        if seen is not None:
+            seen.append(m.group(1))
+        return label + QUESTIONS.get(m.group(1), "这是什么？")
+
+    return reply
+
+
+_script = scripted_roles(WRITER, READER)
 
 
 def _params(tmp: Path, model: str, prompt_version: str = "v2-lang") -> Params:
@@ -269,18 +287,7 @@ def test_a_chinese_chunk_gets_the_versions_chinese_writer_prompt(tmp_path: Path)
     writer_zh = prompt("qagen", "answer_first_question_system_zh", "v4-titled-zh", PROMPTS)
     reader = prompt("qagen", "answer_first_reader_system", "v4-titled-zh", PROMPTS)
     seen: list[str] = []
-
-    def script(msgs: Messages) -> str:
-        system, user = msgs[0]["content"], msgs[-1]["content"]
-        if system == reader:
-            m = re.search(r"^Question: (.+)$", user, re.M)
-            assert m is not None
-            return READINGS.get(m.group(1), "不知道")
-        assert system == writer_zh, system[:80]
-        m = re.search(r"^答案：(.+)$", user, re.M)
-        assert m is not None and "标题：" in user
-        seen.append(m.group(1))
-        return "问题：" + QUESTIONS.get(m.group(1), "这是什么？")
+    script = scripted_roles(writer_zh, reader, "答案：", "问题：", seen)
 
     with scripted_model("af-zh-prompt", script) as m:
         res = _generate(_params(tmp_path, m.model, "v4-titled-zh"))
