@@ -48,6 +48,7 @@ STEPS = {
 }
 PRELUDE = (
     "from ragcourt.core.offline import apply; apply(); "
+    "from ragcourt.core.allocator import bound_heap; bound_heap(); "
     "from ragcourt.orchestration.params import load_params; P = load_params('params.yaml'); "
 )
 

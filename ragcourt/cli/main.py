@@ -33,6 +33,7 @@ from ragcourt.cli.kinds_cmd import kinds as kinds_command
 from ragcourt.cli.label_cmd import app as label_app
 from ragcourt.cli.profile_cmd import app as profile_app
 from ragcourt.cli.race_cmd import race as race_command
+from ragcourt.core.allocator import bound_heap
 from ragcourt.core.catalog import DEFAULT_PARAMS_FILE
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.offline import apply as apply_offline
@@ -63,9 +64,10 @@ console = cli_console()
 
 @app.callback()
 def _setup() -> None:
-    """Offline environment defaults before any command imports anything heavy; URLs redacted
-    in every log record."""
+    """Offline environment defaults and malloc settings before any command imports anything
+    heavy; URLs redacted in every log record."""
     apply_offline()
+    bound_heap()
     install_log_redaction()
 
 

@@ -2,12 +2,13 @@
 stages <name>``, the flows' ``__main__``): the offline environment, logging, the
 ``$DVC_STAGE`` partition, and one-line errors.
 
-``run_entry(main)`` applies the offline environment (:func:`ragcourt.core.offline.apply`),
-sets up logging, calls ``main()`` inside :func:`ragcourt.core.io.output_set` (a stage's
-outputs are renamed into place together, or not at all) and turns a :class:`RagcourtError`
-into one line on stderr (:func:`ragcourt.core.errors.error_line`: a newline in a user value
-is shown as ``\\n``) and exit code 2. :class:`StageFailed` (outputs written, error rows
-included, but too many model calls failed: see :mod:`ragcourt.core.failures`) exits 3.
+``run_entry(main)`` applies the offline environment (:func:`ragcourt.core.offline.apply`)
+and the malloc settings (:func:`ragcourt.core.allocator.bound_heap`), sets up logging, calls
+``main()`` inside :func:`ragcourt.core.io.output_set` (a stage's outputs are renamed into
+place together, or not at all) and turns a :class:`RagcourtError` into one line on stderr
+(:func:`ragcourt.core.errors.error_line`: a newline in a user value is shown as ``\\n``) and
+exit code 2. :class:`StageFailed` (outputs written, error rows included, but too many model
+calls failed: see :mod:`ragcourt.core.failures`) exits 3.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import sys
 from collections.abc import Callable, Collection
 
+from ragcourt.core.allocator import bound_heap
 from ragcourt.core.errors import RagcourtError, StageFailed, error_line
 from ragcourt.core.io import output_set
 from ragcourt.core.offline import apply as apply_offline
@@ -86,6 +88,7 @@ def run_entry(main: Callable[[], object]) -> None:
     exit 2; StageFailed -> 'ragcourt: stage failed: <msg>' and exit 3 (the code also goes to
     :func:`record_exit_code`)."""
     apply_offline()
+    bound_heap()
     setup_logging()
     try:
         with output_set():

@@ -23,6 +23,7 @@ from typing import Any
 from prefect import State, task
 from prefect.futures import PrefectFuture
 
+from ragcourt.core.allocator import bound_heap
 from ragcourt.core.errors import RagcourtError
 from ragcourt.core.io import output_set, sweep_stale_temps, write_json
 from ragcourt.core.offline import apply as apply_offline
@@ -75,9 +76,10 @@ def _record_accounts(call: StageCall, root: Path, params: Params, accounts: dict
 def run_stage(call: StageCall, workdir: str, params_path: str) -> dict[str, Any]:
     """Run the library function of the stage (declared in ``stages/``) on ``params`` and the call's
     partition, with fresh LLM accounts (temp files a killed run left beside the call's own
-    outputs removed first); check and stamp its outputs. The offline defaults are applied
-    first: a Dask worker started by hand has not run an entry point."""
+    outputs removed first); check and stamp its outputs. The offline defaults and the malloc
+    settings are applied first: a Dask worker started by hand has not run an entry point."""
     apply_offline()
+    bound_heap()
     root = Path(workdir)
     _enter(root)
     params = load_params(root / params_path)
