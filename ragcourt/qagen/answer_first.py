@@ -53,7 +53,7 @@ from ragcourt.qagen.generator import (
     Generator,
 )
 from ragcourt.qagen.params import QAGenParams
-from ragcourt.qagen.questions_zh import chinese_question_word_mismatch
+from ragcourt.qagen.questions_zh import chinese_question_word_mismatch, wh_draft
 from ragcourt.qagen.roundtrip import (
     clean_phrase,
     contains_answer,
@@ -231,6 +231,16 @@ def span_contexts(
     return SpanContexts(pl.DataFrame(rows, schema=SPAN_CONTEXT_SCHEMA), used, empty)
 
 
+def _draft(c: Candidate, code: str) -> str:
+    """The writer's draft question for a Chinese chunk (:func:`wh_draft`: the span's clause
+    with the span replaced by its question word), for templates that use ``{draft}``; empty
+    for other languages or a candidate without offsets."""
+    if code != "zh" or c.answer_start is None or c.answer_end is None:
+        return ""
+    start = c.answer_start - c.char_start
+    return wh_draft(c.context, start, c.answer_end - c.char_start, c.answer_type)
+
+
 class AnswerFirstGenerator(Generator):
     """One round of answer-first generation: write, check, read back, (closed book), filters."""
 
@@ -262,6 +272,7 @@ class AnswerFirstGenerator(Generator):
                     sentence=neutralise_tags(c.long_reference or ""),
                     title=neutralise_tags(c.doc_title or "(untitled)"),
                     language=self.language_of(c, code),
+                    draft=neutralise_tags(_draft(c, code)),
                 ),
                 max_tokens=self.q.question_max_tokens,
                 temperature=llm.temperature if t == 0 else af.resample_temperature,

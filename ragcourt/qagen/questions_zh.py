@@ -50,7 +50,8 @@ _QUANTITY = re.compile(r"多少|(?<![哪茶])几(?![乎何])|多[大长久高深
 # why and how: a reason or a manner is a clause, never a date, number, name or noun phrase
 _REASON_OR_MANNER = re.compile(r"为什么|为何|怎么|怎样|如何|何以")
 _SHARE = re.compile(r"[%％‰]|百分点|成$")  # a percentage or share
-_COUNT = re.compile(r"(?:多少|几)[家个名人种项件位次台辆户所座条]")  # counts things
+# counts things (多少个百分点 asks for a share: not a count)
+_COUNT = re.compile(r"(?:多少|几)[家个名人种项件位次台辆户所座条](?!百分点)")
 _TIME = re.compile(
     r"什么时候|何时|何年|哪一?年|哪一?天|哪一?日|哪个月|哪一?季度|几月|几号|几日"
     r"|什么(?:时间|日期|年份|月份)"
@@ -106,3 +107,47 @@ def chinese_question_word_mismatch(
     if (m := time or quantity) is not None:
         return f"a {answer_type} span, but the question asks '{m.group(0)}'"
     return None
+
+
+# Chinese asks in place (wh-in-situ): "三峡大坝于1994年动工" -> "三峡大坝于哪一年动工？". The
+# draft below is the span's clause with the span replaced by the question word of its type.
+_CLAUSE_END = "，,；;：:。！？!?\n"
+_NUMERAL = re.compile(
+    r"^(?:约|近|超过|逾|共|达|仅|大约|将近|不到)?[0-9０-９零〇一二三四五六七八九十两.．,，]+[多余]?"
+)
+_ORG_SUFFIX = re.compile(r"(公司|集团|企业|银行|工厂|医院|学校|大学)$")
+_QUESTION_WORD = {"person": "谁", "place": "哪里", "organization": "哪个机构"}
+
+
+def question_word(span: str, answer_type: str | None) -> str:
+    """The Chinese question word that asks for ``span`` of ``answer_type``: a number keeps its
+    unit (``２３９６２亿元`` -> ``多少亿元``, ``６％`` -> ``百分之多少``), a date its grain
+    (``1994年`` -> ``哪一年``, ``１月４日`` -> ``哪一天``), a company its kind (``哪家集团``);
+    a person ``谁``, a place ``哪里``, anything else ``什么``."""
+    span = span.strip()
+    if answer_type == "number":
+        if re.search(r"[%％]$", span):
+            return "百分之多少"
+        return "多少" + _NUMERAL.sub("", span)
+    if answer_type == "date":
+        if re.search(r"[日号]$", span):
+            return "哪一天"
+        if span.endswith("年"):
+            return "哪一年"
+        if span.endswith("月"):
+            return "哪个月"
+        return "什么时候"
+    if answer_type == "organization" and (m := _ORG_SUFFIX.search(span)) is not None:
+        return "哪家" + m.group(1)
+    return _QUESTION_WORD.get(answer_type or "", "什么")
+
+
+def wh_draft(context: str, start: int, end: int, answer_type: str | None) -> str:
+    """The clause of ``context`` around ``context[start:end]`` (between clause marks ``，；：。``)
+    with the span replaced by its :func:`question_word`, ending in ``？``: a draft question
+    that asks exactly for the span."""
+    left = max((context.rfind(ch, 0, start) for ch in _CLAUSE_END), default=-1) + 1
+    rights = [i for ch in _CLAUSE_END if (i := context.find(ch, end)) != -1]
+    right = min(rights) if rights else len(context)
+    word = question_word(context[start:end], answer_type)
+    return (context[left:start] + word + context[end:right]).strip() + "？"

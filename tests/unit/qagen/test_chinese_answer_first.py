@@ -293,3 +293,18 @@ def test_a_chinese_chunk_gets_the_versions_chinese_writer_prompt(tmp_path: Path)
         res = _generate(_params(tmp_path, m.model, "v4-titled-zh"))
     assert "2025年5月15日" in seen
     assert res.qa["question"].to_list() == [QUESTIONS["2025年5月15日"]]
+
+
+def test_the_draft_versions_writer_gets_each_spans_in_place_question(tmp_path: Path) -> None:
+    """v5-draft-zh's Chinese writer reads a draft line: the span's clause asked in place."""
+    from ragcourt.qagen.questions_zh import wh_draft
+
+    writer_zh = prompt("qagen", "answer_first_question_system_zh", "v5-draft-zh", PROMPTS)
+    reader = prompt("qagen", "answer_first_reader_system", "v5-draft-zh", PROMPTS)
+    drafts: list[str] = []
+    script = scripted_roles(writer_zh, reader, "初稿：", "", drafts)
+    with scripted_model("af-zh-draft", script) as m:
+        _generate(_params(tmp_path, m.model, "v5-draft-zh"))
+    start = CHUNK.index("2025年5月15日")
+    assert wh_draft(CHUNK, start, start + len("2025年5月15日"), "date") in drafts
+    assert "将于哪一天起下调存款准备金率0.5个百分点？" in drafts

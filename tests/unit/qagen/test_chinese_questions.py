@@ -1,6 +1,8 @@
 """Chinese question checks: a question that leans on its context (a demonstrative, the text,
 a table, the document's or the reader's voice) is not standalone, and a question word must
-fit the span's type; English questions get exactly the English rules' verdicts."""
+fit the span's type; English questions get exactly the English rules' verdicts. The writer's
+draft asks in place: the span's clause with the span replaced by the question word of its
+type."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from ragcourt.qagen.generator import NOT_STANDALONE, Candidate
 from ragcourt.qagen.questions_zh import (
     chinese_not_standalone_reason,
     chinese_question_word_mismatch,
+    question_word,
+    wh_draft,
 )
 
 
@@ -135,6 +139,7 @@ def test_the_chinese_question_word_fits_the_span_type(
         ("为什么日本银行降低官方利率？", "date", "１９８６年", False),
         ("有多少家企业的职工自愿认股？", "number", "９０％", False),  # a share, not a count
         ("改制企业中自愿认股的职工比例是多少？", "number", "９０％", True),
+        ("消费增长了多少个百分点？", "number", "１０个百分点", True),
         ("泰国将削减多少种产品的关税？", "number", "３４１９种", True),
     ],
 )
@@ -169,3 +174,49 @@ def test_check_question_rejects_a_mismatched_chinese_question_word_only() -> Non
     en = _candidate("When was the Royal College of Chemistry founded?", "1845", "number", en_ctx)
     gen.check_question(en)
     assert en.alive
+
+
+DRAFT_TEXT = (
+    "三峡大坝于1994年正式动工，2006年全线建成。消费者前11个月消费了２３９６２亿元，"
+    "增长了１０个百分点；改制企业中９０％的职工自愿认股。吉林市电力器材有限公司"
+    "的２００多名职工来到现场。张德江在纪念册上题字。"
+)
+
+
+@pytest.mark.parametrize(
+    ("span", "answer_type", "draft"),
+    [
+        ("1994年", "date", "三峡大坝于哪一年正式动工？"),
+        ("２３９６２亿元", "number", "消费者前11个月消费了多少亿元？"),
+        ("１０个百分点", "number", "增长了多少个百分点？"),
+        ("９０％", "number", "改制企业中百分之多少的职工自愿认股？"),
+        ("吉林市电力器材有限公司", "organization", "哪家公司的２００多名职工来到现场？"),
+        ("２００多名", "number", "吉林市电力器材有限公司的多少名职工来到现场？"),
+        ("张德江", "person", "谁在纪念册上题字？"),
+        ("纪念册", "noun_phrase", "张德江在什么上题字？"),
+    ],
+)
+def test_the_draft_asks_for_the_span_in_its_clause(span: str, answer_type: str, draft: str) -> None:
+    start = DRAFT_TEXT.index(span)
+    got = wh_draft(DRAFT_TEXT, start, start + len(span), answer_type)
+    assert got == draft
+    assert chinese_question_word_mismatch(got, answer_type, span) is None
+    assert span not in got
+
+
+@pytest.mark.parametrize(
+    ("span", "answer_type", "word"),
+    [
+        ("约800万册", "number", "多少万册"),  # a hedge and the digits go, the unit stays
+        ("五六十", "number", "多少"),
+        ("６％", "number", "百分之多少"),
+        ("１月４日", "date", "哪一天"),
+        ("７月", "date", "哪个月"),
+        ("八十年代初", "date", "什么时候"),
+        ("河北太行集团", "organization", "哪家集团"),
+        ("国家税务总局", "organization", "哪个机构"),
+        ("菲律宾", "place", "哪里"),
+    ],
+)
+def test_the_question_word_keeps_the_unit_and_grain(span: str, answer_type: str, word: str) -> None:
+    assert question_word(span, answer_type) == word
