@@ -13,6 +13,11 @@ of process CPU time, which other processes' load disturbs less than wall time.
 
     python -m benchmarks embed                          # minilm, c256
     python -m benchmarks embed --embedder mpnet --chunking c512 --repeats 2
+    python -m benchmarks embed --glibc-malloc       # without the stages' malloc settings
+
+The process takes the malloc settings every stage entry takes
+(:func:`ragcourt.core.allocator.bound_heap`) unless ``--glibc-malloc``: run both to see what
+they cost (one process each, since malloc's settings are per process).
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--corpus", default=str(ROOT / "data/corpus"))
+    ap.add_argument(
+        "--glibc-malloc", action="store_true", help="keep glibc's malloc defaults (no bound_heap)"
+    )
     args = ap.parse_args(argv)
 
     work, params_data = project_copy("bench_embed_")
@@ -42,6 +50,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             from ragcourt.core.offline import apply
 
             apply()  # offline env
+            if not args.glibc_malloc:
+                from ragcourt.core.allocator import bound_heap
+
+                bound_heap()
             from ragcourt.core import catalog
             from ragcourt.core.io import read_table
             from ragcourt.corpus import chunking as chunk
@@ -72,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             n = len(texts)
             print(f"bench_embed: {n} chunks ({args.chunking}), embedder {args.embedder} "
                   f"({spec.model}), batch size {spec.batch_size}, "
-                  f"{os.cpu_count()} CPUs")  # fmt: skip
+                  f"{os.cpu_count()} CPUs, malloc "
+                  f"{'glibc defaults' if args.glibc_malloc else 'bound_heap'}")  # fmt: skip
             print(f"  bare SentenceTransformer.encode : {bare:7.2f} s  {n / bare:7.1f} chunks/s")
             print(f"  embed stage (run)               : {stage:7.2f} s  {n / stage:7.1f} chunks/s")
             print(f"  throughput ratio stage/bare     : {bare / stage:.3f}  (target >= 0.9)")
