@@ -10,17 +10,21 @@ is unchanged.
 * :func:`chinese_not_standalone_reason`: a question that points at the text or a table
   (``文中``, ``上述``, ``表格中``), at something named before (a demonstrative: ``这``,
   ``这些``, ``该``, ``此``, ``那个``), names a day or year relative to the document's date
-  (``今天``, ``去年``, ``本月``), speaks in the document's voice (``我们``, ``我``) or to
-  its reader (``你``, ``您``: the manual's "you should..." copied into the question), or asks
-  what is talked about (``提到了什么``). Function words that hold those characters without
-  pointing (``应该``, ``因此``, ``如此``, ``彼此``, ``此外``, ``那么``, ``我国``) are not
-  matched.
+  (``今天``, ``去年``, ``上年``, ``当年``), speaks in the document's voice (``我们``,
+  ``我``, ``本报``) or to its reader (``你``, ``您``: the manual's "you should..." copied
+  into the question), or asks what is talked about (``提到了什么``). Function words that hold
+  those characters without pointing (``应该``, ``因此``, ``如此``, ``彼此``, ``此外``,
+  ``那么``, ``我国``) are not matched. Read in jieba words: a third-person pronoun (``它``,
+  ``他们``, ``其``) stands for someone the context named, and a question that opens with a
+  word continuing a sentence (``并``, ``而``, ``尽管``, ``比``, ``除了``) is a clause's tail.
 * :func:`chinese_question_word_mismatch`: the question word does not fit the span's type: a
   number span is asked with a quantity word (``多少``, ``几``, ``多大`` ...), a date span
   with a time word (``什么时候``, ``何时``, ``哪一年``, ``几月`` ...), and a name or noun
   phrase with neither (``什么时候`` asked of a priority value, ``多少`` asked of a name); a
   question asking why or how (``为什么``, ``为何``, ``如何``, ``怎样``) fits no span type, and
   a share (``90%``) is not asked as a count (``多少家企业``).
+* :func:`wh_draft`: the writer's draft, asked in place as Chinese asks (the span's clause
+  with the span replaced by its :func:`question_word`).
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ from __future__ import annotations
 import re
 
 from ragcourt.corpus.language import mostly_cjk_language
+from ragcourt.retrieval.bm25_tokens import jieba_tokens
 
 _POINTS_AT_TEXT = re.compile(
-    r"本文|文中|原文|上文|下文|前文|文章中|这篇文章|本段|段落中|本节|本章|上表|下表|表格中|表中"
+    r"本报|本文|文中|原文|上文|下文|前文|文章中|这篇文章|本段|段落中|本节|本章|上表|下表|表格中|表中"
     r"|图中|上图|下图|上述|前述|如下|下列|下面|上面|前面|以下(?=[哪的是])|给定的"
 )
 _DEMONSTRATIVE = re.compile(
@@ -40,7 +45,8 @@ _DEMONSTRATIVE = re.compile(
 # a day or year named relative to the document's own date (今天, 去年, 本月): news copied
 # into the question without the date it was written on
 _RELATIVE_TIME = re.compile(
-    r"今天|今日|昨天|昨日|明天|前天|今年|去年|明年|本月|上月|下月|本周|上周|近日|日前"
+    r"今天|今日|昨天|昨日|明天|前天|今年|去年|明年|前年|上年|本年|当年|次年|同年|当天|当日"
+    r"|本月|上月|下月|本周|上周|近日|日前"
 )
 _DOCUMENT_VOICE = re.compile(r"我们|咱们|笔者|(?<!自)我(?![国])")
 _READER = re.compile(r"(?<!迷)你|您")  # not 迷你 (mini)
@@ -73,6 +79,15 @@ _NOT_STANDALONE: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# jieba words: a third-person pronoun stands for someone the context named; a question that
+# opens with a word continuing a sentence (并, 而, 尽管, 比 ...) is the tail of a clause
+_PRONOUNS = frozenset({"它", "他", "她", "它们", "他们", "她们", "其", "及其"})
+_CONTINUES = frozenset(
+    {"尽管", "虽然", "但", "但是", "而", "而且", "并", "并且", "又", "也", "还", "才", "直到",
+     "除了", "比", "与", "同时", "以及", "其中", "然而", "于是"}
+)  # fmt: skip
+
+
 def chinese_not_standalone_reason(question: str) -> str | None:
     """Why a Chinese ``question`` is not self-contained (module docstring), or None (also for
     any question that is not Chinese)."""
@@ -81,6 +96,11 @@ def chinese_not_standalone_reason(question: str) -> str | None:
     for pattern, why in _NOT_STANDALONE:
         if (m := pattern.search(question)) is not None:
             return why.format(m.group(0))
+    words = jieba_tokens(question)
+    if (pronoun := next((w for w in words if w in _PRONOUNS), None)) is not None:
+        return f"stands '{pronoun}' for someone or something only the context names"
+    if words and words[0] in _CONTINUES:
+        return f"opens with '{words[0]}', the tail of a sentence the context holds"
     return None
 
 

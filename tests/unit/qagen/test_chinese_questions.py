@@ -62,6 +62,36 @@ def test_the_documents_and_the_readers_voice_and_what_is_discussed() -> None:
     assert "'今天'" in (not_standalone_reason("今天收盘时日元对美元的汇率是多少？") or "")
     assert "'去年'" in (not_standalone_reason("吉林省去年粮食总产是多少？") or "")
     assert not_standalone_reason("1997年吉林省粮食总产是多少？") is None
+    assert "'本报'" in (not_standalone_reason("本报讯魏德义创办的哪家集团依靠科技进步？") or "")
+    assert "'上年'" in (not_standalone_reason("全市出口比上年同期增长多少？") or "")
+
+
+@pytest.mark.parametrize(
+    ("question", "why"),
+    [
+        ("它白手起家，仅仅用了多少年时间？", "stands '它'"),
+        ("他们在哪一年创办了公司？", "stands '他们'"),
+        ("比1996年实际增长多少个百分点？", "opens with '比'"),
+        ("尽管亚洲部分地区自哪个月以来发生了金融动荡？", "opens with '尽管'"),
+        ("并低于政府制定的百分之多少的目标？", "opens with '并'"),
+        ("除了泰国，还有哪个国家得到救援？", "opens with '除了'"),
+    ],
+)
+def test_a_pronoun_or_a_clauses_tail_leans_on_the_context(question: str, why: str) -> None:
+    assert why in (not_standalone_reason(question) or "")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "比利时的首都是哪里？",  # 比利时 is one word: Belgium, not 比 (than)
+        "也门位于哪个半岛？",  # 也门: Yemen, not 也 (also)
+        "其他国家的出口增长了多少？",  # 其他: other, not 其 (its)
+        "吉林省委书记张德江来到哪家公司？",
+    ],
+)
+def test_words_that_hold_those_characters_stand_alone(question: str) -> None:
+    assert not_standalone_reason(question) is None
 
 
 @pytest.mark.parametrize(
