@@ -36,6 +36,7 @@ import numpy as np
 import polars as pl
 
 from ragcourt.core import catalog
+from ragcourt.core.allocator import release_free_memory
 from ragcourt.core.errors import ConfigError, RagcourtError
 from ragcourt.core.io import read_table, write_parquet, write_with
 from ragcourt.core.parquet_stream import BatchWriter, read_batches
@@ -244,6 +245,7 @@ def embed_stream(
             frame, _, st = embed_chunks(batch, spec, chunking, embedder)
             writer.write(frame)
             stats = merge_stats(stats, st)
+            release_free_memory()  # the batch's freed tensors: not kept resident
     if stats is None:
         raise RagcourtError(f"{src}: no chunks to embed")
     return stats
@@ -360,6 +362,7 @@ def embed_shard(spec: EmbedderSpec, src: Path, part: Part, chunking: str, embedd
                 frame, _, st = embed_chunks(batch, spec, chunking, embedder)
                 writer.write(frame)
                 stats = merge_stats(stats, st)
+                release_free_memory()
             assert stats is not None
             writer.metadata = {META_KEY: key, STATS_KEY: json.dumps(stats.to_json())}
 
