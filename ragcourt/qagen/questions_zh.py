@@ -133,7 +133,7 @@ def chinese_question_word_mismatch(
 # draft below is the span's clause with the span replaced by the question word of its type.
 _CLAUSE_END = "，,；;：:。！？!?\n"
 _NUMERAL = re.compile(
-    r"^(?:约|近|超过|逾|共|达|仅|大约|将近|不到)?[0-9０-９零〇一二三四五六七八九十两.．,，]+[多余]?"
+    r"^(?:约|近|超过|逾|共|达|仅|大约|将近|不到)?[0-9０-９零〇一二三四五六七八九十两.．·,，]+[多余]?"
 )
 _ORG_SUFFIX = re.compile(r"(公司|集团|企业|银行|工厂|医院|学校|大学)$")
 _QUESTION_WORD = {"person": "谁", "place": "哪里", "organization": "哪个机构"}

@@ -239,6 +239,7 @@ def test_the_draft_asks_for_the_span_in_its_clause(span: str, answer_type: str, 
     [
         ("约800万册", "number", "多少万册"),  # a hedge and the digits go, the unit stays
         ("五六十", "number", "多少"),
+        ("１３０·８７日元", "number", "多少日元"),  # a middle dot between digits: a decimal point
         ("６％", "number", "百分之多少"),
         ("１月４日", "date", "哪一天"),
         ("７月", "date", "哪个月"),
