@@ -7,7 +7,11 @@ Variants (each in its own child process, so each loads its own llama.cpp library
   ragcourt does on a CPU with AMX, where the AMX repacking path crashes);
 - ``portable``: a build without native flags (AVX2, no AVX-512, no AMX), extra buffer types on;
   given as ``--portable-site DIR``, a folder holding that build's ``llama_cpp`` package
-  (``pip install --no-deps --target DIR <wheel>``); skipped without it.
+  (``pip install --no-deps --target DIR <wheel>``); skipped without it;
+- any other build as ``--site LABEL=DIR`` (repeatable), extra buffer types on.
+
+"native" is the build installed in the running environment (on a CPU with AMX,
+``scripts/install.sh`` installs the portable one there).
 
 Each child loads the model, warms up, then times the evaluation of the prompt from an empty KV
 cache (prompt tok/s) and the greedy decoding of ``--max-tokens`` tokens one at a time, the end
@@ -38,11 +42,11 @@ offline.apply()
 from ragcourt.llm import local_provider as lp
 from ragcourt.llm.cpu_features import llama_system_info, use_extra_bufts
 
-name, max_tokens = sys.argv[1], int(sys.argv[2])
+name, max_tokens, repeat = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 system = "You are a careful assistant. Answer using only the context."
 context = ("Retrieval-augmented generation combines a retriever, which finds passages in a "
            "document collection, with a generator, which writes an answer conditioned on them. ")
-user = ("Context:\n" + context * 8 + "\nWrite the numbers from 1 to 200 in words, separated "
+user = ("Context:\n" + context * repeat + "\nWrite the numbers from 1 to 200 in words, separated "
         "by commas, and nothing else.")
 msgs = [{"role": "system", "content": system}, {"role": "user", "content": user}]
 lm = lp.get_model("local/" + name, None)
@@ -85,13 +89,13 @@ class ChildResult(TypedDict):
 
 
 def run_child(
-    model: str, max_tokens: int, env_extra: dict[str, str], site: str | None
+    model: str, max_tokens: int, env_extra: dict[str, str], site: str | None, repeat: int = 8
 ) -> ChildResult:
     env = dict(os.environ, **env_extra)
     root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (site, root, env.get("PYTHONPATH")) if p)
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, model, str(max_tokens)],
+        [sys.executable, "-c", CHILD, model, str(max_tokens), str(repeat)],
         capture_output=True,
         text=True,
         env=env,
@@ -109,6 +113,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--max-tokens", type=int, default=48)
     ap.add_argument("--portable-site", default=None)
+    ap.add_argument("--site", action="append", default=[], metavar="LABEL=DIR")
+    ap.add_argument(
+        "--context-repeat", type=int, default=8, help="copies of the context sentence (length)"
+    )
     args = ap.parse_args(argv)
     variants: list[tuple[str, dict[str, str], str | None]] = [
         ("native", {"RAGCOURT_LLAMA_EXTRA_BUFTS": "1"}, None),
@@ -116,11 +124,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     ]
     if args.portable_site:
         variants.append(("portable", {"RAGCOURT_LLAMA_EXTRA_BUFTS": "1"}, args.portable_site))
+    for spec in args.site:
+        label, sep, site = spec.partition("=")
+        if not sep or not label or not site:
+            raise SystemExit(f"--site {spec!r}: expected LABEL=DIR")
+        variants.append((label, {"RAGCOURT_LLAMA_EXTRA_BUFTS": "1"}, site))
     runs: dict[str, list[ChildResult]] = {v[0]: [] for v in variants}
     for rep in range(args.repeats):
         order = variants[rep % len(variants) :] + variants[: rep % len(variants)]
         for label, env, site in order:
-            runs[label].append(run_child(args.model, args.max_tokens, env, site))
+            runs[label].append(
+                run_child(args.model, args.max_tokens, env, site, args.context_repeat)
+            )
     base_p = statistics.median(r["prompt_tps"] for r in runs["native"])
     base_g = statistics.median(r["gen_tps"] for r in runs["native"])
     texts = {label: {r["text"] for r in rs} for label, rs in runs.items()}
