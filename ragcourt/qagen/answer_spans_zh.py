@@ -27,7 +27,10 @@ Chinese question set is at hand to fit them: dates, numbers with a unit and enti
 or more words are tier 0, a bare number and a one-word entity tier 1, noun phrases tier 2; a
 entity next to an enumeration mark (``、``, ``和``, ``与``, ``及``) drops one tier, as
 English list members do, and a noun phrase there is no candidate (one item of a list is a
-partial answer).
+partial answer). A span whose clause names nothing else (no :func:`anchors`: ``全市改制企业
+90%以上职工自愿认股``) moves :data:`UNANCHORED_SHIFT` tiers down, below every anchored span:
+its question can only say "the city" or "the company", which the reader of the question does
+not know (``docs/results/languages.md``, "Questions that name something").
 """
 
 from __future__ import annotations
@@ -43,6 +46,14 @@ from ragcourt.corpus.answer_match import fold_width
 from ragcourt.qagen.answer_spans import NOUN_PHRASE_TIER, AnswerSpan
 
 MAX_SPAN_CHARS = 16
+#: how many tiers a span whose clause has no :func:`anchors` moves down (below every tier)
+UNANCHORED_SHIFT = NOUN_PHRASE_TIER + 1
+_CLAUSE_END = "，,；;：:。！？!?\n"
+# what names one particular thing: a person, place, organisation or other proper name, a word
+# in Latin letters (Debian, LANG), a year written in full (1996年, 一九九六年) or a 《title》
+_ANCHOR_FLAGS = ("nr", "ns", "nt", "nz", "eng")
+_FULL_YEAR = re.compile(r"(?:[0-9０-９]{4}|[〇零一二三四五六七八九]{4})年(?!代)")
+_BOOK_TITLE = re.compile(r"《[^》]{1,40}》")
 _SENTENCE_END = re.compile(r"[。！？!?；;]|\n\s*\n")  # a single line break only wraps
 _DIG = "[0-9０-９]"
 _CN = "[〇零一二三四五六七八九十两]"
@@ -114,6 +125,25 @@ def _words(text: str) -> list[tuple[int, int, str]]:
         out.append((pos, pos + len(word), flag))
         pos += len(word)
     return out
+
+
+def clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """(left, right) of the clause of ``text`` around ``text[start:end]``: between the clause
+    marks (``，；：。！？`` and a line break) before ``start`` and after ``end``."""
+    left = max((text.rfind(ch, 0, start) for ch in _CLAUSE_END), default=-1) + 1
+    rights = [i for ch in _CLAUSE_END if (i := text.find(ch, end)) != -1]
+    return left, min(rights) if rights else len(text)
+
+
+def anchors(text: str, skip: tuple[int, int] = (0, 0)) -> list[str]:
+    """What ``text`` names that is one particular thing (see ``_ANCHOR_FLAGS``): jieba words
+    tagged ``nr``/``ns``/``nt``/``nz``/``eng``, full years and 《titles》, in text order; one
+    overlapping ``text[skip[0]:skip[1]]`` (the answer) does not count."""
+    folded = fold_width(text)
+    found = [(s, e) for s, e, f in _words(text) if f.startswith(_ANCHOR_FLAGS)]
+    found += [m.span() for m in _FULL_YEAR.finditer(folded)]
+    found += [m.span() for m in _BOOK_TITLE.finditer(folded)]
+    return [text[s:e] for s, e in sorted(found) if not (s < skip[1] and skip[0] < e)]
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
@@ -235,6 +265,9 @@ def chinese_spans(text: str, max_words: int = 5) -> list[AnswerSpan]:
             continue  # one item of a list (经济手段、法律手段): a partial answer
         listed = kind in _LISTABLE and beside_mark
         tier = min(tier + listed, NOUN_PHRASE_TIER)
+        left, right = clause_bounds(text, s, e)
+        if not anchors(text[left:right], (s - left, e - left)):
+            tier += UNANCHORED_SHIFT
         out.append(AnswerSpan(text[s:e], s, e, kind, sent[0], sent[1], tier, listed))
     seen: set[str] = set()
     unique = []

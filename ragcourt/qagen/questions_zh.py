@@ -17,6 +17,10 @@ is unchanged.
   ``那么``, ``我国``) are not matched. Read in jieba words: a third-person pronoun (``它``,
   ``他们``, ``其``) stands for someone the context named, and a question that opens with a
   word continuing a sentence (``并``, ``而``, ``尽管``, ``比``, ``除了``) is a clause's tail.
+  Last, a question that names nothing particular (no
+  :func:`~ragcourt.qagen.answer_spans_zh.anchors`: no person, place, organisation, Latin-letter
+  name, full year or 《title》) leans on the context for what it is about: ``全市改制企业百分之
+  多少以上职工自愿认股？`` (which city?), ``结合什么的发展？``.
 * :func:`chinese_question_word_mismatch`: the question word does not fit the span's type: a
   number span is asked with a quantity word (``多少``, ``几``, ``多大`` ...), a date span
   with a time word (``什么时候``, ``何时``, ``哪一年``, ``几月`` ...), and a name or noun
@@ -32,6 +36,7 @@ from __future__ import annotations
 import re
 
 from ragcourt.corpus.language import mostly_cjk_language
+from ragcourt.qagen.answer_spans_zh import anchors, clause_bounds
 from ragcourt.retrieval.bm25_tokens import jieba_tokens
 
 _POINTS_AT_TEXT = re.compile(
@@ -101,6 +106,8 @@ def chinese_not_standalone_reason(question: str) -> str | None:
         return f"stands '{pronoun}' for someone or something only the context names"
     if words and words[0] in _CONTINUES:
         return f"opens with '{words[0]}', the tail of a sentence the context holds"
+    if not anchors(question):
+        return "names no person, place, organisation, title or year: only the context says which"
     return None
 
 
@@ -131,7 +138,6 @@ def chinese_question_word_mismatch(
 
 # Chinese asks in place (wh-in-situ): "三峡大坝于1994年动工" -> "三峡大坝于哪一年动工？". The
 # draft below is the span's clause with the span replaced by the question word of its type.
-_CLAUSE_END = "，,；;：:。！？!?\n"
 _NUMERAL = re.compile(
     r"^(?:约|近|超过|逾|共|达|仅|大约|将近|不到)?[0-9０-９零〇一二三四五六七八九十两.．·,，]+[多余]?"
 )
@@ -166,8 +172,6 @@ def wh_draft(context: str, start: int, end: int, answer_type: str | None) -> str
     """The clause of ``context`` around ``context[start:end]`` (between clause marks ``，；：。``)
     with the span replaced by its :func:`question_word`, ending in ``？``: a draft question
     that asks exactly for the span."""
-    left = max((context.rfind(ch, 0, start) for ch in _CLAUSE_END), default=-1) + 1
-    rights = [i for ch in _CLAUSE_END if (i := context.find(ch, end)) != -1]
-    right = min(rights) if rights else len(context)
+    left, right = clause_bounds(context, start, end)
     word = question_word(context[start:end], answer_type)
     return (context[left:start] + word + context[end:right]).strip() + "？"

@@ -20,7 +20,7 @@ from ragcourt.corpus.answer_match import fold_width
 from ragcourt.llm import Gateway
 from ragcourt.orchestration.params import Params, parse_params
 from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
-from ragcourt.qagen.answer_spans_zh import chinese_spans
+from ragcourt.qagen.answer_spans_zh import UNANCHORED_SHIFT, chinese_spans
 from ragcourt.qagen.roundtrip import (
     canonical_numbers,
     clean_phrase,
@@ -65,6 +65,17 @@ NEWS = (
     "位于河南的中国一拖集团有限责任公司面向市场。日本银行从１９８６年起，数次降低官方利率。"
     "泡沫经济主要由８０年代以来的政策所致。国家计委和财政部联合发文，各级干部要带头执行。"
 )
+
+
+def test_a_span_whose_clause_names_nothing_else_drops_below_every_anchored_one() -> None:
+    text = (
+        "全市改制企业90%以上职工自愿认股。"
+        "吉林省委书记张德江来到只有200多名职工的吉林市电力器材有限公司。"
+    )
+    tiers = {s.text: s.tier for s in chinese_spans(text)}
+    assert tiers["90%"] >= UNANCHORED_SHIFT  # which city? its clause names nothing
+    assert tiers["200多名"] == 0  # 张德江 and 吉林 name who and where
+    assert max(t for t in tiers.values() if t < UNANCHORED_SHIFT) < UNANCHORED_SHIFT
 
 
 def test_chinese_news_spans_name_organisations_and_skip_decades() -> None:

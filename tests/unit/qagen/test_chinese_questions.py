@@ -10,6 +10,7 @@ import pytest
 
 from ragcourt.orchestration.params import parse_params
 from ragcourt.qagen.answer_first import QUESTION_TYPE, AnswerFirstGenerator
+from ragcourt.qagen.answer_spans_zh import anchors
 from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.generator import NOT_STANDALONE, Candidate
 from ragcourt.qagen.questions_zh import (
@@ -85,8 +86,8 @@ def test_a_pronoun_or_a_clauses_tail_leans_on_the_context(question: str, why: st
     "question",
     [
         "比利时的首都是哪里？",  # 比利时 is one word: Belgium, not 比 (than)
-        "也门位于哪个半岛？",  # 也门: Yemen, not 也 (also)
-        "其他国家的出口增长了多少？",  # 其他: other, not 其 (its)
+        "也门和阿曼位于哪个半岛？",  # 也门: Yemen, not 也 (also)
+        "其他国家对日本的出口增长了多少？",  # 其他: other, not 其 (its)
         "吉林省委书记张德江来到哪家公司？",
     ],
 )
@@ -99,7 +100,7 @@ def test_words_that_hold_those_characters_stand_alone(question: str) -> None:
     [
         "应该如何配置 sudo 才能让普通用户执行管理命令？",  # 应该: should, not 该 (that)
         "因此 Debian 默认使用哪个初始化系统？",  # 因此: therefore
-        "彼此独立的两个分区各用什么文件系统？",  # 彼此: each other
+        "Debian 安装时彼此独立的两个分区各用什么文件系统？",  # 彼此: each other
         "迷你 Debian 系统在内存中运行什么？",  # 迷你: mini, not 你
         "我国2024年国内生产总值增长了多少？",  # 我国: China, not the document's 我
         "那么 testing 版的代码名叫什么？",  # 那么: then
@@ -251,3 +252,40 @@ def test_the_draft_asks_for_the_span_in_its_clause(span: str, answer_type: str, 
 )
 def test_the_question_word_keeps_the_unit_and_grain(span: str, answer_type: str, word: str) -> None:
     assert question_word(span, answer_type) == word
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "全市改制企业百分之多少以上职工自愿认股？",  # which city?
+        "结合什么的发展？",  # a clause's fragment: whose development?
+        "一位多少岁的退伍兵？",
+        "产品市场占有率达百分之多少以上？",  # whose products?
+    ],
+)
+def test_a_chinese_question_that_names_nothing_leans_on_its_context(question: str) -> None:
+    why = chinese_not_standalone_reason(question)
+    assert why is not None and why.startswith("names no person, place")
+
+
+@pytest.mark.parametrize(
+    ("question", "anchor"),
+    [
+        ("日本银行从哪一年起降低官方利率？", "日本银行"),  # an organisation
+        ("全国优秀退伍军人魏德义创办的哪家集团依靠科技进步？", "魏德义"),  # a person
+        ("１９９６年哪个地区遭受特大洪灾？", "１９９６年"),  # a full year, full width
+        ("《红楼梦》的作者是谁？", "《红楼梦》"),  # a title
+        ("Debian 的启动过程有多少个运行级？", "Debian"),  # a Latin-letter name
+    ],
+)
+def test_a_question_that_names_one_thing_is_anchored(question: str, anchor: str) -> None:
+    assert anchor in anchors(question)
+    assert chinese_not_standalone_reason(question) is None
+
+
+def test_the_answer_is_no_anchor_of_its_own_clause() -> None:
+    clause = "听了董事长徐柏玉介绍"
+    start = clause.index("徐柏玉")
+    assert anchors(clause) == ["徐柏玉"]
+    assert anchors(clause, (start, start + 3)) == []
+    assert anchors("其他国家的出口增长了多少") == []
