@@ -135,15 +135,26 @@ def clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     return left, min(rights) if rights else len(text)
 
 
+def _anchor_spans(text: str, words: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """(start, end) of what ``text`` names that is one particular thing, in text order."""
+    folded = fold_width(text)
+    found = [(s, e) for s, e, f in words if f.startswith(_ANCHOR_FLAGS)]
+    found += [m.span() for m in _FULL_YEAR.finditer(folded)]
+    found += [m.span() for m in _BOOK_TITLE.finditer(folded)]
+    return sorted(found)
+
+
+def _anchored(marks: list[tuple[int, int]], lo: int, hi: int, skip: tuple[int, int]) -> bool:
+    """Whether an anchor of ``marks`` lies inside ``[lo, hi)`` and off ``skip`` (the answer)."""
+    return any(lo <= s and e <= hi and not (s < skip[1] and skip[0] < e) for s, e in marks)
+
+
 def anchors(text: str, skip: tuple[int, int] = (0, 0)) -> list[str]:
     """What ``text`` names that is one particular thing (see ``_ANCHOR_FLAGS``): jieba words
     tagged ``nr``/``ns``/``nt``/``nz``/``eng``, full years and 《titles》, in text order; one
     overlapping ``text[skip[0]:skip[1]]`` (the answer) does not count."""
-    folded = fold_width(text)
-    found = [(s, e) for s, e, f in _words(text) if f.startswith(_ANCHOR_FLAGS)]
-    found += [m.span() for m in _FULL_YEAR.finditer(folded)]
-    found += [m.span() for m in _BOOK_TITLE.finditer(folded)]
-    return [text[s:e] for s, e in sorted(found) if not (s < skip[1] and skip[0] < e)]
+    marks = _anchor_spans(text, _words(text))
+    return [text[s:e] for s, e in marks if _anchored([(s, e)], 0, len(text), skip)]
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
@@ -248,6 +259,7 @@ def chinese_spans(text: str, max_words: int = 5) -> list[AnswerSpan]:
     repeated is kept once, at its first occurrence."""
     sents = _sentences(text)
     words = _words(text)
+    marks = _anchor_spans(text, words)
     taken: list[tuple[int, int]] = []
     out: list[AnswerSpan] = []
     for s, e, kind, tier in _candidates(text):
@@ -265,8 +277,7 @@ def chinese_spans(text: str, max_words: int = 5) -> list[AnswerSpan]:
             continue  # one item of a list (经济手段、法律手段): a partial answer
         listed = kind in _LISTABLE and beside_mark
         tier = min(tier + listed, NOUN_PHRASE_TIER)
-        left, right = clause_bounds(text, s, e)
-        if not anchors(text[left:right], (s - left, e - left)):
+        if not _anchored(marks, *clause_bounds(text, s, e), (s, e)):
             tier += UNANCHORED_SHIFT
         out.append(AnswerSpan(text[s:e], s, e, kind, sent[0], sent[1], tier, listed))
     seen: set[str] = set()
