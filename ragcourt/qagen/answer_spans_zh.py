@@ -137,10 +137,9 @@ def clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
 
 def _anchor_spans(text: str, words: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
     """(start, end) of what ``text`` names that is one particular thing, in text order."""
-    folded = fold_width(text)
     found = [(s, e) for s, e, f in words if f.startswith(_ANCHOR_FLAGS)]
-    found += [m.span() for m in _FULL_YEAR.finditer(folded)]
-    found += [m.span() for m in _BOOK_TITLE.finditer(folded)]
+    found += [m.span() for m in _FULL_YEAR.finditer(text)]  # full-width digits included
+    found += [m.span() for m in _BOOK_TITLE.finditer(text)]
     return sorted(found)
 
 
@@ -154,7 +153,7 @@ def anchors(text: str, skip: tuple[int, int] = (0, 0)) -> list[str]:
     tagged ``nr``/``ns``/``nt``/``nz``/``eng``, full years and 《titles》, in text order; one
     overlapping ``text[skip[0]:skip[1]]`` (the answer) does not count."""
     marks = _anchor_spans(text, _words(text))
-    return [text[s:e] for s, e in marks if _anchored([(s, e)], 0, len(text), skip)]
+    return [text[s:e] for s, e in marks if not (s < skip[1] and skip[0] < e)]
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
