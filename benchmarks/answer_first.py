@@ -195,6 +195,8 @@ def _generation_setup(args: argparse.Namespace, qagen_seed: int | None = None) -
         af["document_titles"] = False
     if args.round_trip:
         af["round_trip"] = args.round_trip
+    if args.ask_in_place is not None:
+        af["ask_in_place"] = args.ask_in_place
     params = parse_params(raw)
     q = params.qagen
     if args.source in ("squad", "squad-reader-dev"):
@@ -244,8 +246,11 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
         "frequent_span_share": q.answer_first.frequent_span_share,
         "document_titles": q.answer_first.document_titles,
         "round_trip": q.answer_first.round_trip,
+        "ask_in_place": q.answer_first.ask_in_place,
         "model": params.llm.resolve(q.question_model),
         "extractor": resolve_extractor(args.extractor),
+        "chunks_read": spans.chunks_used,
+        "spans_not_askable": spans.spans_not_askable,
         "attempts": s.attempts,
         "accepted": s.accepted,
         "yield": round(s.acceptance_rate, 3),
@@ -927,6 +932,13 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
         default=None,
         choices=["reader", "llm", "both"],
         help="qagen.answer_first.round_trip (default: params)",
+    )
+    p.add_argument(
+        "--ask-in-place",
+        nargs="*",
+        default=None,
+        metavar="LANG",
+        help="qagen.answer_first.ask_in_place: languages asked in place by rule (default: params)",
     )
     p.add_argument(
         "--no-titles",

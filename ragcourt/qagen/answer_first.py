@@ -7,7 +7,9 @@ written for it, and the pair is kept only if the question, read back, gives the 
    one per answer span of the chunk's extractor (:mod:`ragcourt.qagen.span_languages`:
    Chinese by jieba, other text by :mod:`ragcourt.qagen.answer_spans`; types diversified,
    seeded per chunk id), until ``max_attempts`` candidates exist.
-2. The writer (``qagen.question_model``) writes one question whose answer is the span. It is
+2. The writer (``qagen.question_model``) writes one question whose answer is the span; in a
+   language of ``ask_in_place`` the question is built by rule from the span's sentence instead
+   (:mod:`ragcourt.qagen.in_place_zh`, no model call, no copy check). It is
    rejected when unusable (``question_generation_error``), when it points at "the text"
    (``question_not_standalone``), holds the answer (``question_contains_answer``), is a
    Chinese question whose question word does not fit the span's type
@@ -49,11 +51,17 @@ from ragcourt.qagen.answer_spans import choose_spans, demote_frequent, resolve_e
 from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.generator import (
     NOT_STANDALONE,
+    QUESTION_ERROR,
     Candidate,
     Generator,
 )
+from ragcourt.qagen.in_place_zh import askable_spans, in_place_question
 from ragcourt.qagen.params import QAGenParams
-from ragcourt.qagen.questions_zh import chinese_question_word_mismatch, wh_draft
+from ragcourt.qagen.questions_zh import (
+    chinese_question_word_mismatch,
+    wh_draft,
+    with_asked_unit,
+)
 from ragcourt.qagen.roundtrip import (
     clean_phrase,
     contains_answer,
@@ -62,7 +70,7 @@ from ragcourt.qagen.roundtrip import (
     roundtrip_threshold,
     span_f1,
 )
-from ragcourt.qagen.span_languages import NoSpanExtractor, spans_of
+from ragcourt.qagen.span_languages import NoSpanExtractor, span_language, spans_of
 
 log = logging.getLogger("ragcourt.qagen")
 
@@ -160,11 +168,13 @@ class DocumentInfo:
 
 @dataclass(frozen=True)
 class SpanContexts:
-    """One row per (chunk, answer span) candidate, and how many sampled chunks had no span."""
+    """One row per (chunk, answer span) candidate, how many sampled chunks had no span, and
+    how many spans were left out because no standalone question is asked in place for them."""
 
     frame: pl.DataFrame
     chunks_used: int
     chunks_without_spans: int
+    spans_not_askable: int = 0
 
 
 def chunk_seed(seed: int, chunk_id: str) -> list[int]:
@@ -183,7 +193,7 @@ def span_contexts(
     af = q.answer_first
     kind = resolve_extractor(af.extractor)
     rows: list[dict[str, object]] = []
-    used = empty = 0
+    used = empty = unaskable = 0
     unread: dict[str, int] = {}  # a language no extractor reads -> its chunks
     for ctx in contexts.iter_rows(named=True):
         if len(rows) >= q.max_attempts:
@@ -195,6 +205,10 @@ def span_contexts(
         except NoSpanExtractor as e:
             unread[str(e)] = unread.get(str(e), 0) + 1
             found = []
+        if span_language(text) in af.ask_in_place:
+            askable = askable_spans(text, found)
+            unaskable += len(found) - len(askable)
+            found = askable
         if docs is not None:
             found = demote_frequent(
                 found, docs.chunk_texts.get(ctx["doc_id"], ()), af.frequent_span_share
@@ -224,11 +238,15 @@ def span_contexts(
             )
     for why, n in unread.items():
         log.warning("qagen answer_first: %s: %d chunks give no candidate", why, n)
+    if unaskable:
+        log.info(
+            "qagen answer_first: %d spans no standalone question is asked in place for", unaskable
+        )
     log.info(
         "qagen answer_first: %d candidate spans from %d chunks (%s extractor; %d without a span)",
         len(rows), used, kind, empty,
     )  # fmt: skip
-    return SpanContexts(pl.DataFrame(rows, schema=SPAN_CONTEXT_SCHEMA), used, empty)
+    return SpanContexts(pl.DataFrame(rows, schema=SPAN_CONTEXT_SCHEMA), used, empty, unaskable)
 
 
 def _draft(c: Candidate, code: str) -> str:
@@ -251,9 +269,16 @@ class AnswerFirstGenerator(Generator):
         ``llm.seed + t``: the tries of one span share their whole prompt, so the local model
         reads it once). The distinct tries that pass the lexical checks go to the round trip
         (only the first unless ``read_back_every_try``); when none passes, the last failure
-        stays (no model call in the checks)."""
+        stays (no model call in the checks). A candidate in a language of ``ask_in_place`` gets
+        its question by rule instead (:meth:`ask_in_place`)."""
         af = self.q.answer_first
         llm = self.params.llm
+        in_place = [c for c in batch if self.language_code_of(c) in af.ask_in_place]
+        for c in in_place:
+            self.ask_in_place(c)
+        batch = [c for c in batch if self.language_code_of(c) not in af.ask_in_place]
+        if not batch:
+            return
         codes = [self.language_code_of(c) for c in batch]
         prompts = {
             code: (
@@ -299,9 +324,28 @@ class AnswerFirstGenerator(Generator):
             elif n > 1:
                 c.reason = f"{c.reason} (all {n} tries)"
 
-    def check_question(self, c: Candidate) -> None:
+    def ask_in_place(self, c: Candidate) -> None:
+        """The candidate's question built in place from its span's sentence, no model call
+        (:func:`~ragcourt.qagen.in_place_zh.in_place_question`), then checked as a written one
+        but for the copy check; a span no question can be built for fails with the reason."""
+        if c.answer_start is None or c.answer_end is None:
+            c.fail(QUESTION_ERROR, "no span offsets to ask in place")
+            return
+        start = c.answer_start - c.char_start
+        built = in_place_question(c.context, start, c.answer_end - c.char_start, c.answer_type)
+        if built.question is None:
+            why = built.why_not or "no question"
+            c.fail(NOT_STANDALONE if why.startswith("names no") else QUESTION_ERROR, why)
+            return
+        c.question = built.question
+        self.check_question(c, copies_allowed=True)
+        if c.alive:
+            c.passing_questions = [built.question]
+
+    def check_question(self, c: Candidate, copies_allowed: bool = False) -> None:
         """Rejects a question that points at the text, holds its answer, asks a Chinese question
-        word that does not fit the span's type, or copies the chunk."""
+        word that does not fit the span's type, or (unless ``copies_allowed``: a question asked
+        in place) copies the chunk."""
         q, span = c.question or "", c.answer or ""
         run = longest_shared_run(q, c.context)
         if (why := not_standalone_reason(q)) is not None:
@@ -310,7 +354,7 @@ class AnswerFirstGenerator(Generator):
             c.fail(QUESTION_HAS_ANSWER, f"the question holds its answer '{span}'")
         elif (why := chinese_question_word_mismatch(q, c.answer_type, span)) is not None:
             c.fail(QUESTION_TYPE, why)
-        elif run > self.q.answer_first.max_copied_words:
+        elif not copies_allowed and run > self.q.answer_first.max_copied_words:
             c.fail(
                 QUESTION_COPIES,
                 f"shares a run of {run} words with the chunk "
@@ -352,6 +396,8 @@ class AnswerFirstGenerator(Generator):
         best: dict[int, tuple[tuple[bool, float], str, str, float]] = {}
         for (c, q), r in zip(asked, readings, strict=True):
             span = r.span or ""
+            if c.answer_type == "number":
+                span = with_asked_unit(span, q, c.answer or "")
             ok_span, f1 = reads_back(span, c.answer or "", af.roundtrip_f1)
             if r.p_answerable >= threshold and ok_span:
                 accepted.append((c, q))
@@ -413,6 +459,8 @@ class AnswerFirstGenerator(Generator):
         error: tuple[str, str | None] | None = None
         for q, res in readings:
             phrase = clean_phrase(res.text) if res.ok else None
+            if phrase is not None and c.answer_type == "number":
+                phrase = with_asked_unit(phrase, q, c.answer or "")
             if phrase is None:
                 why = f"model call failed: {res.error}" if not res.ok else "empty reply"
                 error = error or (why, res.text or None)

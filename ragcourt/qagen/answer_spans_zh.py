@@ -57,6 +57,8 @@ _BOOK_TITLE = re.compile(r"《[^》]{1,40}》")
 _SENTENCE_END = re.compile(r"[。！？!?；;]|\n\s*\n")  # a single line break only wraps
 _DIG = "[0-9０-９]"
 _CN = "[〇零一二三四五六七八九十两]"
+_CNA = "[〇零一二三四五六七八九十两百千万亿]"  # a Chinese numeral's characters
+_CND = "[〇零一二三四五六七八九]"  # its digits (after 点, the decimal point)
 _YEAR = rf"(?:{_DIG}{{2,4}}|{_CN}{{2,4}})年"
 _MONTH = rf"(?:{_DIG}{{1,2}}|十[一二]?|[一二三四五六七八九])月份?"
 _DAY = rf"(?:{_DIG}{{1,2}}|{_CN}{{1,3}})[日号]"
@@ -68,7 +70,8 @@ _DATE = re.compile(
 _NUMBER = re.compile(
     rf"(?<![A-Za-z0-9_./-]){_DIG}+(?:[.．,，·]{_DIG}+)*(?:[多余])?[十百千万亿]*(?:[%％‰]|个百分点)?"
     rf"(?![A-Za-z0-9_-]|\.\d)"
-    rf"|(?={_CN}*[十百千万亿]*[〇零一二三四五六七八九两]){_CN}*[十百千万亿]+{_CN}*[十百千万亿]*"
+    rf"|(?={_CNA}*[〇零一二三四五六七八九两]){_CNA}*"
+    rf"(?:[十百千万亿]{_CNA}*(?:点{_CND}+[万亿]?)?|{_CND}点{_CND}+[万亿]?)"
 )
 _MAN_SECTION = re.compile(r"\w\(\d\w*\)")  # sudo(8), bootup(7): a manual page's section
 # a number that names rather than counts: after a Latin word (Release 4, OAuth 2.0, Python 3),
@@ -82,6 +85,8 @@ _UNITS = re.compile(
 )
 # words jieba tags as numerals that only hedge a number (30%左右): no unit
 _APPROXIMATE = frozenset({"左右", "上下", "以上", "以下", "多", "余", "许", "来"})
+# words jieba tags as places that name no one place
+_NO_PLACE = re.compile(r"(?:[两双各本我该他外全诸多]国|全国|各地|各省|外地|当地|本地|全球|世界)")
 _ENTITY_FLAGS = (("nr", "person"), ("ns", "place"), ("nt", "organization"), ("nz", "entity"))
 _NOUN_FLAGS = frozenset({"n", "vn", "nz"})
 _HEAD_FLAGS = frozenset({"n", "nz"})  # a noun phrase ends in a noun
@@ -117,7 +122,7 @@ def _dictionary() -> Any:
     return jieba.dt.FREQ
 
 
-def _words(text: str) -> list[tuple[int, int, str]]:
+def tagged_words(text: str) -> list[tuple[int, int, str]]:
     """(start, end, flag) of jieba's tagged words of ``text`` (read on :func:`fold_width`)."""
     out: list[tuple[int, int, str]] = []
     pos = 0
@@ -152,11 +157,13 @@ def anchors(text: str, skip: tuple[int, int] = (0, 0)) -> list[str]:
     """What ``text`` names that is one particular thing (see ``_ANCHOR_FLAGS``): jieba words
     tagged ``nr``/``ns``/``nt``/``nz``/``eng``, full years and 《titles》, in text order; one
     overlapping ``text[skip[0]:skip[1]]`` (the answer) does not count."""
-    marks = _anchor_spans(text, _words(text))
+    marks = _anchor_spans(text, tagged_words(text))
     return [text[s:e] for s, e in marks if not (s < skip[1] and skip[0] < e)]
 
 
-def _sentences(text: str) -> list[tuple[int, int]]:
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text`` (ends: ``。！？!?；;`` or a blank line), the
+    end past its mark."""
     out, start = [], 0
     for m in _SENTENCE_END.finditer(text):
         out.append((start, m.end()))
@@ -231,15 +238,21 @@ def _organizations(text: str, words: list[tuple[int, int, str]]) -> list[tuple[i
 
 def _candidates(text: str) -> Iterable[tuple[int, int, str, int]]:
     """(start, end, kind, tier) of every candidate, dates and numbers first."""
-    words = _words(text)
+    words = tagged_words(text)
     for m in _DATE.finditer(fold_width(text)):
-        if text[m.end() : m.end() + 1] != "代":  # 80年代: a decade, not a year
+        nxt = text[m.end() : m.end() + 1]
+        # 80年代: a decade, not a year; 20年来: a span of years
+        if nxt != "代" and not (nxt == "来" and m.group(0).endswith("年")):
             yield m.start(), m.end(), "date", 0
     for s, e, kind in _numbers(text, words):
-        yield s, e, "number", int(kind == "bare_number")
+        # the 90 of 90年代 names a decade, the 23 of 二十三日 a day: no count
+        if text[e : e + 2] != "年代" and text[e : e + 1] not in ("日", "号"):
+            yield s, e, "number", int(kind == "bare_number")
     for s, e in _organizations(text, words):
         yield s, e, "organization", 0
     for s, e, kind, n in _runs(words, _entity_kind):
+        if kind == "place" and _NO_PLACE.fullmatch(text, s, e):
+            continue  # 两国, 各国, 全国: which countries only the context says
         if not (kind == "person" and n == 1 and e - s > 3):  # a name has 2-3 characters
             yield s, e, kind, int(n == 1)
     # nouns of two or more characters that jieba's dictionary holds (its HMM guesses many
@@ -256,8 +269,8 @@ def _candidates(text: str) -> Iterable[tuple[int, int, str, int]]:
 def chinese_spans(text: str, max_words: int = 5) -> list[AnswerSpan]:
     """Typed answer candidates of Chinese ``text`` in text order (module docstring); a text
     repeated is kept once, at its first occurrence."""
-    sents = _sentences(text)
-    words = _words(text)
+    sents = sentences(text)
+    words = tagged_words(text)
     marks = _anchor_spans(text, words)
     taken: list[tuple[int, int]] = []
     out: list[AnswerSpan] = []

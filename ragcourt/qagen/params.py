@@ -85,6 +85,10 @@ class AnswerFirstParams(Strict):
     round_trip: Literal["reader", "llm", "both"] = "llm"
     # the reader's pass mark for P(answerable); null: its fitted threshold (ragcourt judges show)
     reader_threshold: float | None = Field(default=None, ge=0, le=1)
+    # languages whose questions are built in place by rule from the span's sentence, with no
+    # writer call (zh: Chinese asks in place, ragcourt.qagen.in_place_zh); the questions keep
+    # the sentence's words, so the copy check (max_copied_words) does not apply to them
+    ask_in_place: list[Literal["zh"]] = Field(default_factory=list)
 
 
 class QAGenParams(Strict):

@@ -27,6 +27,8 @@ is unchanged.
   phrase with neither (``什么时候`` asked of a priority value, ``多少`` asked of a name); a
   question asking why or how (``为什么``, ``为何``, ``如何``, ``怎样``) fits no span type, and
   a share (``90%``) is not asked as a count (``多少家企业``).
+* :func:`with_asked_unit`: a reader's bare number, for a question that asked with the span's
+  unit (``多少亿美元``), read with that unit (``1190`` -> ``1190亿美元``).
 * :func:`wh_draft`: the writer's draft, asked in place as Chinese asks (the span's clause
   with the span replaced by its :func:`question_word`).
 """
@@ -139,8 +141,8 @@ def chinese_question_word_mismatch(
 # Chinese asks in place (wh-in-situ): "三峡大坝于1994年动工" -> "三峡大坝于哪一年动工？". The
 # draft below is the span's clause with the span replaced by the question word of its type.
 _NUMERAL = re.compile(
-    r"^(?:约|近|超过|逾|共|达|仅|大约|将近|不到)?[0-9０-９零〇一二三四五六七八九十两.．·,，]+[多余]?"
-)
+    r"^(?:约|近|超过|逾|共|达|仅|大约|将近|不到)?[0-9０-９零〇一二三四五六七八九十两百千点.．·,，]+[多余]?"
+)  # 万 and 亿 stay with the unit: ２３９６２亿元 -> 多少亿元, 二千九百一十二万吨 -> 多少万吨
 _ORG_SUFFIX = re.compile(r"(公司|集团|企业|银行|工厂|医院|学校|大学)$")
 _QUESTION_WORD = {"person": "谁", "place": "哪里", "organization": "哪个机构"}
 
@@ -175,3 +177,19 @@ def wh_draft(context: str, start: int, end: int, answer_type: str | None) -> str
     left, right = clause_bounds(context, start, end)
     word = question_word(context[start:end], answer_type)
     return (context[left:start] + word + context[end:right]).strip() + "？"
+
+
+_BARE_NUMBER = re.compile(r"[0-9０-９.．,，·]+|[〇零一二三四五六七八九十两百千万亿点]+")
+
+
+def with_asked_unit(reading: str, question: str, span: str) -> str:
+    """``reading`` with the unit the Chinese ``question`` asked in (``多少亿美元`` for the span
+    ``１１９０亿美元``, ``百分之多少`` for a percentage) when it is a bare number: the question
+    holds the unit, so the number alone answers it; any other reading is unchanged."""
+    if not _chinese(question) or not _BARE_NUMBER.fullmatch(reading.strip()):
+        return reading
+    asked = question_word(span, "number")
+    if asked not in question:
+        return reading
+    unit = "%" if asked == "百分之多少" else asked.removeprefix("多少")
+    return reading.strip() + unit

@@ -115,6 +115,10 @@ def numbers_agree(phrase: str, span: str) -> bool:
     return numbers(phrase) == numbers(span)
 
 
+# a Chinese numeral with a decimal point: 四点三九, 二千五百七十五点八三 (the 万/亿 after it kept)
+_CN_DECIMAL = re.compile("([〇零一二三四五六七八九十两百千]+)点([〇零一二三四五六七八九]+)")
+
+
 def _cn_int(numeral: str) -> int:
     """A Chinese numeral as an int: digit by digit (``二〇二四``) without 十/百/千/万/亿, else
     positional (``十二`` 12, ``二十三`` 23, ``一百零五`` 105, ``三万`` 30000, ``五千`` 5000):
@@ -139,9 +143,13 @@ def _cn_int(numeral: str) -> int:
 def canonical_numbers(text: str) -> str:
     """Chinese dates and numbers in one form: full-width forms folded to half width, Chinese
     numerals before 年/月/日/号 and amounts of two characters or more (``五千``, ``三万``) as
-    digits, ``·`` between digits as a decimal point, ``2025-05-15`` (or ``/``, ``.``) as
+    digits, ``点`` between Chinese numerals as a decimal point (``四点三九亿`` -> ``4.39亿``),
+    ``·`` between digits as a decimal point, ``2025-05-15`` (or ``/``, ``.``) as
     ``2025年5月15日``, a month's or day's leading zero dropped and 号 read as 日."""
-    text = _CN_NUMERAL.sub(lambda m: str(_cn_int(m.group(0))), fold_width(text))
+    text = _CN_DECIMAL.sub(
+        lambda m: f"{_cn_int(m[1])}." + "".join(str(_CN_DIGITS[c]) for c in m[2]), fold_width(text)
+    )
+    text = _CN_NUMERAL.sub(lambda m: str(_cn_int(m.group(0))), text)
     text = _MIDDLE_DOT_DECIMAL.sub(".", text)
     text = _CN_AMOUNT.sub(lambda m: str(_cn_int(m.group(0))), text)
     text = _ISO_DATE.sub(lambda m: f"{m[1]}年{int(m[2])}月{int(m[3])}日", text)

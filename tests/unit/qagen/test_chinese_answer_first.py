@@ -319,3 +319,27 @@ def test_the_draft_versions_writer_gets_each_spans_in_place_question(tmp_path: P
     start = CHUNK.index("2025年5月15日")
     assert wh_draft(CHUNK, start, start + len("2025年5月15日"), "date") in drafts
     assert "将于哪一天起下调存款准备金率0.5个百分点？" in drafts
+
+
+def test_asked_in_place_a_chinese_span_needs_no_writer_call(tmp_path: Path) -> None:
+    """``ask_in_place: [zh]``: the question is the span's sentence asked in place (no writer
+    call: the script fails on one), it is not rejected for copying the chunk, and the round
+    trip still reads it back."""
+
+    def reply(msgs: Messages) -> str:
+        system, user = msgs[0]["content"], msgs[-1]["content"]
+        assert system == READER, "the writer was called"
+        m = re.search(r"^Question: (.+)$", user, re.M)
+        assert m is not None
+        return "2025年5月15日" if "哪一天" in m.group(1) else "不知道"
+
+    params = _params(tmp_path, "unused")
+    with scripted_model("af-zh-in-place", reply) as m:
+        data = params.model_dump()
+        data["llm"]["model"] = m.model
+        data["qagen"]["answer_first"]["ask_in_place"] = ["zh"]
+        res = _generate(parse_params(data))
+    assert res.qa["question"].to_list() == [
+        "中国人民银行周五宣布，将于哪一天起下调存款准备金率0.5个百分点？"
+    ]
+    assert "question_copies_context" not in res.rejected["failed_filter"].to_list()
