@@ -496,10 +496,20 @@ def label_sheet(args: argparse.Namespace) -> dict[str, Any]:
 def blind_sheet(args: argparse.Namespace) -> dict[str, Any]:
     """The accepted items of ``generate`` runs (``--run``, JSON) as rows to label blind: the
     question, the reference span and the chunk only (no reader reply, F1, answer type or
-    filter score), in a seeded shuffle, labels null; appended to ``--out``."""
-    rows = [
-        {
-            "source": f"{args.source} ({run.name})",
+    filter score), in a seeded shuffle, labels null; appended to ``--out``. With ``--key`` the
+    rows carry an ``id`` and no run name (runs of two methods labelled together stay blind), and
+    ``--key`` gets each id's run."""
+    items = [
+        (run.name, a)
+        for run in args.run
+        for a in json.loads(run.read_text(encoding="utf-8"))["accepted_items"]
+    ]
+    random.Random(args.seed).shuffle(items)
+    rows, key = [], []
+    for i, (run_name, a) in enumerate(items):
+        row: dict[str, Any] = {"id": i} if args.key else {}
+        row |= {
+            "source": args.source if args.key else f"{args.source} ({run_name})",
             "question": a["question"],
             "reference": a["answer"],
             "context": a["context"],
@@ -507,13 +517,15 @@ def blind_sheet(args: argparse.Namespace) -> dict[str, Any]:
             "note": "",
             "labeller": args.labeller,
         }
-        for run in args.run
-        for a in json.loads(run.read_text(encoding="utf-8"))["accepted_items"]
-    ]
-    random.Random(args.seed).shuffle(rows)
+        rows.append(row)
+        key.append({"id": i, "run": run_name, "question": a["question"]})
     with args.out.open("a", encoding="utf-8") as f:
         f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    return {"appended": len(rows), "out": str(args.out)}
+    if args.key:
+        args.key.write_text(
+            "".join(json.dumps(k, ensure_ascii=False) + "\n" for k in key), encoding="utf-8"
+        )
+    return {"appended": len(rows), "out": str(args.out), "key": str(args.key or "")}
 
 
 def count_labels(args: argparse.Namespace) -> dict[str, Any]:
@@ -1028,6 +1040,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     bp.add_argument("--out", type=Path, required=True, help="JSONL, appended to")
     bp.add_argument("--labeller", required=True, help="who labels, and how")
     bp.add_argument("--seed", type=int, default=0)
+    bp.add_argument(
+        "--key", type=Path, default=None, help="JSONL of each row's run; the sheet names none"
+    )
     lp = sub.add_parser("labels", help="count hand labels")
     lp.add_argument("file", type=Path)
     lp.add_argument(

@@ -343,3 +343,26 @@ def test_asked_in_place_a_chinese_span_needs_no_writer_call(tmp_path: Path) -> N
         "中国人民银行周五宣布，将于哪一天起下调存款准备金率0.5个百分点？"
     ]
     assert "question_copies_context" not in res.rejected["failed_filter"].to_list()
+
+
+def test_a_bare_number_reads_back_with_the_unit_its_question_asked_in() -> None:
+    from ragcourt.qagen.questions_zh import with_asked_unit
+
+    question = "１９９７年英国并购金额只有多少亿美元？"
+    assert with_asked_unit("1190", question, "１１９０亿美元") == "1190亿美元"
+    assert roundtrip_threshold("1190亿美元", "１１９０亿美元", 0.6) <= span_f1(
+        "1190亿美元", "１１９０亿美元"
+    )
+    assert with_asked_unit("11", "１９９６年占百分之多少？", "１１％") == "11%"
+    assert with_asked_unit("1190", "英国并购多少件？", "１１９０亿美元") == "1190"  # another unit
+    assert with_asked_unit("约1190", question, "１１９０亿美元") == "约1190"  # not bare
+
+
+def test_chinese_decimals_and_days_and_unnamed_places() -> None:
+    found = {s.text: s.answer_type for s in chinese_spans("阿根廷将发行约合四点三九亿美元的债券。")}
+    assert found.get("四点三九亿美元") == "number"
+    assert canonical_numbers("四点三九亿美元") == canonical_numbers("4.39亿美元") == "4.39亿美元"
+    assert canonical_numbers("三点〇五") == "3.05"
+    text = "阿根廷经济部二十三日宣布，两国将在２０年来最大的项目中合作，引进９０年代的设备。"
+    spans = {s.text for s in chinese_spans(text)}
+    assert not spans & {"二十三", "两国", "２０年", "９０"}  # a day, no place, a span, a decade
