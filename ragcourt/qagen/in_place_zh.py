@@ -26,9 +26,10 @@ No question is built, and the reason is returned, when no clause up to the span 
 anything, a number's question names no year or month, the sentence has no end mark (a heading,
 or cut by the chunk) or opens without its subject, the span is one item of a ``、`` list, one
 end of a range, inside a title, an aside or a dateline, or a person named after a title or
-another name (``总统苏哈托`` would read ``总统谁``), when the span's clause only frames a
-sentence that ends there, or when the question would run past :data:`MAX_QUESTION_CHARS`
-characters or cut a quotation or a bracket in two.
+another name or before a noun (``总统苏哈托`` would read ``总统谁``, ``邓小平同志``
+``谁同志``), when the span's clause only frames a sentence that ends there, or when the
+question would run past :data:`MAX_QUESTION_CHARS` characters or cut a quotation or a bracket
+in two.
 :func:`askable_spans` keeps only the spans a standalone question can be built for, so no
 attempt is spent on a span that would fail before any model call.
 
@@ -177,7 +178,7 @@ def _span_refusal(
     """Why the span ``sent[s:e]`` cannot be asked for in place, or None: a name or a noun
     phrase that cuts a jieba word (``光华`` of ``朱光华``), one item of a ``、`` list, one end
     of a range, a span inside a title, an aside or a dateline, or a person named after a title,
-    a name or ``的``."""
+    a name or ``的``, or before a noun (``邓小平同志`` would read ``谁同志``)."""
     cuts = s not in {ws for ws, _, _ in words} or e not in {we for _, we, _ in words}
     if cuts and answer_type not in ("date", "number"):  # jieba joins 年前, 日电, 万多名
         return "the span cuts a word in two"
@@ -190,8 +191,11 @@ def _span_refusal(
     if any(m.start() <= s < m.end() for m in _DATELINE.finditer(sent)):
         return "the span is in a dateline, not in a statement"
     before = next((f for _, we, f in reversed(words) if we <= s), "")
+    after = next((f for ws, _, f in words if ws >= e), "")
     if answer_type == "person" and (before.startswith("n") or sent[s - 1 : s] == "的"):
         return f"the person '{sent[s:e]}' is named after a title, a name or 的"
+    if answer_type == "person" and after.startswith("n"):
+        return f"the person '{sent[s:e]}' qualifies a noun (asked in place: 谁同志, 谁计划)"
     return None
 
 

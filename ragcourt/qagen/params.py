@@ -41,6 +41,11 @@ class QAGenFilterKinds(Strict):
 
 
 AnswerTypeExtractor = Literal["auto", "spacy", "rules"]
+InPlaceLanguage = Literal["zh"]  # languages with a rule that asks in place (qagen.in_place_zh)
+
+
+def _in_place_by_default() -> list[InPlaceLanguage]:
+    return ["zh"]
 
 
 class AnswerFirstParams(Strict):
@@ -88,7 +93,7 @@ class AnswerFirstParams(Strict):
     # languages whose questions are built in place by rule from the span's sentence, with no
     # writer call (zh: Chinese asks in place, ragcourt.qagen.in_place_zh); the questions keep
     # the sentence's words, so the copy check (max_copied_words) does not apply to them
-    ask_in_place: list[Literal["zh"]] = Field(default_factory=list)
+    ask_in_place: list[InPlaceLanguage] = Field(default_factory=_in_place_by_default)
 
 
 class QAGenParams(Strict):

@@ -223,6 +223,7 @@ _script = scripted_roles(WRITER, READER)
 
 
 def _params(tmp: Path, model: str, prompt_version: str = "v2-lang") -> Params:
+    """Params of a run whose Chinese questions the writer model writes (``ask_in_place: []``)."""
     data = {
         "llm": {"model": model, "cache_dir": str(tmp / "cache"), "max_retries": 0,
                 "metrics_dir": str(tmp / "metrics")},
@@ -231,7 +232,7 @@ def _params(tmp: Path, model: str, prompt_version: str = "v2-lang") -> Params:
                   "prompt_version": prompt_version, "filter_kinds": {},
                   "answer_first": {"extractor": "rules", "spans_per_chunk": 8,
                                    "fill_lower_tiers": True, "round_trip": "llm",
-                                   "gate": False}},
+                                   "gate": False, "ask_in_place": []}},
     }  # fmt: skip
     return parse_params(data)
 

@@ -45,6 +45,9 @@ def test_no_question_for_a_name_after_its_title() -> None:
     text = "印度尼西亚总统苏哈托在雅加达会见美国国防部长科恩。"
     question, why = _ask(text, "苏哈托", "person")
     assert question is None and why is not None and "title" in why
+    text = "１９９７年，邓小平同志关注着中国的发展。"  # asked in place: 谁同志
+    question, why = _ask(text, "邓小平", "person")
+    assert question is None and why is not None and "noun" in why
 
 
 def test_a_place_qualifying_a_noun_is_asked_as_whose() -> None:
