@@ -273,13 +273,18 @@ class AnswerFirstGenerator(Generator):
         its question by rule instead (:meth:`ask_in_place`)."""
         af = self.q.answer_first
         llm = self.params.llm
-        in_place = [c for c in batch if self.language_code_of(c) in af.ask_in_place]
-        for c in in_place:
-            self.ask_in_place(c)
-        batch = [c for c in batch if self.language_code_of(c) not in af.ask_in_place]
+        written: list[Candidate] = []
+        codes: list[str] = []
+        for c in batch:
+            code = self.language_code_of(c)
+            if code in af.ask_in_place:
+                self.ask_in_place(c)
+            else:
+                written.append(c)
+                codes.append(code)
+        batch = written
         if not batch:
             return
-        codes = [self.language_code_of(c) for c in batch]
         prompts = {
             code: (
                 self._prompt_in("answer_first_question_system", code),

@@ -78,16 +78,7 @@ _DATELINE = re.compile(r"^\W*据?(?:新华社|中新社|本报|人民日报)[^�
 _PREDICATE_FLAGS = frozenset({"d", "ad", "v", "vg", "vd", "c"})
 _TIME_FLAGS = frozenset({"x", "w", "m", "t", "q", "mq", "f"})  # digits, 年, 月, 今年, 以来
 _ENDED = re.compile(r"[。！？!?；;][”’」』）)]*\s*$")
-_PAIRS = (
-    ("“", "”"),
-    ("‘", "’"),
-    ("「", "」"),
-    ("『", "』"),
-    ("《", "》"),
-    ("（", "）"),
-    ("(", ")"),
-    ("【", "】"),
-)
+_PAIRS = (("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"), *_ENCLOSING)  # kept balanced
 _QUALIFIED_WORD = {"place": "哪里的", "organization": "哪个机构的"}
 
 
