@@ -55,7 +55,7 @@ from ragcourt.qagen.generator import (
     Candidate,
     Generator,
 )
-from ragcourt.qagen.in_place_zh import askable_spans, in_place_question
+from ragcourt.qagen.in_place_zh import IN_PLACE_WRITER, askable_spans, in_place_question
 from ragcourt.qagen.params import QAGenParams
 from ragcourt.qagen.questions_zh import (
     chinese_question_word_mismatch,
@@ -342,7 +342,7 @@ class AnswerFirstGenerator(Generator):
             why = built.why_not or "no question"
             c.fail(NOT_STANDALONE if why.startswith("names no") else QUESTION_ERROR, why)
             return
-        c.question = built.question
+        c.question, c.question_writer = built.question, IN_PLACE_WRITER
         self.check_question(c, copies_allowed=True)
         if c.alive:
             c.passing_questions = [built.question]

@@ -136,6 +136,9 @@ class Candidate:
     # the writer's questions that passed the lexical checks, in try order (the first is
     # ``question``); the round trip may keep a later one
     passing_questions: list[str] = field(default_factory=list)
+    # what wrote the question when no model did (a rule: ``rule:in_place_zh``); None: the writer
+    # model (``qagen.question_model``)
+    question_writer: str | None = None
 
     @property
     def candidate_id(self) -> str:

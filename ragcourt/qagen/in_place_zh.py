@@ -48,6 +48,8 @@ from ragcourt.qagen.answer_spans import AnswerSpan
 from ragcourt.qagen.answer_spans_zh import anchors, sentences, tagged_words
 from ragcourt.qagen.questions_zh import chinese_not_standalone_reason, question_word
 
+#: the ``question_model`` of a question built here (no model wrote it)
+IN_PLACE_WRITER = "rule:in_place_zh"
 #: the longest question built, in characters before its ``？``
 MAX_QUESTION_CHARS = 48
 #: the longest opening clause read as its sentence's time phrase (``１９９７年``, ``１至１１月``)

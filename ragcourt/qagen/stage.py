@@ -87,7 +87,7 @@ def _common_columns(c: Candidate, g: Generator) -> dict[str, Any]:
         "reference_chunking": g.q.reference_chunking,
         "attempt_index": c.attempt_index,
         **_judge_columns(c),
-        "question_model": g.roles.question,
+        "question_model": c.question_writer or g.roles.question,
         "answer_model": g.roles.answer,
         "filter_model": g.roles.judge,
         "prompt_version": g.q.prompt_version,

@@ -344,6 +344,7 @@ def test_asked_in_place_a_chinese_span_needs_no_writer_call(tmp_path: Path) -> N
         "中国人民银行周五宣布，将于哪一天起下调存款准备金率0.5个百分点？"
     ]
     assert "question_copies_context" not in res.rejected["failed_filter"].to_list()
+    assert res.qa["question_model"].to_list() == ["rule:in_place_zh"]  # no model wrote it
 
 
 def test_a_bare_number_reads_back_with_the_unit_its_question_asked_in() -> None:
