@@ -63,7 +63,8 @@ _YEAR = rf"(?:{_DIG}{{2,4}}|{_CN}{{2,4}})年"
 _MONTH = rf"(?:{_DIG}{{1,2}}|十[一二]?|[一二三四五六七八九])月份?"
 _DAY = rf"(?:{_DIG}{{1,2}}|{_CN}{{1,3}})[日号]"
 _QUARTER = r"第[一二三四1-4１-４]季度"
-_DATE = re.compile(
+#: a date: a year, month and/or day, or a quarter (read on :func:`fold_width` text)
+DATE = re.compile(
     rf"{_YEAR}(?:{_MONTH}(?:{_DAY})?|{_QUARTER}|[上下]半年)?|{_MONTH}(?:{_DAY})?|{_QUARTER}"
 )
 # a number standing alone: not part of a Latin token (UTF-8, ext4, x86_64, v2.1, 1.1.12)
@@ -239,7 +240,7 @@ def _organizations(text: str, words: list[tuple[int, int, str]]) -> list[tuple[i
 def _candidates(text: str) -> Iterable[tuple[int, int, str, int]]:
     """(start, end, kind, tier) of every candidate, dates and numbers first."""
     words = tagged_words(text)
-    for m in _DATE.finditer(fold_width(text)):
+    for m in DATE.finditer(fold_width(text)):
         nxt = text[m.end() : m.end() + 1]
         # 80年代: a decade, not a year; 20年来: a span of years
         if nxt != "代" and not (nxt == "来" and m.group(0).endswith("年")):

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from ragcourt.corpus.answer_match import fold_width
 from ragcourt.qagen.answer_spans import AnswerSpan
-from ragcourt.qagen.answer_spans_zh import anchors, sentences, tagged_words
+from ragcourt.qagen.answer_spans_zh import DATE, anchors, sentences, tagged_words
 from ragcourt.qagen.questions_zh import chinese_not_standalone_reason, question_word
 
 #: the ``question_model`` of a question built here (no model wrote it)
@@ -56,9 +56,6 @@ MAX_QUESTION_CHARS = 48
 TIME_PHRASE_CHARS = 12
 _CLAUSE_MARK = re.compile(r"[，,：:]")
 _END_MARKS = "。！？!?；;"
-_TIME = re.compile(
-    r"[0-9０-９〇零一二三四五六七八九十]{1,4}\s*[年月]|[上下]半年|第[一二三四1-4１-４]季度"
-)
 _LEADING_CONJUNCTION = re.compile(
     r"^(?:因为|由于|所以|因此|但是|但|而且|并且|同时|此外|另外|然而|于是|不过|可是|总之)"
 )
@@ -148,13 +145,13 @@ def in_place_question(context: str, start: int, end: int, answer_type: str | Non
     opening = sent[clauses[0][0] : clauses[0][1]]
     if (
         first > 0
-        and not _TIME.search(fold_width(left + right))
+        and not DATE.search(fold_width(left + right))
         and len(opening) <= TIME_PHRASE_CHARS
-        and _TIME.search(fold_width(opening))
+        and DATE.search(fold_width(opening))
     ):
         body = opening + "，" + body
     body = _LEADING_CONJUNCTION.sub("", re.sub(r"\s+", "", body))
-    if answer_type == "number" and not _TIME.search(fold_width(body)):
+    if answer_type == "number" and not DATE.search(fold_width(body)):
         return InPlace(why_not="a figure with no year or month: when, only the context says")
     if not _balanced(body):
         return InPlace(why_not="its clauses cut a quotation or a bracket in two")
