@@ -55,7 +55,7 @@ def ranks(retriever: Any, items: list[dict[str, Any]]) -> list[int | None]:
 
 
 def word_share(question: str, context: str) -> float:
-    """The share of the question's words (the BM25 tokens of its language) its chunk holds."""
+    """The share of the question's jieba words (punctuation left out) that its chunk holds."""
     from ragcourt.retrieval.bm25_tokens import jieba_tokens
 
     words = [w for w in jieba_tokens(question) if w.strip() and w not in "？?，,。"]
