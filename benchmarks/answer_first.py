@@ -498,18 +498,21 @@ def blind_sheet(args: argparse.Namespace) -> dict[str, Any]:
     question, the reference span and the chunk only (no reader reply, F1, answer type or
     filter score), in a seeded shuffle, labels null; appended to ``--out``. With ``--key`` the
     rows carry an ``id`` and no run name (runs of two methods labelled together stay blind), and
-    ``--key`` gets each id's run."""
-    items = [
-        (run.name, a)
-        for run in args.run
-        for a in json.loads(run.read_text(encoding="utf-8"))["accepted_items"]
-    ]
+    ``--key`` gets each id's runs. An item accepted by several runs (the same question on the
+    same chunk) is one row, labelled once."""
+    runs_of: dict[tuple[str, str], list[str]] = {}
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    for run in args.run:
+        for a in json.loads(run.read_text(encoding="utf-8"))["accepted_items"]:
+            runs_of.setdefault((a["question"], a["context"]), []).append(run.name)
+            first.setdefault((a["question"], a["context"]), a)
+    items = [(runs_of[k], first[k]) for k in first]
     random.Random(args.seed).shuffle(items)
     rows, key = [], []
-    for i, (run_name, a) in enumerate(items):
+    for i, (run_names, a) in enumerate(items):
         row: dict[str, Any] = {"id": i} if args.key else {}
         row |= {
-            "source": args.source if args.key else f"{args.source} ({run_name})",
+            "source": args.source if args.key else f"{args.source} ({', '.join(run_names)})",
             "question": a["question"],
             "reference": a["answer"],
             "context": a["context"],
@@ -518,7 +521,7 @@ def blind_sheet(args: argparse.Namespace) -> dict[str, Any]:
             "labeller": args.labeller,
         }
         rows.append(row)
-        key.append({"id": i, "run": run_name, "question": a["question"]})
+        key.append({"id": i, "runs": run_names, "question": a["question"]})
     with args.out.open("a", encoding="utf-8") as f:
         f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     if args.key:
