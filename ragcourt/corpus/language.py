@@ -30,13 +30,26 @@ CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
 _HAN = re.compile(f"[{_HAN_RANGES}]")
 _KANA = re.compile(f"[{_KANA_RANGES}]")
 _HANGUL = re.compile(f"[{_HANGUL_RANGES}]")
+# English names of ISO 639-1 codes: the languages langdetect reads, those PyStemmer stems
+# (:data:`STEMMED`) and the unspaced scripts no span extractor reads yet (th, lo, km, my)
 LANGUAGE_NAMES = {
-    "ar": "Arabic", "da": "Danish", "de": "German", "el": "Greek", "en": "English",
-    "es": "Spanish", "fi": "Finnish", "fr": "French", "hi": "Hindi", "hu": "Hungarian",
-    "id": "Indonesian", "it": "Italian", "ja": "Japanese", "ko": "Korean", "nl": "Dutch",
-    "no": "Norwegian", "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian",
-    "sv": "Swedish", "tr": "Turkish", "uk": "Ukrainian", "vi": "Vietnamese", "zh": "Chinese",
+    "ar": "Arabic", "ca": "Catalan", "cs": "Czech", "da": "Danish", "de": "German",
+    "el": "Greek", "en": "English", "eo": "Esperanto", "es": "Spanish", "et": "Estonian",
+    "eu": "Basque", "fa": "Persian", "fi": "Finnish", "fr": "French", "ga": "Irish",
+    "hi": "Hindi", "hu": "Hungarian", "hy": "Armenian", "id": "Indonesian", "it": "Italian",
+    "ja": "Japanese", "km": "Khmer", "ko": "Korean", "lo": "Lao", "lt": "Lithuanian",
+    "my": "Burmese", "ne": "Nepali", "nl": "Dutch", "no": "Norwegian", "pl": "Polish",
+    "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sr": "Serbian", "sv": "Swedish",
+    "ta": "Tamil", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian", "vi": "Vietnamese",
+    "yi": "Yiddish", "zh": "Chinese",
 }  # fmt: skip
+# the languages of LANGUAGE_NAMES whose Snowball stemmer PyStemmer ships, by code; PyStemmer
+# names each algorithm by its language's English name in lower case
+STEMMED = frozenset(
+    {"ar", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga",
+     "hi", "hu", "hy", "id", "it", "lt", "ne", "nl", "no", "pl", "pt", "ro", "ru", "sr", "sv",
+     "ta", "tr", "yi"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,12 @@ class LanguageGuess:
 def language_name(code: str) -> str:
     """English name of an ISO 639-1 code (the code itself when unknown)."""
     return LANGUAGE_NAMES.get(code, code)
+
+
+def stemmer_name(code: str) -> str | None:
+    """PyStemmer's algorithm for an ISO 639-1 code (``de`` -> ``german``), or None when it
+    ships none."""
+    return LANGUAGE_NAMES[code].lower() if code in STEMMED else None
 
 
 def has_cjk(text: str) -> bool:

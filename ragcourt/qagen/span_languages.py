@@ -24,7 +24,6 @@ _UNSPACED = {
     "km": re.compile("[\u1780-\u17ff]"),
     "my": re.compile("[\u1000-\u109f]"),
 }
-LANGUAGE_NAMES = {"th": "Thai", "lo": "Lao", "km": "Khmer", "my": "Burmese"}
 
 
 class NoSpanExtractor(Exception):
@@ -32,7 +31,7 @@ class NoSpanExtractor(Exception):
 
     def __init__(self, language: str) -> None:
         self.language = language
-        name = LANGUAGE_NAMES.get(language) or language_name(language)
+        name = language_name(language)
         super().__init__(f"no answer-span extractor for {name} ({language})")
 
 

@@ -27,23 +27,13 @@ from functools import cache
 from typing import Any, Literal
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.corpus.language import CJK_CHAR, UNDETERMINED
+from ragcourt.corpus.language import CJK_CHAR, UNDETERMINED, stemmer_name
 from ragcourt.retrieval.params import BM25Params
 
 log = logging.getLogger("ragcourt.retrieval")
 
 Family = Literal["regex", "jieba", "bigram"]
 
-# ISO 639-1 -> PyStemmer algorithm (only those PyStemmer ships).
-STEMMERS = {
-    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech",
-    "da": "danish", "nl": "dutch", "en": "english", "eo": "esperanto", "et": "estonian",
-    "fi": "finnish", "fr": "french", "de": "german", "el": "greek", "hi": "hindi",
-    "hu": "hungarian", "id": "indonesian", "ga": "irish", "it": "italian", "lt": "lithuanian",
-    "ne": "nepali", "no": "norwegian", "fa": "persian", "pl": "polish", "pt": "portuguese",
-    "ro": "romanian", "ru": "russian", "sr": "serbian", "es": "spanish", "sv": "swedish",
-    "ta": "tamil", "tr": "turkish", "yi": "yiddish",
-}  # fmt: skip
 # ISO 639-1 codes bm25s has a stopword list for (Chinese/Korean lists are not used: they are
 # applied to regex tokens only, and CJK text goes through jieba / bigrams).
 STOPWORD_LISTS = frozenset({"en", "de", "nl", "fr", "es", "pt", "it", "ru", "sv", "no", "tr", "da"})
@@ -96,7 +86,7 @@ def spec_for(language: str, settings: BM25Params) -> TokenizerSpec:
     return TokenizerSpec(
         "regex",
         language if language in STOPWORD_LISTS else None,
-        STEMMERS.get(language),
+        stemmer_name(language),
     )
 
 

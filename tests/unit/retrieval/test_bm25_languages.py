@@ -143,3 +143,13 @@ def test_unknown_tokenizer_param_is_a_one_line_error_naming_the_key(tmp_path: Pa
         load_params(p)
     msg = str(err.value)
     assert "retrieval.bm25.tokenizer" in msg and "\n" not in msg
+
+
+def test_every_stemmed_language_names_an_algorithm_pystemmer_ships() -> None:
+    from ragcourt.corpus.language import LANGUAGE_NAMES, STEMMED, stemmer_name
+
+    shipped = set(Stemmer.algorithms())
+    assert {c: stemmer_name(c) for c in STEMMED if stemmer_name(c) not in shipped} == {}
+    unstemmed = {c for c in LANGUAGE_NAMES if LANGUAGE_NAMES[c].lower() in shipped} - STEMMED
+    assert unstemmed == set()
+    assert stemmer_name("de") == "german" and stemmer_name("zh") is None
