@@ -197,6 +197,8 @@ def _generation_setup(args: argparse.Namespace, qagen_seed: int | None = None) -
         af["round_trip"] = args.round_trip
     if args.ask_in_place is not None:
         af["ask_in_place"] = args.ask_in_place
+    if args.standalone_probe is not None:
+        af["standalone_probe"] = args.standalone_probe
     params = parse_params(raw)
     q = params.qagen
     if args.source in ("squad", "squad-reader-dev"):
@@ -209,7 +211,7 @@ def _generation_setup(args: argparse.Namespace, qagen_seed: int | None = None) -
         documents = read_table(project / "data/documents.parquet", "documents")
         contexts = qagen_contexts(chunks, documents, q)  # max_attempts = --attempts
         docs = DocumentInfo.of(chunks, documents)
-    return params, span_contexts(contexts, q, docs)
+    return params, span_contexts(contexts, q, docs, params.llm.models_file)
 
 
 def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
@@ -954,6 +956,12 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="LANG",
         help="qagen.answer_first.ask_in_place: languages asked in place by rule (default: params)",
+    )
+    p.add_argument(
+        "--standalone-probe",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="qagen.answer_first.standalone_probe (default: params)",
     )
     p.add_argument(
         "--no-titles",

@@ -55,7 +55,12 @@ from ragcourt.qagen.generator import (
     Candidate,
     Generator,
 )
-from ragcourt.qagen.in_place_zh import IN_PLACE_WRITER, askable_spans, in_place_question
+from ragcourt.qagen.in_place_zh import (
+    IN_PLACE_WRITER,
+    QuestionFilter,
+    askable_spans,
+    in_place_question,
+)
 from ragcourt.qagen.params import QAGenParams
 from ragcourt.qagen.questions_zh import (
     chinese_question_word_mismatch,
@@ -183,15 +188,20 @@ def chunk_seed(seed: int, chunk_id: str) -> list[int]:
 
 
 def span_contexts(
-    contexts: pl.DataFrame, q: QAGenParams, docs: DocumentInfo | None = None
+    contexts: pl.DataFrame,
+    q: QAGenParams,
+    docs: DocumentInfo | None = None,
+    models_file: str | None = None,
 ) -> SpanContexts:
     """Answer candidates of ``contexts`` (in order): per chunk the spans of
     :func:`~ragcourt.qagen.answer_spans.choose_spans`, until ``q.max_attempts`` rows. With
     ``docs``, spans frequent in their document are demoted (``frequent_span_share``) and each
     row carries its document's title and its chunk's section path (``document_titles``,
-    :func:`writer_title`)."""
+    :func:`writer_title`). With ``standalone_probe``, a question asked in place is kept only
+    when the probe (read with the models of ``models_file``) passes it."""
     af = q.answer_first
     kind = resolve_extractor(af.extractor)
+    keep = _probe_filter(models_file) if af.standalone_probe else None
     rows: list[dict[str, object]] = []
     used = empty = unaskable = 0
     unread: dict[str, int] = {}  # a language no extractor reads -> its chunks
@@ -206,7 +216,7 @@ def span_contexts(
             unread[str(e)] = unread.get(str(e), 0) + 1
             found = []
         if span_language(text) in af.ask_in_place:
-            askable = askable_spans(text, found)
+            askable = askable_spans(text, found, keep)
             unaskable += len(found) - len(askable)
             found = askable
         if docs is not None:
@@ -247,6 +257,14 @@ def span_contexts(
         len(rows), used, kind, empty,
     )  # fmt: skip
     return SpanContexts(pl.DataFrame(rows, schema=SPAN_CONTEXT_SCHEMA), used, empty, unaskable)
+
+
+def _probe_filter(models_file: str | None) -> QuestionFilter:
+    """The shipped standalone probe's verdicts (:mod:`ragcourt.qagen.standalone_probe`)."""
+    from ragcourt.qagen.standalone_probe import load_probe
+
+    probe = load_probe()
+    return lambda questions: probe.keeps(questions, models_file)
 
 
 def _draft(c: Candidate, code: str) -> str:

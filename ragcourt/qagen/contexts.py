@@ -21,11 +21,14 @@ from ragcourt.qagen.params import QAGenParams
 
 def qagen_contexts(chunks: pl.DataFrame, documents: pl.DataFrame, q: QAGenParams) -> pl.DataFrame:
     """:func:`sample_contexts` with the ``qagen`` params: ``max_attempts`` contexts, ``seed``,
-    ``stratify_by_document``, ``min_context_tokens``."""
+    ``stratify_by_document``, ``min_context_tokens``. With ``answer_first.standalone_probe``
+    every eligible chunk, in the same order: the probe passes few questions, so span choice
+    reads on until it has ``max_attempts`` candidates."""
+    probe = q.method == "answer_first" and q.answer_first.standalone_probe
     return sample_contexts(
         chunks,
         documents,
-        n=q.max_attempts,
+        n=chunks.height if probe else q.max_attempts,
         seed=q.seed,
         stratify=q.stratify_by_document,
         min_tokens=q.min_context_tokens,

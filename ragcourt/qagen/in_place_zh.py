@@ -41,6 +41,7 @@ ones (``docs/results/languages.md``, "Questions asked in place").
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragcourt.corpus.answer_match import fold_width
@@ -48,6 +49,8 @@ from ragcourt.qagen.answer_spans import AnswerSpan
 from ragcourt.qagen.answer_spans_zh import DATE, anchors, sentences, tagged_words
 from ragcourt.qagen.questions_zh import chinese_not_standalone_reason, question_word
 
+#: a second verdict on built questions: True keeps each (one per question, in order)
+QuestionFilter = Callable[[Sequence[str]], list[bool]]
 #: the ``question_model`` of a question built here (no model wrote it)
 IN_PLACE_WRITER = "rule:in_place_zh"
 #: the longest question built, in characters before its ``？``
@@ -224,13 +227,19 @@ def _opens_with_predicate(words: list[tuple[int, int, str]], at: int) -> bool:
     return flag in _PREDICATE_FLAGS
 
 
-def askable_spans(text: str, spans: list[AnswerSpan]) -> list[AnswerSpan]:
+def askable_spans(
+    text: str, spans: list[AnswerSpan], keep: QuestionFilter | None = None
+) -> list[AnswerSpan]:
     """The ``spans`` of ``text`` whose question can be asked in place and, asked, is standalone
-    (:func:`chinese_not_standalone_reason`): the others would only be attempts that fail
-    before any model call, so span choice never takes them."""
-    out = []
+    (:func:`chinese_not_standalone_reason`, then ``keep`` when given: one verdict per question,
+    e.g. :meth:`~ragcourt.qagen.standalone_probe.StandaloneProbe.keeps`): the others would
+    only be attempts that fail before any model call, so span choice never takes them."""
+    found = []
     for sp in spans:
         q = in_place_question(text, sp.start, sp.end, sp.answer_type).question
         if q is not None and chinese_not_standalone_reason(q) is None:
-            out.append(sp)
-    return out
+            found.append((sp, q))
+    if keep is not None and found:
+        verdicts = keep([q for _, q in found])
+        found = [f for f, ok in zip(found, verdicts, strict=True) if ok]
+    return [sp for sp, _ in found]

@@ -94,6 +94,9 @@ class AnswerFirstParams(Strict):
     # writer call (zh: Chinese asks in place, ragcourt.qagen.in_place_zh); the questions keep
     # the sentence's words, so the copy check (max_copied_words) does not apply to them
     ask_in_place: list[InPlaceLanguage] = Field(default_factory=_in_place_by_default)
+    # true: a Chinese question asked in place is kept only when the trained standalone probe
+    # passes it (ragcourt.qagen.standalone_probe: Qwen2.5-Coder-1.5B reads each question)
+    standalone_probe: StrictBool = False
 
 
 class QAGenParams(Strict):

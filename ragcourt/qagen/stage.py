@@ -276,7 +276,8 @@ def run(params: QAGenView) -> None:
     encode = near_duplicate_encoder(params)
     generator = Generator(gw, params, examples)
     if q.method == "answer_first":
-        spans = span_contexts(contexts, q, DocumentInfo.of(chunks, documents))
+        docs = DocumentInfo.of(chunks, documents)
+        spans = span_contexts(contexts, q, docs, params.llm.models_file)
         if spans.frame.is_empty():
             raise RagcourtError(
                 f"qagen answer_first: none of {spans.chunks_used} sampled chunks holds an "
