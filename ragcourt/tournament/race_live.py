@@ -175,7 +175,9 @@ def run(params: RaceView, include_controls: bool = False) -> RaceResult:
             f"{params.systems_file}: a race needs at least 2 real systems, found {sorted(systems)}"
         )
     gateway = Gateway(params.llm, stage="race")
-    live = LiveRace(params, systems, qa, gateway, catalog.path("race_rounds"))
+    rounds = catalog.path("race_rounds")
+    rounds.mkdir(parents=True, exist_ok=True)  # an output even when no round is played
+    live = LiveRace(params, systems, qa, gateway, rounds)
     try:
         result = run_race(
             list(systems),

@@ -134,3 +134,16 @@ def test_a_system_whose_every_answer_failed_fails_the_race_after_its_summary(
     assert res.exit_code != 0 and len(errors) == 1, res.output
     assert "every row failed for 'silent'" in errors[0]
     assert (root / "data/race/summary.json").is_file()
+
+
+def test_fewer_questions_than_a_round_play_no_round_and_still_write_every_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A QA set smaller than ``race.round_questions`` (a small corpus): no round is played,
+    and the summary and the rounds folder (both stage outputs under DVC) are still written."""
+    project = make_project(tmp_path, ("sure", "never"))
+    qa_frame(5).write_parquet(project / "data/qa/qa.parquet")
+    summary, _ = _race(project, monkeypatch)
+    assert summary["rounds_played"] == 0 and summary["stopped"] == "questions"
+    assert summary["winner"] is None
+    assert (project / "data/race/rounds").is_dir()
