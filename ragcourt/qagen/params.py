@@ -96,7 +96,7 @@ class AnswerFirstParams(Strict):
     ask_in_place: list[InPlaceLanguage] = Field(default_factory=_in_place_by_default)
     # true: a Chinese question asked in place is kept only when the trained standalone probe
     # passes it (ragcourt.qagen.standalone_probe: Qwen2.5-Coder-1.5B reads each question)
-    standalone_probe: StrictBool = False
+    standalone_probe: StrictBool = True
 
 
 class QAGenParams(Strict):

@@ -278,6 +278,14 @@ def run(params: QAGenView) -> None:
     if q.method == "answer_first":
         docs = DocumentInfo.of(chunks, documents)
         spans = span_contexts(contexts, q, docs, params.llm.models_file)
+        if spans.frame.is_empty() and spans.spans_not_askable:
+            probe = ", then standalone_probe" if q.answer_first.standalone_probe else ""
+            raise RagcourtError(
+                f"qagen answer_first: the {spans.chunks_used} sampled chunks hold "
+                f"{spans.spans_not_askable} answer spans, but no standalone question is asked "
+                f"in place for any (qagen.answer_first.ask_in_place rules{probe}): set "
+                "qagen.answer_first.ask_in_place: [] to let the writer model ask"
+            )
         if spans.frame.is_empty():
             raise RagcourtError(
                 f"qagen answer_first: none of {spans.chunks_used} sampled chunks holds an "

@@ -232,7 +232,8 @@ def _params(tmp: Path, model: str, prompt_version: str = "v2-lang") -> Params:
                   "prompt_version": prompt_version, "filter_kinds": {},
                   "answer_first": {"extractor": "rules", "spans_per_chunk": 8,
                                    "fill_lower_tiers": True, "round_trip": "llm",
-                                   "gate": False, "ask_in_place": []}},
+                                   "gate": False, "ask_in_place": [],
+                                   "standalone_probe": False}},
     }  # fmt: skip
     return parse_params(data)
 
@@ -325,7 +326,7 @@ def test_the_draft_versions_writer_gets_each_spans_in_place_question(tmp_path: P
 def test_asked_in_place_a_chinese_span_needs_no_writer_call(tmp_path: Path) -> None:
     """``ask_in_place: [zh]``: the question is the span's sentence asked in place (no writer
     call: the script fails on one), it is not rejected for copying the chunk, and the round
-    trip still reads it back."""
+    trip still reads it back (the standalone probe off: its own tests read it)."""
 
     def reply(msgs: Messages) -> str:
         system, user = msgs[0]["content"], msgs[-1]["content"]

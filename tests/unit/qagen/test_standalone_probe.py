@@ -78,8 +78,19 @@ def test_with_the_probe_the_stage_reads_every_chunk(probe: bool) -> None:
     )  # fmt: skip
     got = qagen_contexts(chunks, documents, q)["source_chunk_id"].to_list()
     off = QAGenParams.model_validate(
-        {"method": "answer_first", "max_attempts": 12, "min_context_tokens": 1}
-    )
+        {"method": "answer_first", "max_attempts": 12, "min_context_tokens": 1,
+         "answer_first": {"standalone_probe": False}}
+    )  # fmt: skip
     first = qagen_contexts(chunks, documents, off)["source_chunk_id"].to_list()
     assert len(got) == (n if probe else 12)
     assert got[:12] == first  # the same order: reading on only adds chunks after them
+
+
+@pytest.mark.slow
+def test_the_shipped_probe_reads_questions_with_its_real_model() -> None:
+    probe = load_probe()
+    questions = ["１９９７年中国的国内生产总值增长了百分之多少？", "他们为什么这样做？"]
+    first, again = probe.scores(questions), probe.scores(questions)
+    assert first == again  # the same states, the same scores
+    assert all(0.0 < p < 1.0 for p in first)
+    assert probe.keeps(questions) == [p >= probe.threshold for p in first]
