@@ -34,10 +34,13 @@ from ragcourt.qagen.standalone_probe import SHIPPED, fit_probe, precision_thresh
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def labelled() -> tuple[list[str], np.ndarray, np.ndarray]:
-    """(questions, standalone labels 0/1, the sheet each came from) of every blind sheet."""
+def labelled(exclude: Sequence[str] = ()) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(questions, standalone labels 0/1, the sheet each came from) of every blind sheet but
+    those named in ``exclude``."""
     questions, labels, groups = [], [], []
     for sheet in sorted(DATA.glob("answer_first_zh*labels*blind.jsonl")):
+        if sheet.name in exclude:
+            continue
         for line in sheet.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if isinstance(row.get("standalone"), bool):
@@ -79,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--precision", type=float, default=0.75,
         help="the threshold keeps questions whose out-of-fold share standalone is at least this",
     )  # fmt: skip
+    ap.add_argument("--exclude", action="append", default=[], help="a label sheet to leave out")
     ap.add_argument("--save", action="store_true", help=f"fit on every label; write {SHIPPED}")
     args = ap.parse_args(argv)
     offline.apply()
@@ -87,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    questions, labels, groups = labelled()
+    questions, labels, groups = labelled(args.exclude)
     probe = make_pipeline(
         StandardScaler(), LogisticRegression(C=args.c, max_iter=2000, class_weight="balanced")
     )
@@ -106,11 +110,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "pooling": args.pooling,
         "probe": scored(oof, labels),
         "char_ngrams": scored(out_of_fold(questions, labels, groups, ngrams), labels),
-        "threshold": round(threshold, 4),
-        "kept_at_threshold": round(float((oof >= threshold).mean()), 3),
-        "standalone_kept": round(float(labels[oof >= threshold].mean()), 3),
+        "threshold": None if threshold is None else round(threshold, 4),
     }
-    if args.save:
+    if threshold is None:
+        result["note"] = f"no out-of-fold score keeps {args.precision:.0%} standalone: not saved"
+    else:
+        kept = oof >= threshold
+        result["kept_at_threshold"] = round(float(kept.mean()), 3)
+        result["standalone_kept"] = round(float(labels[kept].mean()), 3)
+    if args.save and threshold is not None:
         fitted = fit_probe(
             states, labels, threshold, args.model, args.pooling, args.c,
             {"sheets": sorted(set(groups.tolist())), "fit": {k: result[k] for k in (

@@ -73,13 +73,13 @@ def load_probe(path: Path = SHIPPED) -> StandaloneProbe:
     )
 
 
-def precision_threshold(scores: np.ndarray, labels: np.ndarray, precision: float) -> float:
+def precision_threshold(scores: np.ndarray, labels: np.ndarray, precision: float) -> float | None:
     """The lowest score t at which the items scoring >= t are at least ``precision`` labelled
-    1 (the highest score when none is)."""
+    1; None when no t is."""
     order = np.argsort(-scores, kind="stable")
     hits = np.cumsum(labels[order]) / np.arange(1, len(order) + 1)
     ok = np.flatnonzero(hits >= precision)
-    return float(scores[order][ok[-1]]) if ok.size else float(scores.max())
+    return float(scores[order][ok[-1]]) if ok.size else None
 
 
 def fit_probe(

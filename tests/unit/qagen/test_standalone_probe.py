@@ -23,7 +23,7 @@ def test_the_threshold_is_the_lowest_score_keeping_the_asked_precision() -> None
     # top 1: 1.0, top 2: 1.0, top 3: 0.67, top 4: 0.75, top 5: 0.6
     assert precision_threshold(scores, labels, 0.75) == 0.6
     assert precision_threshold(scores, labels, 1.0) == 0.8
-    assert precision_threshold(scores, np.zeros(6, dtype=int), 0.5) == 0.9  # none: the top
+    assert precision_threshold(scores, np.zeros(6, dtype=int), 0.5) is None  # no such score
 
 
 def test_the_shipped_probe_is_whole_and_says_where_it_came_from() -> None:
