@@ -166,8 +166,7 @@ def _generation_setup(args: argparse.Namespace, qagen_seed: int | None = None) -
     when given) and the answer-first candidates of ``--source`` (``--attempts`` of them)."""
     from ragcourt.core.io import read_table
     from ragcourt.orchestration.params import load_params, parse_params
-    from ragcourt.qagen.answer_first import DocumentInfo, span_contexts
-    from ragcourt.qagen.contexts import qagen_contexts
+    from ragcourt.qagen.answer_first import DocumentInfo, read_span_contexts, span_contexts
 
     raw = load_params(ROOT / "params.yaml").model_dump()
     if args.model:
@@ -209,8 +208,8 @@ def _generation_setup(args: argparse.Namespace, qagen_seed: int | None = None) -
         project = args.project or ROOT
         chunks = read_table(project / f"data/chunks/{q.reference_chunking}.parquet", "chunks")
         documents = read_table(project / "data/documents.parquet", "documents")
-        contexts = qagen_contexts(chunks, documents, q)  # max_attempts = --attempts
-        docs = DocumentInfo.of(chunks, documents)
+        docs = DocumentInfo.of(chunks, documents)  # max_attempts = --attempts
+        return params, read_span_contexts(chunks, documents, q, docs, params.llm.models_file)
     return params, span_contexts(contexts, q, docs, params.llm.models_file)
 
 

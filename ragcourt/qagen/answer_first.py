@@ -48,6 +48,7 @@ from ragcourt.core.fencing import neutralise_tags, tag
 from ragcourt.corpus.markup_map import SECTION_SEPARATOR
 from ragcourt.llm.types import ChatRequest, ChatResult
 from ragcourt.qagen.answer_spans import choose_spans, demote_frequent, resolve_extractor
+from ragcourt.qagen.contexts import qagen_contexts
 from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.generator import (
     NOT_STANDALONE,
@@ -187,26 +188,59 @@ def chunk_seed(seed: int, chunk_id: str) -> list[int]:
     return [seed, int(hashlib.sha1(chunk_id.encode("utf-8")).hexdigest()[:8], 16)]
 
 
+def read_span_contexts(
+    chunks: pl.DataFrame,
+    documents: pl.DataFrame,
+    q: QAGenParams,
+    docs: DocumentInfo | None = None,
+    models_file: str | None = None,
+) -> SpanContexts:
+    """:func:`span_contexts` of the stage's chunk sample (:func:`qagen_contexts`): the first
+    ``max_attempts`` chunks; then, while fewer than ``max_attempts`` candidates are found and
+    the last chunks read left spans unasked in place (the in-place rules and the standalone
+    probe leave many chunks without a candidate), as many more again, in the same order, until
+    every chunk is read. A text no span is asked in place for (English) reads only the first."""
+    parts: list[SpanContexts] = []
+    read, n = 0, q.max_attempts
+    while True:
+        contexts = qagen_contexts(chunks, documents, q, n)
+        found = sum(p.frame.height for p in parts)
+        parts.append(span_contexts(contexts[read:], q, docs, models_file, q.max_attempts - found))
+        read, n = contexts.height, 2 * n
+        found += parts[-1].frame.height
+        if found >= q.max_attempts or read < n // 2 or not parts[-1].spans_not_askable:
+            break
+    return SpanContexts(
+        pl.concat([p.frame for p in parts], how="vertical"),
+        sum(p.chunks_used for p in parts),
+        sum(p.chunks_without_spans for p in parts),
+        sum(p.spans_not_askable for p in parts),
+    )
+
+
 def span_contexts(
     contexts: pl.DataFrame,
     q: QAGenParams,
     docs: DocumentInfo | None = None,
     models_file: str | None = None,
+    limit: int | None = None,
 ) -> SpanContexts:
     """Answer candidates of ``contexts`` (in order): per chunk the spans of
-    :func:`~ragcourt.qagen.answer_spans.choose_spans`, until ``q.max_attempts`` rows. With
+    :func:`~ragcourt.qagen.answer_spans.choose_spans`, until ``limit`` (``q.max_attempts``)
+    rows. With
     ``docs``, spans frequent in their document are demoted (``frequent_span_share``) and each
     row carries its document's title and its chunk's section path (``document_titles``,
     :func:`writer_title`). With ``standalone_probe``, a question asked in place is kept only
     when the probe (read with the models of ``models_file``) passes it."""
     af = q.answer_first
+    limit = q.max_attempts if limit is None else limit
     kind = resolve_extractor(af.extractor)
     keep = _probe_filter(models_file) if af.standalone_probe else None
     rows: list[dict[str, object]] = []
     used = empty = unaskable = 0
     unread: dict[str, int] = {}  # a language no extractor reads -> its chunks
     for ctx in contexts.iter_rows(named=True):
-        if len(rows) >= q.max_attempts:
+        if len(rows) >= limit:
             break
         used += 1
         text: str = ctx["context"]
@@ -233,7 +267,7 @@ def span_contexts(
             af.fill_lower_tiers,
         )  # fmt: skip
         empty += not chosen
-        for sp in chosen[: q.max_attempts - len(rows)]:
+        for sp in chosen[: limit - len(rows)]:
             rows.append(
                 {
                     **{k: ctx[k] for k in ("source_chunk_id", "doc_id", "char_start", "char_end")},

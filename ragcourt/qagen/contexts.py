@@ -19,16 +19,16 @@ from ragcourt.core.user_json import loads_user_json
 from ragcourt.qagen.params import QAGenParams
 
 
-def qagen_contexts(chunks: pl.DataFrame, documents: pl.DataFrame, q: QAGenParams) -> pl.DataFrame:
-    """:func:`sample_contexts` with the ``qagen`` params: ``max_attempts`` contexts, ``seed``,
-    ``stratify_by_document``, ``min_context_tokens``. With ``answer_first.standalone_probe``
-    every eligible chunk, in the same order: the probe passes few questions, so span choice
-    reads on until it has ``max_attempts`` candidates."""
-    probe = q.method == "answer_first" and q.answer_first.standalone_probe
+def qagen_contexts(
+    chunks: pl.DataFrame, documents: pl.DataFrame, q: QAGenParams, n: int | None = None
+) -> pl.DataFrame:
+    """:func:`sample_contexts` with the ``qagen`` params: ``n`` contexts (``max_attempts`` by
+    default; the first ``n`` of a larger ``n`` are the same), ``seed``,
+    ``stratify_by_document``, ``min_context_tokens``."""
     return sample_contexts(
         chunks,
         documents,
-        n=chunks.height if probe else q.max_attempts,
+        n=q.max_attempts if n is None else n,
         seed=q.seed,
         stratify=q.stratify_by_document,
         min_tokens=q.min_context_tokens,

@@ -28,7 +28,7 @@ from ragcourt.core.errors import ConfigError, RagcourtError, StageFailed
 from ragcourt.core.failures import assess, enforce
 from ragcourt.core.io import read_table, write_json, write_parquet
 from ragcourt.core.schemas import frame_schema
-from ragcourt.qagen.answer_first import AnswerFirstGenerator, DocumentInfo, span_contexts
+from ragcourt.qagen.answer_first import AnswerFirstGenerator, DocumentInfo, read_span_contexts
 from ragcourt.qagen.byo import load_byo_qa
 from ragcourt.qagen.contexts import load_few_shot, qagen_contexts
 from ragcourt.qagen.filter_registry import FILTER_ROLES
@@ -277,7 +277,7 @@ def run(params: QAGenView) -> None:
     generator = Generator(gw, params, examples)
     if q.method == "answer_first":
         docs = DocumentInfo.of(chunks, documents)
-        spans = span_contexts(contexts, q, docs, params.llm.models_file)
+        spans = read_span_contexts(chunks, documents, q, docs, params.llm.models_file)
         if spans.frame.is_empty() and spans.spans_not_askable:
             probe = ", then standalone_probe" if q.answer_first.standalone_probe else ""
             raise RagcourtError(

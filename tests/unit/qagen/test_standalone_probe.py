@@ -1,6 +1,6 @@
 """The trained standalone probe of Chinese questions: its threshold rule, the shipped weights,
-the in-place builder keeping only the questions it passes, and the stage reading on through
-every chunk when it is on."""
+the in-place builder keeping only the questions it passes, and span choice reading on through
+the chunks while they leave spans unasked in place (English reads the first chunks only)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from ragcourt.qagen.answer_first import read_span_contexts, span_contexts
 from ragcourt.qagen.answer_spans_zh import chinese_spans
 from ragcourt.qagen.contexts import qagen_contexts
 from ragcourt.qagen.in_place_zh import askable_spans, in_place_question
@@ -58,32 +59,51 @@ def test_a_question_filter_keeps_only_the_questions_it_passes() -> None:
     assert kept and all(q is not None and "上海" in q for q in questions)
 
 
-@pytest.mark.parametrize("probe", [False, True])
-def test_with_the_probe_the_stage_reads_every_chunk(probe: bool) -> None:
-    n = 50
-    documents = pl.DataFrame({"doc_id": ["d"], "text": ["x" * n]})
+def _one_document(sentence: str, n: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(chunks, documents): one document of ``n`` copies of ``sentence``, one chunk each."""
+    text = sentence * n
+    size = len(sentence)
+    documents = pl.DataFrame({"doc_id": ["d"], "text": [text]})
     chunks = pl.DataFrame(
         {
             "chunk_id": [f"c{i:02d}" for i in range(n)],
             "doc_id": ["d"] * n,
-            "char_start": list(range(n)),
-            "char_end": list(range(1, n + 1)),
-            "text": ["x"] * n,
-            "n_tokens": [5] * n,
+            "char_start": [i * size for i in range(n)],
+            "char_end": [(i + 1) * size for i in range(n)],
+            "text": [sentence] * n,
+            "n_tokens": [50] * n,
         }
     )
-    q = QAGenParams.model_validate(
-        {"method": "answer_first", "max_attempts": 12, "min_context_tokens": 1,
-         "answer_first": {"standalone_probe": probe}}
+    return chunks, documents
+
+
+def _q(**answer_first: object) -> QAGenParams:
+    return QAGenParams.model_validate(
+        {"method": "answer_first", "max_attempts": 4, "min_context_tokens": 1,
+         "answer_first": {"extractor": "rules", "standalone_probe": False, **answer_first}}
     )  # fmt: skip
-    got = qagen_contexts(chunks, documents, q)["source_chunk_id"].to_list()
-    off = QAGenParams.model_validate(
-        {"method": "answer_first", "max_attempts": 12, "min_context_tokens": 1,
-         "answer_first": {"standalone_probe": False}}
-    )  # fmt: skip
-    first = qagen_contexts(chunks, documents, off)["source_chunk_id"].to_list()
-    assert len(got) == (n if probe else 12)
-    assert got[:12] == first  # the same order: reading on only adds chunks after them
+
+
+def test_span_choice_reads_on_while_chunks_leave_spans_unasked_in_place() -> None:
+    chunks, documents = _one_document("全市改制企业９０％以上职工自愿认股。", 30)  # names nothing
+    spans = read_span_contexts(chunks, documents, _q())
+    assert spans.frame.is_empty() and spans.spans_not_askable > 0
+    assert spans.chunks_used == 30  # 4, then 4 more, 8, 16: every chunk, in the same order
+
+
+def test_english_text_reads_only_the_first_chunks_as_before() -> None:
+    chunks, documents = _one_document("The Eiffel Tower opened in Paris in 1889. ", 30)
+    spans = read_span_contexts(chunks, documents, _q())
+    once = span_contexts(qagen_contexts(chunks, documents, _q()), _q())
+    assert spans.frame.equals(once.frame) and spans.chunks_used == once.chunks_used <= 4
+    assert spans.spans_not_askable == 0
+
+
+def test_the_first_contexts_of_a_larger_sample_are_the_smaller_sample() -> None:
+    chunks, documents = _one_document("The Eiffel Tower opened in Paris in 1889. ", 30)
+    small = qagen_contexts(chunks, documents, _q())["source_chunk_id"].to_list()
+    large = qagen_contexts(chunks, documents, _q(), 20)["source_chunk_id"].to_list()
+    assert len(small) == 4 and len(large) == 20 and large[:4] == small
 
 
 @pytest.mark.slow
