@@ -227,11 +227,11 @@ def span_contexts(
 ) -> SpanContexts:
     """Answer candidates of ``contexts`` (in order): per chunk the spans of
     :func:`~ragcourt.qagen.answer_spans.choose_spans`, until ``limit`` (``q.max_attempts``)
-    rows. With
-    ``docs``, spans frequent in their document are demoted (``frequent_span_share``) and each
-    row carries its document's title and its chunk's section path (``document_titles``,
-    :func:`writer_title`). With ``standalone_probe``, a question asked in place is kept only
-    when the probe (read with the models of ``models_file``) passes it."""
+    rows. With ``docs``, spans frequent in their document are demoted
+    (``frequent_span_share``) and each row carries its document's title and its chunk's
+    section path (``document_titles``, :func:`writer_title`). With ``standalone_probe``, a
+    question asked in place is kept only when the probe (read with the models of
+    ``models_file``) passes it."""
     af = q.answer_first
     limit = q.max_attempts if limit is None else limit
     kind = resolve_extractor(af.extractor)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +59,9 @@ class StandaloneProbe:
         return json.dumps(self.__dict__, indent=1) + "\n"
 
 
+@cache
 def load_probe(path: Path = SHIPPED) -> StandaloneProbe:
-    """The probe saved at ``path`` (the shipped one by default)."""
+    """The probe saved at ``path`` (the shipped one by default), read once per process."""
     raw = json.loads(path.read_text(encoding="utf-8"))
     return StandaloneProbe(
         model=raw["model"],
