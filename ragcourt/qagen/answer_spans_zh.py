@@ -242,8 +242,9 @@ def _candidates(text: str) -> Iterable[tuple[int, int, str, int]]:
     words = tagged_words(text)
     for m in DATE.finditer(fold_width(text)):
         nxt = text[m.end() : m.end() + 1]
-        # 80年代: a decade, not a year; 20年来: a span of years
-        if nxt != "代" and not (nxt == "来" and m.group(0).endswith("年")):
+        # 80年代: a decade, not a year; 20年来, 有125年历史, 达十年之久: a span of years
+        lasting = text[m.end() : m.end() + 2] in ("历史", "之久") or nxt == "来"
+        if nxt != "代" and not (lasting and m.group(0).endswith("年")):
             yield m.start(), m.end(), "date", 0
     for s, e, kind in _numbers(text, words):
         # the 90 of 90年代 names a decade, the 23 of 二十三日 a day: no count

@@ -82,6 +82,17 @@ _TIME_FLAGS = frozenset({"x", "w", "m", "t", "q", "mq", "f"})  # digits, 年, �
 _ENDED = re.compile(r"[。！？!?；;][”’」』）)]*\s*$")
 _PAIRS = (("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"), *_ENCLOSING)  # kept balanced
 _QUALIFIED_WORD = {"place": "哪里的", "organization": "哪个机构的"}
+_JOINERS = frozenset("·•—－-")  # inside a joined name: 亚历克·诺夫, 盎格鲁—撒克逊
+_QUOTES = (("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"))
+# jieba flags of a word that, right before the span, qualifies it: noun, adjective,
+# distinguishing word, numeral, state word, direction word, measure word
+_MODIFIER_FLAGS = frozenset("nabmzfq")
+# a question opening with its question word asks for the subject of a sentence about it
+# (谁也是……大师): what is left describes it, and seldom only it
+_BARE_OPENINGS = ("谁", "什么", "哪家")
+# a preposition opening a question frames it (据, 以, 被, 于, 在) and leaves out its subject;
+# 由 names the agent, and one before a date (截至１９９７年底) is a time phrase
+_AGENT_PREPOSITION = "由"
 
 
 @dataclass(frozen=True)
@@ -156,6 +167,8 @@ def in_place_question(context: str, start: int, end: int, answer_type: str | Non
     body = _LEADING_CONJUNCTION.sub("", re.sub(r"\s+", "", body))
     if answer_type == "number" and not DATE.search(fold_width(body)):
         return InPlace(why_not="a figure with no year or month: when, only the context says")
+    if (why := _body_refusal(body)) is not None:
+        return InPlace(why_not=why)
     if not _balanced(body):
         return InPlace(why_not="its clauses cut a quotation or a bracket in two")
     if len(body) > MAX_QUESTION_CHARS:
@@ -183,13 +196,49 @@ def _span_refusal(
         return "the span is inside a title or an aside"
     if any(m.start() <= s < m.end() for m in _DATELINE.finditer(sent)):
         return "the span is in a dateline, not in a statement"
+    if sent[s - 1 : s] in _JOINERS or sent[e : e + 1] in _JOINERS:
+        return "the span is one part of a joined name (亚历克·诺夫, 盎格鲁—撒克逊)"
+    if any(sent.count(o, 0, s) > sent.count(c, 0, s) for o, c in _QUOTES):
+        return "the span is inside a quotation"
     before = next((f for _, we, f in reversed(words) if we <= s), "")
     after = next((f for ws, _, f in words if ws >= e), "")
     if answer_type == "person" and (before.startswith("n") or sent[s - 1 : s] == "的"):
         return f"the person '{sent[s:e]}' is named after a title, a name or 的"
     if answer_type == "person" and after.startswith("n"):
         return f"the person '{sent[s:e]}' qualifies a noun (asked in place: 谁同志, 谁计划)"
+    qualified = next((f for _, we, f in words if we == s), "")[:1] in _MODIFIER_FLAGS
+    if qualified and answer_type not in ("date", "number"):  # 利润多少亿元 is Chinese
+        return "a word qualifies the span: asked in place it reads 偏远哪里, 新型什么制冷剂"
     return None
+
+
+def _body_refusal(body: str) -> str | None:
+    """Why the question ``body`` (built, before its ``？``) is no complete question, or None:
+    it opens with its bare question word (``谁也是……``), with a verb or a preposition past an
+    opening date (``历任……``, ``于……展出``; not ``由``, the agent, nor a preposition of time,
+    ``截至１９９７年底``), or ends in a frame (``……陪同下``)."""
+    if body.startswith(_BARE_OPENINGS):
+        return "it opens with its question word: the rest describes the answer, seldom only it"
+    if (word := _opening_predicate(body)) is not None:
+        return f"it opens with '{word}': its subject is not in it"
+    if _FRAME.search(body):
+        return "it ends in a frame (……下, ……时): no statement is asked about"
+    return None
+
+
+def _opening_predicate(body: str) -> str | None:
+    """The verb or preposition ``body`` opens with, past a date, or None; a preposition's
+    frame that a comma closes (``据新华社报道，``) is passed over to the clause after it."""
+    words = tagged_words(body)
+    first = next(((s, e, f) for s, e, f in words if f not in _TIME_FLAGS), None)
+    if first is None or first[2][:1] not in ("p", "v"):
+        return None
+    word, then = body[first[0] : first[1]], fold_width(body[first[1] :])
+    if word == _AGENT_PREPOSITION or (first[2] == "p" and DATE.match(then)):
+        return None
+    if first[2] == "p" and (comma := body.find("，", first[1])) >= 0:
+        return _opening_predicate(body[comma + 1 :])
+    return word
 
 
 def _frames_only(

@@ -53,8 +53,10 @@ _DEMONSTRATIVE = re.compile(
 # into the question without the date it was written on
 _RELATIVE_TIME = re.compile(
     r"今天|今日|昨天|昨日|明天|前天|今年|去年|明年|前年|上年|本年|当年|次年|同年|当天|当日"
-    r"|本月|上月|下月|本周|上周|近日|日前"
+    r"|本月|上月|下月|本周|上周|近日|日前|如今|目前|当前|现在|近年|最近|届时|本届|上届|下届"
 )
+# a day with no month (自１日起, ２０日): the month is the document's
+_DAY_ALONE = re.compile(r"(?<![0-9０-９])[0-9０-９]{1,2}[日号](?!报)")
 _DOCUMENT_VOICE = re.compile(r"我们|咱们|笔者|(?<!自)我(?![国])")
 _READER = re.compile(r"(?<!迷)你|您")  # not 迷你 (mini)
 _ASKS_WHAT_IS_DISCUSSED = re.compile(r"(?:提到|提及|谈到|讨论|讲述|描述)了?(?:什么|哪些)")
@@ -103,6 +105,8 @@ def chinese_not_standalone_reason(question: str) -> str | None:
     for pattern, why in _NOT_STANDALONE:
         if (m := pattern.search(question)) is not None:
             return why.format(m.group(0))
+    if "月" not in question and (day := _DAY_ALONE.search(question)) is not None:
+        return f"names a day ('{day.group(0)}') with no month: the month is the document's"
     words = jieba_tokens(question)
     if (pronoun := next((w for w in words if w in _PRONOUNS), None)) is not None:
         return f"stands '{pronoun}' for someone or something only the context names"
