@@ -85,8 +85,9 @@ _QUALIFIED_WORD = {"place": "哪里的", "organization": "哪个机构的"}
 _JOINERS = frozenset("·•—－-")  # inside a joined name: 亚历克·诺夫, 盎格鲁—撒克逊
 _QUOTES = (("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"))
 # jieba flags of a word that, right before the span, qualifies it: noun, adjective,
-# distinguishing word, numeral, state word, direction word, measure word
-_MODIFIER_FLAGS = frozenset("nabmzfq")
+# distinguishing word, numeral, state word, direction word, measure word, and an adverb
+# (jieba tags 偏远 of 偏远山区 so)
+_MODIFIER_FLAGS = frozenset("nabmzfqd")
 # a question opening with its question word asks for the subject of a sentence about it
 # (谁也是……大师): what is left describes it, and seldom only it
 _BARE_OPENINGS = ("谁", "什么", "哪家")
@@ -234,8 +235,10 @@ def _opening_predicate(body: str) -> str | None:
     if first is None or first[2][:1] not in ("p", "v"):
         return None
     word, then = body[first[0] : first[1]], fold_width(body[first[1] :])
-    if word == _AGENT_PREPOSITION or (first[2] == "p" and DATE.match(then)):
+    if word == _AGENT_PREPOSITION:
         return None
+    if DATE.match(then):  # 于, 截至 before a date: a time phrase; the clause goes on after it
+        return _opening_predicate(body[first[1] :])
     if first[2] == "p" and (comma := body.find("，", first[1])) >= 0:
         return _opening_predicate(body[comma + 1 :])
     return word

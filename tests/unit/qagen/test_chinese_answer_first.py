@@ -369,3 +369,19 @@ def test_chinese_decimals_and_days_and_unnamed_places() -> None:
     text = "阿根廷经济部二十三日宣布，两国将在２０年来最大的项目中合作，引进９０年代的设备。"
     spans = {s.text for s in chinese_spans(text)}
     assert not spans & {"二十三", "两国", "２０年", "９０"}  # a day, no place, a span, a decade
+
+
+def test_a_relative_time_or_a_day_without_its_month_is_not_standalone() -> None:
+    from ragcourt.qagen.questions_zh import chinese_not_standalone_reason
+
+    assert chinese_not_standalone_reason("如今的上海市有多少家外资银行？") is not None
+    assert chinese_not_standalone_reason("匈牙利下届国会选举将于哪一天举行？") is not None
+    why = chinese_not_standalone_reason("德国自１日起取消了哪个部门？")
+    assert why is not None and "month" in why
+    assert chinese_not_standalone_reason("德国自１９９８年１月１日起取消了哪个部门？") is None
+
+
+def test_a_span_of_years_is_no_date() -> None:
+    text = "德国联邦邮电部已有１２５年历史，１９９８年１月撤销。"
+    dates = [sp.text for sp in chinese_spans(text) if sp.answer_type == "date"]
+    assert dates == ["１９９８年１月"]

@@ -78,3 +78,36 @@ def test_no_question_past_the_length_limit_or_across_a_quotation() -> None:
     quoted = "江泽民指出：“要加快国有企业改革，建立现代企业制度。”"
     question, why = _ask(quoted, "现代企业制度", "noun_phrase")
     assert question is None and why is not None and "quotation" in why
+
+
+def test_no_question_where_a_word_qualifies_the_question_word() -> None:
+    text = "１９９７年，该省的贫困人口大多生活在偏远山区，交通十分不便。"
+    question, why = _ask(text, "山区", "noun_phrase")  # would read 偏远哪里
+    assert question is None and why is not None and "qualifies" in why
+    text = "１９９７年，上海纺织集团的利润总额５亿元，比上年增长２０％。"
+    question, _ = _ask(text, "５亿元", "number")  # 利润总额多少亿元 is Chinese
+    assert question is not None and "多少" in question
+
+
+def test_no_question_for_part_of_a_joined_name_or_inside_a_quotation() -> None:
+    text = "１９９６年，英国经济学家亚历克·诺夫出版了《可行的社会主义经济》一书。"
+    question, why = _ask(text, "亚历克", "person")
+    assert question is None and why is not None and "joined" in why
+    text = "１９９７年，江苏省提出“以上海为龙头发展长江三角洲”的口号。"
+    question, why = _ask(text, "上海", "place")
+    assert question is None and why is not None and "quotation" in why
+
+
+def test_a_built_question_needs_its_subject_and_a_statement() -> None:
+    text = "张明，１９９５年调任北京市副市长。"
+    question, why = _ask(text, "张明", "person")  # 谁，……: asks for the subject described
+    assert question is None and why is not None
+    text = "于１９９７年１２月下旬在中国美术馆展出。"
+    question, why = _ask(text, "中国美术馆", "organization")
+    assert question is None and why is not None and "opens with" in why
+    text = "据新华社报道，广东外贸出口以年均增长３６％的幅度迅猛发展。"  # a frame, then a subject
+    assert _ask(text, "广东", "place")[0] is not None
+    text = "截至１９９７年底，上海证券交易所的上市公司达到３８３家。"  # a time phrase
+    assert _ask(text, "上海证券交易所", "organization")[0] == (
+        "截至１９９７年底，哪个机构的上市公司达到３８３家？"
+    )
