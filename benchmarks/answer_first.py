@@ -198,6 +198,8 @@ def _generation_setup(args: argparse.Namespace, qagen_seed: int | None = None) -
         af["ask_in_place"] = args.ask_in_place
     if args.standalone_probe is not None:
         af["standalone_probe"] = args.standalone_probe
+    if args.in_place_frame is not None:
+        af["in_place_frame"] = args.in_place_frame
     params = parse_params(raw)
     q = params.qagen
     if args.source in ("squad", "squad-reader-dev"):
@@ -248,6 +250,8 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
         "document_titles": q.answer_first.document_titles,
         "round_trip": q.answer_first.round_trip,
         "ask_in_place": q.answer_first.ask_in_place,
+        "standalone_probe": q.answer_first.standalone_probe,
+        "in_place_frame": q.answer_first.in_place_frame,
         "model": params.llm.resolve(q.question_model),
         "extractor": resolve_extractor(args.extractor),
         "chunks_read": spans.chunks_used,
@@ -961,6 +965,12 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="qagen.answer_first.standalone_probe (default: params)",
+    )
+    p.add_argument(
+        "--in-place-frame",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="qagen.answer_first.in_place_frame: cite the document's title (default: params)",
     )
     p.add_argument(
         "--no-titles",

@@ -76,6 +76,10 @@ from ragcourt.qagen.roundtrip import (
     roundtrip_threshold,
     span_f1,
 )
+from ragcourt.qagen.source_frame_zh import (
+    framed,
+    source_frame,
+)
 from ragcourt.qagen.span_languages import NoSpanExtractor, span_language, spans_of
 
 log = logging.getLogger("ragcourt.qagen")
@@ -102,6 +106,7 @@ SPAN_CONTEXT_SCHEMA: dict[str, pl.DataType] = {
     "answer_type": pl.String(),
     "long_reference": pl.String(),
     "doc_title": pl.String(),
+    "source_frame": pl.String(),
 }
 MAX_TITLE_CHARS = 120
 
@@ -249,10 +254,14 @@ def span_contexts(
         except NoSpanExtractor as e:
             unread[str(e)] = unread.get(str(e), 0) + 1
             found = []
+        frame = None
         if span_language(text) in af.ask_in_place:
             askable = askable_spans(text, found, keep)
             unaskable += len(found) - len(askable)
             found = askable
+            if docs is not None and af.in_place_frame:
+                firsts = docs.chunk_texts.get(ctx["doc_id"]) or [""]
+                frame = source_frame(docs.titles.get(ctx["doc_id"]), firsts[0])
         if docs is not None:
             found = demote_frequent(
                 found, docs.chunk_texts.get(ctx["doc_id"], ()), af.frequent_span_share
@@ -278,6 +287,7 @@ def span_contexts(
                     "answer_type": sp.answer_type,
                     "long_reference": text[sp.sentence_start : sp.sentence_end].strip() or None,
                     "doc_title": title,
+                    "source_frame": frame,
                 }
             )
     for why, n in unread.items():
@@ -394,10 +404,10 @@ class AnswerFirstGenerator(Generator):
             why = built.why_not or "no question"
             c.fail(NOT_STANDALONE if why.startswith("names no") else QUESTION_ERROR, why)
             return
-        c.question, c.question_writer = built.question, IN_PLACE_WRITER
+        c.question, c.question_writer = framed(built.question, c.source_frame), IN_PLACE_WRITER
         self.check_question(c, copies_allowed=True)
         if c.alive:
-            c.passing_questions = [built.question]
+            c.passing_questions = [c.question]
 
     def check_question(self, c: Candidate, copies_allowed: bool = False) -> None:
         """Rejects a question that points at the text, holds its answer, asks a Chinese question

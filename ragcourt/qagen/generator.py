@@ -130,6 +130,8 @@ class Candidate:
     answer_type: str | None = None
     long_reference: str | None = None  # the span's sentence
     doc_title: str | None = None  # the document's title as the writer sees it
+    # a question asked in place opens with this citation of its source (据《title》，)
+    source_frame: str | None = None
     reader_answer: str | None = None
     roundtrip_f1: float | None = None
     closed_book_answer: str | None = None

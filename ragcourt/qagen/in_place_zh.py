@@ -76,13 +76,16 @@ _RANGE_BEFORE = re.compile(r"[0-9０-９年月日号]\s*[至到~～—－-]\s*$"
 _ENCLOSING = (("《", "》"), ("（", "）"), ("(", ")"), ("【", "】"))
 _ASIDE = re.compile(r"（[^（）]*）|\([^()]*\)")  # a bracketed aside: (记者洪秉明), （附图片）
 # a dateline (新华社马尼拉１月４日电): where and when a report was filed, no statement
-_DATELINE = re.compile(r"^\W*据?(?:新华社|中新社|本报|人民日报)[^，。：]{0,16}?电")
+_DATELINE = re.compile(r"^\W*据?(?:新华社|中新社|本报|人民日报)[^，。：]{0,16}?[电讯]")
 _PREDICATE_FLAGS = frozenset({"d", "ad", "v", "vg", "vd", "c"})
 _TIME_FLAGS = frozenset({"x", "w", "m", "t", "q", "mq", "f"})  # digits, 年, 月, 今年, 以来
 _ENDED = re.compile(r"[。！？!?；;][”’」』）)]*\s*$")
 _PAIRS = (("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"), *_ENCLOSING)  # kept balanced
 _QUALIFIED_WORD = {"place": "哪里的", "organization": "哪个机构的"}
 _JOINERS = frozenset("·•—－-")  # inside a joined name: 亚历克·诺夫, 盎格鲁—撒克逊
+_PLACE_TAILS = frozenset({"地区", "一带", "境内", "地带", "流域", "沿线"})  # 石南地区: one name
+# the first half of a 不仅……而且 pair, asked without its second half, is a fragment
+_HALF_PAIR = re.compile(r"(?:不仅|不但|不只)(?!.*(?:而且|并且|还|也))")
 _QUOTES = (("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"))
 # jieba flags of a word that, right before the span, qualifies it: noun, adjective,
 # distinguishing word, numeral, state word, direction word, measure word, and an adverb
@@ -152,7 +155,7 @@ def in_place_question(context: str, start: int, end: int, answer_type: str | Non
         last = len(clauses) - 1  # the statement is further on: the whole sentence
     word = question_word(sent[s:e], answer_type)
     after = next((f for ws, _, f in words if ws >= e), "")
-    if answer_type in _QUALIFIED_WORD and after.startswith(("n", "vn")):
+    if answer_type in _QUALIFIED_WORD and after.startswith("n"):  # not 台湾发展 (vn)
         word = _QUALIFIED_WORD[answer_type]
     left = _DATELINE.sub("", _ASIDE.sub("", sent[clauses[first][0] : s]))
     right = _ASIDE.sub("", sent[e : clauses[last][1]])
@@ -207,6 +210,8 @@ def _span_refusal(
         return f"the person '{sent[s:e]}' is named after a title, a name or 的"
     if answer_type == "person" and after.startswith("n"):
         return f"the person '{sent[s:e]}' qualifies a noun (asked in place: 谁同志, 谁计划)"
+    if after == "nr" or next((sent[a:b] for a, b, _ in words if a == e), "") in _PLACE_TAILS:
+        return "the span is a title before a name, or a name before 地区 (什么布莱尔, 哪里的地区)"
     qualified = next((f for _, we, f in words if we == s), "")[:1] in _MODIFIER_FLAGS
     if qualified and answer_type not in ("date", "number"):  # 利润多少亿元 is Chinese
         return "a word qualifies the span: asked in place it reads 偏远哪里, 新型什么制冷剂"
@@ -224,6 +229,8 @@ def _body_refusal(body: str) -> str | None:
         return f"it opens with '{word}': its subject is not in it"
     if _FRAME.search(body):
         return "it ends in a frame (……下, ……时): no statement is asked about"
+    if _HALF_PAIR.search(body):
+        return "it holds half of a 不仅……而且 pair: a fragment"
     return None
 
 

@@ -97,6 +97,9 @@ class AnswerFirstParams(Strict):
     # true: a Chinese question asked in place is kept only when the trained standalone probe
     # passes it (ragcourt.qagen.standalone_probe: Qwen2.5-Coder-1.5B reads each question)
     standalone_probe: StrictBool = True
+    # true: a Chinese question asked in place opens by citing its document's title and news
+    # dateline (据《title》（１月１９日）报道，……; ragcourt.qagen.source_frame_zh)
+    in_place_frame: StrictBool = True
 
 
 class QAGenParams(Strict):

@@ -97,14 +97,23 @@ _CONTINUES = frozenset(
 )  # fmt: skip
 
 
+def leans_on_context(text: str) -> str | None:
+    """Why Chinese ``text`` leans on a context it does not hold (it points at the text, a
+    demonstrative, a time relative to the document's date, the document's or the reader's
+    voice, or asks what is talked about), or None."""
+    for pattern, why in _NOT_STANDALONE:
+        if (m := pattern.search(text)) is not None:
+            return why.format(m.group(0))
+    return None
+
+
 def chinese_not_standalone_reason(question: str) -> str | None:
     """Why a Chinese ``question`` is not self-contained (module docstring), or None (also for
     any question that is not Chinese)."""
     if not _chinese(question):
         return None
-    for pattern, why in _NOT_STANDALONE:
-        if (m := pattern.search(question)) is not None:
-            return why.format(m.group(0))
+    if (why := leans_on_context(question)) is not None:
+        return why
     if "月" not in question and (day := _DAY_ALONE.search(question)) is not None:
         return f"names a day ('{day.group(0)}') with no month: the month is the document's"
     words = jieba_tokens(question)

@@ -19,7 +19,7 @@ from ragcourt.core.prompts import prompt
 from ragcourt.corpus.answer_match import fold_width
 from ragcourt.llm import Gateway
 from ragcourt.orchestration.params import Params, parse_params
-from ragcourt.qagen.answer_first import AnswerFirstGenerator, span_contexts
+from ragcourt.qagen.answer_first import AnswerFirstGenerator, DocumentInfo, span_contexts
 from ragcourt.qagen.answer_spans_zh import UNANCHORED_SHIFT, chinese_spans
 from ragcourt.qagen.roundtrip import (
     canonical_numbers,
@@ -250,10 +250,10 @@ def _contexts(text: str) -> pl.DataFrame:
     )
 
 
-def _generate(params: Params) -> QAGenResult:
+def _generate(params: Params, docs: DocumentInfo | None = None) -> QAGenResult:
     import numpy as np
 
-    spans = span_contexts(_contexts(CHUNK), params.qagen)
+    spans = span_contexts(_contexts(CHUNK), params.qagen, docs)
     gen = AnswerFirstGenerator(Gateway(params.llm, stage="qagen"), params, prompts_dir=PROMPTS)
     return generate_qa(spans.frame, gen, lambda t: np.eye(max(len(t), 1), 64)[: len(t)])
 
@@ -346,6 +346,28 @@ def test_asked_in_place_a_chinese_span_needs_no_writer_call(tmp_path: Path) -> N
     ]
     assert "question_copies_context" not in res.rejected["failed_filter"].to_list()
     assert res.qa["question_model"].to_list() == ["rule:in_place_zh"]  # no model wrote it
+
+
+def test_asked_in_place_a_question_cites_its_documents_title(tmp_path: Path) -> None:
+    """With the document's title known (``in_place_frame``, the default), the question asked
+    in place opens by citing it; the reader reads the framed question."""
+
+    def reply(msgs: Messages) -> str:
+        m = re.search(r"^Question: (.+)$", msgs[-1]["content"], re.M)
+        assert m is not None and m.group(1).startswith("据《央行下调存款准备金率》，")
+        return "2025年5月15日" if "哪一天" in m.group(1) else "不知道"
+
+    docs = DocumentInfo({"doc0": [CHUNK]}, {"doc0": "央行下调存款准备金率"})
+    params = _params(tmp_path, "unused")
+    with scripted_model("af-zh-framed", reply) as m:
+        data = params.model_dump()
+        data["llm"]["model"] = m.model
+        data["qagen"]["answer_first"]["ask_in_place"] = ["zh"]
+        data["qagen"]["answer_first"]["document_titles"] = True
+        res = _generate(parse_params(data), docs)
+    assert res.qa["question"].to_list() == [
+        "据《央行下调存款准备金率》，中国人民银行周五宣布，将于哪一天起下调存款准备金率0.5个百分点？"
+    ]
 
 
 def test_a_bare_number_reads_back_with_the_unit_its_question_asked_in() -> None:

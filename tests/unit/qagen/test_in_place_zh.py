@@ -111,3 +111,21 @@ def test_a_built_question_needs_its_subject_and_a_statement() -> None:
     assert _ask(text, "上海证券交易所", "organization")[0] == (
         "截至１９９７年底，哪个机构的上市公司达到３８３家？"
     )
+
+
+def test_no_question_for_a_title_before_a_name_or_half_of_a_pair() -> None:
+    text = "１９９８年１月，叶利钦也与英国首相布莱尔进行了电话联系。"
+    question, why = _ask(text, "英国首相", "entity")  # would read 什么布莱尔
+    assert question is None and why is not None and "title" in why
+    text = "１９９８年，改革开放的浪潮不仅打破了计划经济体制下的封闭状态。"
+    question, why = _ask(text, "计划经济体制", "noun_phrase")
+    assert question is None and why is not None
+
+
+def test_a_place_before_a_verb_is_asked_bare_and_a_dateline_word_is_never_asked() -> None:
+    text = "１９９８年１月，中国政府坚持不与台湾发展官方关系的原则立场。"
+    question, _ = _ask(text, "台湾", "place")
+    assert question is not None and "不与哪里发展官方关系" in question
+    text = "本报讯中国工商银行广东省分行全力支持全省工商企业改革。"
+    question, why = _ask(text, "本报讯中国工商银行", "organization")
+    assert question is None and why is not None and "dateline" in why
