@@ -29,7 +29,14 @@ end of a range, inside a title, an aside or a dateline, or a person named after 
 another name or before a noun (``总统苏哈托`` would read ``总统谁``, ``邓小平同志``
 ``谁同志``), when the span's clause only frames a sentence that ends there, or when the
 question would run past :data:`MAX_QUESTION_CHARS` characters or cut a quotation or a bracket
-in two.
+in two. Nor is one built where it would read ungrammatically or lean on its passage: a word
+qualifies the span (``偏远山区`` -> ``偏远哪里``; a figure after its noun is Chinese,
+``利润多少亿元``), the span is part of a joined name (``亚历克·诺夫``), inside a quotation, a
+title before a name (``英国首相布莱尔`` -> ``什么布莱尔``) or a name before ``地区``; the question
+opens with its bare question word (``谁也是……``: the rest describes the answer, seldom only
+it), with a verb or a framing preposition (``于……展出``: past a time phrase such as
+``截至１９９７年底``, and a frame a comma closes), ends in a frame (``……陪同下``), or holds half
+of a ``不仅……而且`` pair (:func:`_body_refusal`).
 :func:`askable_spans` keeps only the spans a standalone question can be built for, so no
 attempt is spent on a span that would fail before any model call.
 
