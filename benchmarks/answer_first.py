@@ -175,8 +175,9 @@ def _generation_setup(args: argparse.Namespace, qagen_seed: int | None = None) -
     # empty unless --cache-dir: every call reaches the model
     raw["llm"]["cache_dir"] = str(args.cache_dir or work / "cache")
     raw["llm"]["metrics_dir"] = str(work)
+    n_items = args.n_items or args.attempts
     raw["qagen"].update(
-        method="answer_first", max_attempts=args.attempts, n_items=args.attempts, qa_file=None
+        method="answer_first", max_attempts=args.attempts, n_items=n_items, qa_file=None
     )
     if qagen_seed is not None:
         raw["qagen"]["seed"] = qagen_seed
@@ -256,6 +257,7 @@ def bench_generate(args: argparse.Namespace) -> dict[str, Any]:
         "extractor": resolve_extractor(args.extractor),
         "chunks_read": spans.chunks_used,
         "spans_not_askable": spans.spans_not_askable,
+        "n_items": q.n_items,
         "attempts": s.attempts,
         "accepted": s.accepted,
         "yield": round(s.acceptance_rate, 3),
@@ -965,6 +967,12 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="qagen.answer_first.standalone_probe (default: params)",
+    )
+    p.add_argument(
+        "--n-items",
+        type=int,
+        default=None,
+        help="qagen.n_items: stop after this many accepted (default: --attempts)",
     )
     p.add_argument(
         "--in-place-frame",

@@ -41,13 +41,19 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
 from ragcourt.core.fencing import neutralise_tags, tag
 from ragcourt.corpus.markup_map import SECTION_SEPARATOR
 from ragcourt.llm.types import ChatRequest, ChatResult
-from ragcourt.qagen.answer_spans import choose_spans, demote_frequent, resolve_extractor
+from ragcourt.qagen.answer_spans import (
+    AnswerSpan,
+    choose_spans,
+    demote_frequent,
+    resolve_extractor,
+)
 from ragcourt.qagen.contexts import qagen_contexts
 from ragcourt.qagen.filters import not_standalone_reason
 from ragcourt.qagen.generator import (
@@ -59,7 +65,7 @@ from ragcourt.qagen.generator import (
 from ragcourt.qagen.in_place_zh import (
     IN_PLACE_WRITER,
     QuestionFilter,
-    askable_spans,
+    askable_split,
     in_place_question,
 )
 from ragcourt.qagen.params import QAGenParams
@@ -94,6 +100,16 @@ ROUNDTRIP = "roundtrip_mismatch"
 CLOSED_BOOK_ERROR = "closed_book_error"
 CLOSED_BOOK = "answerable_closed_book"
 
+#: the order in which Chinese candidates asked in place are attempted, by (the question cites
+#: its source, the standalone probe passes it): 0 first; the others are held in reserve and
+#: attempted, best first, only when every chunk is read and fewer than ``max_attempts``
+#: candidates are found (docs/results/languages.md, "Questions that cite their source")
+IN_PLACE_ORDER: dict[tuple[bool, bool], int] = {
+    (True, True): 0,
+    (True, False): 1,
+    (False, True): 2,
+    (False, False): 3,
+}
 SPAN_CONTEXT_SCHEMA: dict[str, pl.DataType] = {
     "source_chunk_id": pl.String(),
     "doc_id": pl.String(),
@@ -186,6 +202,9 @@ class SpanContexts:
     chunks_used: int
     chunks_without_spans: int
     spans_not_askable: int = 0
+    # candidates asked in place held in reserve (SPAN_CONTEXT_SCHEMA and ``priority``, lower
+    # first: :data:`IN_PLACE_ORDER`), attempted only when ``frame`` has too few
+    reserve: pl.DataFrame | None = None
 
 
 def chunk_seed(seed: int, chunk_id: str) -> list[int]:
@@ -215,8 +234,14 @@ def read_span_contexts(
         found += parts[-1].frame.height
         if found >= q.max_attempts or read < n // 2 or not parts[-1].spans_not_askable:
             break
+    frames = [p.frame for p in parts]
+    reserves = [p.reserve for p in parts if p.reserve is not None and p.reserve.height]
+    if reserves and found < q.max_attempts:  # every chunk read: the best held-back candidates
+        best = pl.concat(reserves, how="vertical").sort("priority", maintain_order=True)
+        frames.append(best.head(q.max_attempts - found).drop("priority"))
+        log.info("qagen answer_first: %d candidates from the reserve", frames[-1].height)
     return SpanContexts(
-        pl.concat([p.frame for p in parts], how="vertical"),
+        pl.concat(frames, how="vertical"),
         sum(p.chunks_used for p in parts),
         sum(p.chunks_without_spans for p in parts),
         sum(p.spans_not_askable for p in parts),
@@ -242,6 +267,7 @@ def span_contexts(
     kind = resolve_extractor(af.extractor)
     keep = _probe_filter(models_file) if af.standalone_probe else None
     rows: list[dict[str, object]] = []
+    reserve: list[dict[str, object]] = []
     used = empty = unaskable = 0
     unread: dict[str, int] = {}  # a language no extractor reads -> its chunks
     for ctx in contexts.iter_rows(named=True):
@@ -254,42 +280,25 @@ def span_contexts(
         except NoSpanExtractor as e:
             unread[str(e)] = unread.get(str(e), 0) + 1
             found = []
-        frame = None
+        groups, frame = [(0, found)], None
         if span_language(text) in af.ask_in_place:
-            askable = askable_spans(text, found, keep)
-            unaskable += len(found) - len(askable)
-            found = askable
-            if docs is not None and af.in_place_frame:
+            kept, held = askable_split(text, found, keep)
+            unaskable += len(found) - len(kept)
+            cited = docs is None or not af.in_place_frame
+            if not cited and docs is not None:
                 firsts = docs.chunk_texts.get(ctx["doc_id"]) or [""]
                 frame = source_frame(docs.titles.get(ctx["doc_id"]), firsts[0])
-        if docs is not None:
-            found = demote_frequent(
-                found, docs.chunk_texts.get(ctx["doc_id"], ()), af.frequent_span_share
-            )
-        title = None
-        if docs is not None and af.document_titles:
-            title = writer_title(
-                docs.titles.get(ctx["doc_id"]), docs.sections.get(ctx["source_chunk_id"])
-            )
-        chosen = choose_spans(
-            found, af.spans_per_chunk, chunk_seed(q.seed, ctx["source_chunk_id"]),
-            af.fill_lower_tiers,
-        )  # fmt: skip
-        empty += not chosen
-        for sp in chosen[: limit - len(rows)]:
-            rows.append(
-                {
-                    **{k: ctx[k] for k in ("source_chunk_id", "doc_id", "char_start", "char_end")},
-                    "context": text,
-                    "answer": sp.text,
-                    "answer_start": ctx["char_start"] + sp.start,
-                    "answer_end": ctx["char_start"] + sp.end,
-                    "answer_type": sp.answer_type,
-                    "long_reference": text[sp.sentence_start : sp.sentence_end].strip() or None,
-                    "doc_title": title,
-                    "source_frame": frame,
-                }
-            )
+                cited = frame is not None
+            groups = [(IN_PLACE_ORDER[cited, True], kept), (IN_PLACE_ORDER[cited, False], held)]
+        chunk_rows = [
+            (priority, _chunk_rows(ctx, spans, q, docs, frame)) for priority, spans in groups
+        ]
+        empty += not any(r for p, r in chunk_rows if p == 0)
+        for priority, candidates in chunk_rows:
+            if priority == 0:
+                rows.extend(candidates[: limit - len(rows)])
+            else:
+                reserve.extend({**r, "priority": priority} for r in candidates)
     for why, n in unread.items():
         log.warning("qagen answer_first: %s: %d chunks give no candidate", why, n)
     if unaskable:
@@ -300,7 +309,50 @@ def span_contexts(
         "qagen answer_first: %d candidate spans from %d chunks (%s extractor; %d without a span)",
         len(rows), used, kind, empty,
     )  # fmt: skip
-    return SpanContexts(pl.DataFrame(rows, schema=SPAN_CONTEXT_SCHEMA), used, empty, unaskable)
+    reserved = pl.DataFrame(reserve, schema={**SPAN_CONTEXT_SCHEMA, "priority": pl.Int64()})
+    return SpanContexts(
+        pl.DataFrame(rows, schema=SPAN_CONTEXT_SCHEMA), used, empty, unaskable, reserved
+    )
+
+
+def _chunk_rows(
+    ctx: dict[str, Any],
+    spans: list[AnswerSpan],
+    q: QAGenParams,
+    docs: DocumentInfo | None,
+    frame: str | None,
+) -> list[dict[str, object]]:
+    """The candidate rows of one chunk (``ctx``): its ``spans`` chosen
+    (:func:`~ragcourt.qagen.answer_spans.choose_spans`, spans frequent in their document
+    demoted), each with the document's title and the ``frame`` its question cites."""
+    af, text = q.answer_first, ctx["context"]
+    if docs is not None:
+        spans = demote_frequent(
+            spans, docs.chunk_texts.get(ctx["doc_id"], ()), af.frequent_span_share
+        )
+    title = None
+    if docs is not None and af.document_titles:
+        title = writer_title(
+            docs.titles.get(ctx["doc_id"]), docs.sections.get(ctx["source_chunk_id"])
+        )
+    chosen = choose_spans(
+        spans, af.spans_per_chunk, chunk_seed(q.seed, ctx["source_chunk_id"]),
+        af.fill_lower_tiers,
+    )  # fmt: skip
+    return [
+        {
+            **{k: ctx[k] for k in ("source_chunk_id", "doc_id", "char_start", "char_end")},
+            "context": text,
+            "answer": sp.text,
+            "answer_start": ctx["char_start"] + sp.start,
+            "answer_end": ctx["char_start"] + sp.end,
+            "answer_type": sp.answer_type,
+            "long_reference": text[sp.sentence_start : sp.sentence_end].strip() or None,
+            "doc_title": title,
+            "source_frame": frame,
+        }
+        for sp in chosen
+    ]
 
 
 def _probe_filter(models_file: str | None) -> QuestionFilter:

@@ -349,12 +349,19 @@ class Generator:
     def gate(self, batch: Sequence[Candidate]) -> None:
         """The rule filters of :data:`~ragcourt.qagen.quality.GATE`, in order, on every live
         candidate (no model call): a candidate fails on the first rule that rejects it, with
-        the rule's name as ``failed_filter`` and its reason."""
+        the rule's name as ``failed_filter`` and its reason. A question's citation of its
+        source (``source_frame``: a document title, however long) is not gated, its own words
+        are."""
         for name in GATE:
             todo = [c for c in batch if c.alive]
             if not todo:
                 return
-            items = [QAItem(c.question or "", c.answer or "", c.context) for c in todo]
+            items = [
+                QAItem(
+                    (c.question or "").removeprefix(c.source_frame or ""), c.answer or "", c.context
+                )
+                for c in todo
+            ]
             for c, o in zip(
                 todo, self.gate_filters[name](self.gw, items, self.filter_cfgs[name]), strict=True
             ):

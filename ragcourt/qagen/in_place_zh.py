@@ -293,19 +293,29 @@ def _opens_with_predicate(words: list[tuple[int, int, str]], at: int) -> bool:
     return flag in _PREDICATE_FLAGS
 
 
-def askable_spans(
+def askable_split(
     text: str, spans: list[AnswerSpan], keep: QuestionFilter | None = None
-) -> list[AnswerSpan]:
-    """The ``spans`` of ``text`` whose question can be asked in place and, asked, is standalone
-    (:func:`chinese_not_standalone_reason`, then ``keep`` when given: one verdict per question,
-    e.g. :meth:`~ragcourt.qagen.standalone_probe.StandaloneProbe.keeps`): the others would
-    only be attempts that fail before any model call, so span choice never takes them."""
+) -> tuple[list[AnswerSpan], list[AnswerSpan]]:
+    """(kept, held back): the ``spans`` of ``text`` whose question can be asked in place and,
+    asked, is standalone by rule (:func:`chinese_not_standalone_reason`), split by ``keep``
+    when given (one verdict per question, e.g.
+    :meth:`~ragcourt.qagen.standalone_probe.StandaloneProbe.keeps`; None keeps all). Spans
+    refused by rule are in neither: they would only be attempts that fail before any model
+    call."""
     found = []
     for sp in spans:
         q = in_place_question(text, sp.start, sp.end, sp.answer_type).question
         if q is not None and chinese_not_standalone_reason(q) is None:
             found.append((sp, q))
-    if keep is not None and found:
-        verdicts = keep([q for _, q in found])
-        found = [f for f, ok in zip(found, verdicts, strict=True) if ok]
-    return [sp for sp, _ in found]
+    if keep is None or not found:
+        return [sp for sp, _ in found], []
+    verdicts = keep([q for _, q in found])
+    kept = [sp for (sp, _), ok in zip(found, verdicts, strict=True) if ok]
+    return kept, [sp for (sp, _), ok in zip(found, verdicts, strict=True) if not ok]
+
+
+def askable_spans(
+    text: str, spans: list[AnswerSpan], keep: QuestionFilter | None = None
+) -> list[AnswerSpan]:
+    """The spans :func:`askable_split` keeps."""
+    return askable_split(text, spans, keep)[0]

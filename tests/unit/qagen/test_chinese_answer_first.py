@@ -350,24 +350,26 @@ def test_asked_in_place_a_chinese_span_needs_no_writer_call(tmp_path: Path) -> N
 
 def test_asked_in_place_a_question_cites_its_documents_title(tmp_path: Path) -> None:
     """With the document's title known (``in_place_frame``, the default), the question asked
-    in place opens by citing it; the reader reads the framed question."""
+    in place opens by citing it; the reader reads the framed question, and the gate's length
+    rule reads the question's own words, not a long title."""
 
     def reply(msgs: Messages) -> str:
         m = re.search(r"^Question: (.+)$", msgs[-1]["content"], re.M)
-        assert m is not None and m.group(1).startswith("据《央行下调存款准备金率》，")
+        assert m is not None and m.group(1).startswith(f"据《{title}》，")
         return "2025年5月15日" if "哪一天" in m.group(1) else "不知道"
 
-    docs = DocumentInfo({"doc0": [CHUNK]}, {"doc0": "央行下调存款准备金率"})
+    title = "中国人民银行周五宣布下调金融机构存款准备金率零点五个百分点释放长期资金"
+    docs = DocumentInfo({"doc0": [CHUNK]}, {"doc0": title})
     params = _params(tmp_path, "unused")
     with scripted_model("af-zh-framed", reply) as m:
         data = params.model_dump()
         data["llm"]["model"] = m.model
         data["qagen"]["answer_first"]["ask_in_place"] = ["zh"]
         data["qagen"]["answer_first"]["document_titles"] = True
+        data["qagen"]["answer_first"]["gate"] = True
         res = _generate(parse_params(data), docs)
-    assert res.qa["question"].to_list() == [
-        "据《央行下调存款准备金率》，中国人民银行周五宣布，将于哪一天起下调存款准备金率0.5个百分点？"
-    ]
+    question = f"据《{title}》，中国人民银行周五宣布，将于哪一天起下调存款准备金率0.5个百分点？"
+    assert len(question) > 60 and res.qa["question"].to_list() == [question]
 
 
 def test_a_bare_number_reads_back_with_the_unit_its_question_asked_in() -> None:

@@ -4,13 +4,13 @@ the chunks while they leave spans unasked in place (English reads the first chun
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
 import pytest
 
-from ragcourt.qagen.answer_first import read_span_contexts, span_contexts
+from ragcourt.qagen.answer_first import DocumentInfo, read_span_contexts, span_contexts
 from ragcourt.qagen.answer_spans_zh import chinese_spans
 from ragcourt.qagen.contexts import qagen_contexts
 from ragcourt.qagen.in_place_zh import askable_spans, in_place_question
@@ -114,3 +114,56 @@ def test_the_shipped_probe_reads_questions_with_its_real_model() -> None:
     assert first == again  # the same states, the same scores
     assert all(0.0 < p < 1.0 for p in first)
     assert probe.keeps(questions) == [p >= probe.threshold for p in first]
+
+
+def _two_documents() -> tuple[pl.DataFrame, pl.DataFrame, DocumentInfo]:
+    """(chunks, documents, docs): a document with a title that can be cited and one without
+    (a byline), two chunks each, the untitled one first."""
+    texts = {"untitled": [TEXT, TEXT], "titled": [TEXT, TEXT]}
+    rows = [(d, i, t) for d, ts in texts.items() for i, t in enumerate(ts)]
+    chunks = pl.DataFrame(
+        {
+            "chunk_id": [f"{d}-{i}" for d, i, _ in rows],
+            "doc_id": [d for d, _, _ in rows],
+            "char_start": [i * len(t) for _, i, t in rows],
+            "char_end": [(i + 1) * len(t) for _, i, t in rows],
+            "text": [t for _, _, t in rows],
+            "n_tokens": [50] * len(rows),
+        }
+    )
+    documents = pl.DataFrame({"doc_id": list(texts), "text": ["".join(t) for t in texts.values()]})
+    titles = {"untitled": "本报记者卢新宁", "titled": "上海证券交易所成交额创新高"}
+    return chunks, documents, DocumentInfo(texts, titles)
+
+
+def test_questions_citing_their_source_and_passing_the_probe_are_tried_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The order of :data:`IN_PLACE_ORDER`: cited and passed first; the rest from the reserve,
+    best first, only once every chunk is read and candidates are short."""
+    import ragcourt.qagen.answer_first as af
+
+    def scripted_probe(models_file: str | None) -> Callable[[Sequence[str]], list[bool]]:
+        return lambda questions: ["１９９３" not in q for q in questions]  # scripted: control
+
+    monkeypatch.setattr(af, "_probe_filter", scripted_probe)
+    chunks, documents, docs = _two_documents()
+    q = _q(standalone_probe=True, in_place_frame=True, spans_per_chunk=4)
+    q = q.model_copy(update={"max_attempts": 40})
+    spans = read_span_contexts(chunks, documents, q, docs)
+    frame = spans.frame
+    cited = frame["source_frame"].is_not_null().to_list()
+    assert cited[0] and not cited[-1] and cited == sorted(cited, reverse=True)
+    questions = [
+        in_place_question(r["context"], r["answer_start"] - r["char_start"],
+                          r["answer_end"] - r["char_start"], r["answer_type"]).question or ""
+        for r in frame.iter_rows(named=True)
+    ]  # fmt: skip
+    priorities = [
+        af.IN_PLACE_ORDER[c, "１９９３" not in question]
+        for c, question in zip(cited, questions, strict=True)
+    ]
+    assert priorities == sorted(priorities) and len(set(priorities)) == 4
+    assert frame["source_frame"].drop_nulls().unique().to_list() == [
+        "据《上海证券交易所成交额创新高》，"
+    ]
