@@ -259,9 +259,10 @@ def span_contexts(
     :func:`~ragcourt.qagen.answer_spans.choose_spans`, until ``limit`` (``q.max_attempts``)
     rows. With ``docs``, spans frequent in their document are demoted
     (``frequent_span_share``) and each row carries its document's title and its chunk's
-    section path (``document_titles``, :func:`writer_title`). With ``standalone_probe``, a
-    question asked in place is kept only when the probe (read with the models of
-    ``models_file``) passes it."""
+    section path (``document_titles``, :func:`writer_title`). A span asked in place is a
+    candidate when its question cites its source (``in_place_frame``) and the standalone probe
+    (read with the models of ``models_file``) passes it; the others go to the reserve with
+    their :data:`IN_PLACE_ORDER`."""
     af = q.answer_first
     limit = q.max_attempts if limit is None else limit
     kind = resolve_extractor(af.extractor)

@@ -94,8 +94,9 @@ class AnswerFirstParams(Strict):
     # writer call (zh: Chinese asks in place, ragcourt.qagen.in_place_zh); the questions keep
     # the sentence's words, so the copy check (max_copied_words) does not apply to them
     ask_in_place: list[InPlaceLanguage] = Field(default_factory=_in_place_by_default)
-    # true: a Chinese question asked in place is kept only when the trained standalone probe
-    # passes it (ragcourt.qagen.standalone_probe: Qwen2.5-Coder-1.5B reads each question)
+    # true: a Chinese question asked in place that the trained standalone probe passes is tried
+    # first, the others held in reserve (ragcourt.qagen.standalone_probe: Qwen2.5-Coder-1.5B
+    # reads each question; the order: ragcourt.qagen.answer_first.IN_PLACE_ORDER)
     standalone_probe: StrictBool = True
     # true: a Chinese question asked in place opens by citing its document's title and news
     # dateline (据《title》（１月１９日）报道，……; ragcourt.qagen.source_frame_zh)
