@@ -7,7 +7,7 @@ import filecmp
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -97,6 +97,20 @@ def _show(models: Mapping[Role, PairModel]) -> None:
     console.print(table)
 
 
+def _remeasure_reader(target: Path, squad2: Path) -> None:
+    """Measure the card of the reader in ``target`` again and say whether its metrics held."""
+    from ragcourt.retrieval.reader.build import remeasure_card
+    from ragcourt.retrieval.trained_judges.squad_data import squad_train_path
+
+    cards = remeasure_card(target, squad_train_path(), squad2)
+    same = cards["before"]["record"]["metrics"] == cards["after"]["record"]["metrics"]
+    console.print(
+        f"card of {target} measured again: SHA-256 {cards['after']['sha256']}, "
+        f"metrics {'unchanged' if same else 'changed'}",
+        markup=False,
+    )
+
+
 @app.command("train-reader")
 @user_errors
 def train_reader(
@@ -158,25 +172,14 @@ def train_reader(
     if not squad2.is_file():
         raise ConfigError(f"--validation-dir {validation_dir}: no squadv2_train.json there")
     if measure_only:
-        from ragcourt.retrieval.reader.build import remeasure_card
-
-        cards = remeasure_card(out or WEIGHTS_DIR, squad_train_path(), squad2)
-        same = cards["before"]["record"]["metrics"] == cards["after"]["record"]["metrics"]
-        console.print(
-            f"card of {out or WEIGHTS_DIR} measured again: SHA-256 {cards['after']['sha256']}, "
-            f"metrics {'unchanged' if same else 'changed'}",
-            markup=False,
-        )
+        _remeasure_reader(out or WEIGHTS_DIR, squad2)
         return
     if recipe not in RECIPES:
         raise ConfigError(f"--recipe {recipe!r}: one of {', '.join(RECIPES)}")
-    chosen = dataclasses.replace(RECIPES[recipe], seed=seed)
-    if fit_articles is not None:
-        chosen = dataclasses.replace(chosen, fit_articles=fit_articles)
-    if max_examples is not None:
-        chosen = dataclasses.replace(chosen, max_examples=max_examples)
-    if echo_vary_share is not None:
-        chosen = dataclasses.replace(chosen, echo_vary_share=echo_vary_share)
+    overrides: dict[str, Any] = {"fit_articles": fit_articles, "max_examples": max_examples,
+                                 "echo_vary_share": echo_vary_share}  # fmt: skip
+    given = {k: v for k, v in overrides.items() if v is not None}
+    chosen = dataclasses.replace(RECIPES[recipe], seed=seed, **given)
     target = out or WEIGHTS_DIR
     card = build_reader(target, squad_train_path(), squad2, chosen, recipe, checkpoint)
     sq = card["record"]["metrics"]["squad2"]
