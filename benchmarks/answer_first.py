@@ -197,10 +197,9 @@ def _generation_setup(args: argparse.Namespace, qagen_seed: int | None = None) -
         af["round_trip"] = args.round_trip
     if args.ask_in_place is not None:
         af["ask_in_place"] = args.ask_in_place
-    if args.standalone_probe is not None:
-        af["standalone_probe"] = args.standalone_probe
-    if args.in_place_frame is not None:
-        af["in_place_frame"] = args.in_place_frame
+    for key in ("standalone_probe", "in_place_frame"):
+        if getattr(args, key) is not None:
+            af[key] = getattr(args, key)
     params = parse_params(raw)
     q = params.qagen
     if args.source in ("squad", "squad-reader-dev"):
@@ -962,23 +961,18 @@ def _add_generation_args(p: argparse.ArgumentParser) -> None:
         metavar="LANG",
         help="qagen.answer_first.ask_in_place: languages asked in place by rule (default: params)",
     )
-    p.add_argument(
-        "--standalone-probe",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="qagen.answer_first.standalone_probe (default: params)",
-    )
+    for key in ("standalone_probe", "in_place_frame"):  # on, off, or as params say
+        p.add_argument(
+            "--" + key.replace("_", "-"),
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help=f"qagen.answer_first.{key} (default: params)",
+        )
     p.add_argument(
         "--n-items",
         type=int,
         default=None,
         help="qagen.n_items: stop after this many accepted (default: --attempts)",
-    )
-    p.add_argument(
-        "--in-place-frame",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="qagen.answer_first.in_place_frame: cite the document's title (default: params)",
     )
     p.add_argument(
         "--no-titles",
