@@ -236,7 +236,7 @@ def read_span_contexts(
             break
     frames = [p.frame for p in parts]
     reserves = [p.reserve for p in parts if p.reserve is not None and p.reserve.height]
-    if reserves and found < q.max_attempts:  # every chunk read: the best held-back candidates
+    if reserves and found < q.max_attempts:  # reading stopped short: the best held back
         best = pl.concat(reserves, how="vertical").sort("priority", maintain_order=True)
         frames.append(best.head(q.max_attempts - found).drop("priority"))
         log.info("qagen answer_first: %d candidates from the reserve", frames[-1].height)
