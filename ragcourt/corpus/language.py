@@ -26,8 +26,8 @@ _HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _KANA_RANGES = "\u3040-\u30ff\u31f0-\u31ff"
 _HANGUL_RANGES = "\uac00-\ud7af\u1100-\u11ff"
 CJK_CHAR = re.compile(f"[{_HAN_RANGES}{_KANA_RANGES}{_HANGUL_RANGES}]")
+HAN_CHAR = re.compile(f"[{_HAN_RANGES}]")  # a Chinese character (kanji, hanja)
 CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
-_HAN = re.compile(f"[{_HAN_RANGES}]")
 _KANA = re.compile(f"[{_KANA_RANGES}]")
 _HANGUL = re.compile(f"[{_HANGUL_RANGES}]")
 # English names of ISO 639-1 codes: the languages langdetect reads, those PyStemmer stems
@@ -112,7 +112,7 @@ def cjk_script_language(text: str) -> str | None:
     """The CJK language the script implies, over its Han, kana and Hangul characters: ``ko``
     when Hangul is at least half of them, else ``ja`` when kana is at least a tenth (Japanese
     prose mixes kana into Han), else ``zh``; None without CJK characters."""
-    han, kana, hangul = (len(r.findall(text)) for r in (_HAN, _KANA, _HANGUL))
+    han, kana, hangul = (len(r.findall(text)) for r in (HAN_CHAR, _KANA, _HANGUL))
     total = han + kana + hangul
     if total == 0:
         return None

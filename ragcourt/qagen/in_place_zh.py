@@ -81,7 +81,8 @@ _VERB_FLAGS = frozenset({"v", "vd", "vg", "vi", "vq", "vshi", "vyou"})
 _RANGE_AFTER = re.compile(r"\s*[至到~～—－-]\s*[0-9０-９〇零一二三四五六七八九十]")
 _RANGE_BEFORE = re.compile(r"[0-9０-９年月日号]\s*[至到~～—－-]\s*$")
 _ENCLOSING = (("《", "》"), ("（", "）"), ("(", ")"), ("【", "】"))
-_ASIDE = re.compile(r"（[^（）]*）|\([^()]*\)")  # a bracketed aside: (记者洪秉明), （附图片）
+#: a bracketed aside: (记者洪秉明), （附图片１张）
+ASIDE = re.compile(r"（[^（）]*）|\([^()]*\)")
 # a dateline (新华社马尼拉１月４日电): where and when a report was filed, no statement
 _DATELINE = re.compile(r"^\W*据?(?:新华社|中新社|本报|人民日报)[^，。：]{0,16}?[电讯]")
 _PREDICATE_FLAGS = frozenset({"d", "ad", "v", "vg", "vd", "c"})
@@ -164,8 +165,8 @@ def in_place_question(context: str, start: int, end: int, answer_type: str | Non
     after = next((f for ws, _, f in words if ws >= e), "")
     if answer_type in _QUALIFIED_WORD and after.startswith("n"):  # not 台湾发展 (vn)
         word = _QUALIFIED_WORD[answer_type]
-    left = _DATELINE.sub("", _ASIDE.sub("", sent[clauses[first][0] : s]))
-    right = _ASIDE.sub("", sent[e : clauses[last][1]])
+    left = _DATELINE.sub("", ASIDE.sub("", sent[clauses[first][0] : s]))
+    right = ASIDE.sub("", sent[e : clauses[last][1]])
     body = left + word + right
     opening = sent[clauses[0][0] : clauses[0][1]]
     if (

@@ -22,14 +22,14 @@ from __future__ import annotations
 import re
 
 from ragcourt.corpus.answer_match import fold_width
+from ragcourt.corpus.language import HAN_CHAR
+from ragcourt.qagen.in_place_zh import ASIDE
 from ragcourt.qagen.questions_zh import leans_on_context
 
 #: the fewest Chinese characters of a title that frames a question (a name has 2 to 4)
 MIN_TITLE_CHARS = 6
 #: the most characters of a title that frames a question
 MAX_TITLE_CHARS = 40
-_HAN = re.compile(r"[\u4e00-\u9fff]")
-_ASIDE = re.compile(r"（[^（）]*）|\([^()]*\)")  # （附图片１张）
 _NOT_A_TITLE = re.compile(
     r"^(?:本报|新华社|中新社|据|[0-9０-９]|[一二三四五六七八九十]+、|第[^\s]{1,4}[章节])|记者|[《》]"
 )
@@ -45,9 +45,9 @@ def frame_title(title: str | None) -> str | None:
     is no title (module docstring)."""
     if not title:
         return None
-    shown = re.sub(r"\s+", "", _ASIDE.sub("", title))
+    shown = re.sub(r"\s+", "", ASIDE.sub("", title))
     if (
-        len(_HAN.findall(shown)) < MIN_TITLE_CHARS
+        len(HAN_CHAR.findall(shown)) < MIN_TITLE_CHARS
         or len(shown) > MAX_TITLE_CHARS
         or _NOT_A_TITLE.search(shown)
         or leans_on_context(shown) is not None
