@@ -36,8 +36,13 @@ from ragcourt.judging.relevance import (
     relevance_token_requests,
     with_questions,
 )
-from ragcourt.judging.vocabulary import RELEVANCE_GRADERS, TRAINED_SOURCE, JudgeContext
-from ragcourt.llm import ChatRequest, TokenDistribution
+from ragcourt.judging.vocabulary import (
+    RELEVANCE_GRADERS,
+    TRAINED_SOURCE,
+    Dists,
+    JudgeContext,
+    TokenAsk,
+)
 
 TRAINED_METHOD = "trained"  # grading_method / p_method of the trained judges
 
@@ -53,9 +58,7 @@ class LLMRelevanceGrader:
     def source(self) -> str:
         return self.ctx.params.llm.resolve(self.ctx.params.judge.relevance_model)
 
-    def token_requests(
-        self, passages: pl.DataFrame, qa: pl.DataFrame
-    ) -> tuple[list[ChatRequest], list[str]] | None:
+    def token_requests(self, passages: pl.DataFrame, qa: pl.DataFrame) -> TokenAsk | None:
         jp, llm = self.ctx.params.judge, self.ctx.params.llm
         if jp.reason or not one_token("relevance", jp.prompt_version):
             return None
@@ -65,12 +68,7 @@ class LLMRelevanceGrader:
         )
         return reqs, list(GRADE_LEVELS)
 
-    def grade(
-        self,
-        passages: pl.DataFrame,
-        qa: pl.DataFrame,
-        dists: Sequence[TokenDistribution] | None,
-    ) -> pl.DataFrame:
+    def grade(self, passages: pl.DataFrame, qa: pl.DataFrame, dists: Dists | None) -> pl.DataFrame:
         jp, llm = self.ctx.params.judge, self.ctx.params.llm
         return grade_passage_relevance(
             passages,
@@ -124,9 +122,7 @@ class ProbabilityRelevanceGrader:
     def _loaded(self) -> tuple[PairScorer, float]:
         return self.load()
 
-    def token_requests(
-        self, passages: pl.DataFrame, qa: pl.DataFrame
-    ) -> tuple[list[ChatRequest], list[str]] | None:
+    def token_requests(self, passages: pl.DataFrame, qa: pl.DataFrame) -> TokenAsk | None:
         return None
 
     def _p(self, joined: pl.DataFrame) -> list[float]:
@@ -137,12 +133,7 @@ class ProbabilityRelevanceGrader:
         self._seen.update(zip(todo, scores, strict=True))
         return [self._seen[pair] for pair in pairs]
 
-    def grade(
-        self,
-        passages: pl.DataFrame,
-        qa: pl.DataFrame,
-        dists: Sequence[TokenDistribution] | None,
-    ) -> pl.DataFrame:
+    def grade(self, passages: pl.DataFrame, qa: pl.DataFrame, dists: Dists | None) -> pl.DataFrame:
         joined = with_questions(passages, qa)
         p = self._p(joined)
         t = self._loaded[1]

@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
 import polars as pl
 
@@ -193,6 +193,12 @@ CORRECTNESS_GRADERS: Registry[CorrectnessGraderFactory] = Registry(
 # ---------------------------------------------------------------- relevance graders
 
 
+TokenAsk: TypeAlias = "tuple[list[ChatRequest], list[str]]"
+"""Next-token requests and the labels whose probabilities they read."""
+Dists: TypeAlias = "Sequence[TokenDistribution]"
+"""The answers to a :data:`TokenAsk`'s requests, in order."""
+
+
 class RelevanceGrader(Protocol):
     """A configured passage-relevance grader.
 
@@ -203,15 +209,10 @@ class RelevanceGrader(Protocol):
     answers, in order. It may say what graded in ``source`` and, when it gives UDCG's
     P(NO-RESPONSE) itself, what gave it in ``abstention_source`` (the judge summary)."""
 
-    def token_requests(
-        self, passages: pl.DataFrame, qa: pl.DataFrame
-    ) -> tuple[list[ChatRequest], list[str]] | None: ...
+    def token_requests(self, passages: pl.DataFrame, qa: pl.DataFrame) -> TokenAsk | None: ...
 
     def grade(
-        self,
-        passages: pl.DataFrame,
-        qa: pl.DataFrame,
-        dists: Sequence[TokenDistribution] | None,
+        self, passages: pl.DataFrame, qa: pl.DataFrame, dists: Dists | None
     ) -> pl.DataFrame: ...
 
     def no_response_probabilities(
