@@ -547,23 +547,34 @@ class AnswerFirstGenerator(Generator):
                 c.reader_answer = None
         return accepted
 
-    def _llm_round_trip(
-        self, live: Sequence[Candidate], asked: Sequence[tuple[Candidate, str]]
-    ) -> None:
-        """The LLM reader's round trip (:meth:`read_back`)."""
-        system = self._prompt("answer_first_reader_system")
-        user = self._prompt("answer_first_reader_user")
+    def _ask_reader(
+        self, prompt: str, fills: Sequence[Mapping[str, str]], what: str
+    ) -> list[ChatResult]:
+        """One reader call (the answer role, ``reader_max_tokens``) per fill of the
+        ``answer_first_<prompt>`` system and user prompts, tagged
+        ``qagen.answer_first.<prompt>``; results in the order of ``fills``."""
+        system = self._prompt(f"answer_first_{prompt}_system")
+        user = self._prompt(f"answer_first_{prompt}_user")
         reqs = [
             self._chat(
                 self.roles.answer,
                 system,
-                user.format(context=tag(c.context, "text"), question=neutralise_tags(q)),
+                user.format(**fill),
                 self.q.answer_first.reader_max_tokens,
-                "qagen.answer_first.reader",
+                f"qagen.answer_first.{prompt}",
             )
-            for c, q in asked
+            for fill in fills
         ]
-        results = self.gw.chat(reqs, desc="qagen answer-first round trip") if reqs else []
+        return self.gw.chat(reqs, desc=f"qagen answer-first {what}") if reqs else []
+
+    def _llm_round_trip(
+        self, live: Sequence[Candidate], asked: Sequence[tuple[Candidate, str]]
+    ) -> None:
+        """The LLM reader's round trip (:meth:`read_back`)."""
+        fills = [
+            {"context": tag(c.context, "text"), "question": neutralise_tags(q)} for c, q in asked
+        ]
+        results = self._ask_reader("reader", fills, "round trip")
         readings: dict[int, list[tuple[str, ChatResult]]] = {}
         for (c, q), res in zip(asked, results, strict=True):
             readings.setdefault(id(c), []).append((q, res))
@@ -605,19 +616,8 @@ class AnswerFirstGenerator(Generator):
     def closed_book(self, batch: Sequence[Candidate]) -> None:
         """Rejects live questions the reader answers with the span without the chunk."""
         live = [c for c in batch if c.alive]
-        system = self._prompt("answer_first_closed_book_system")
-        user = self._prompt("answer_first_closed_book_user")
-        reqs = [
-            self._chat(
-                self.roles.answer,
-                system,
-                user.format(question=neutralise_tags(c.question or "")),
-                self.q.answer_first.reader_max_tokens,
-                "qagen.answer_first.closed_book",
-            )
-            for c in live
-        ]
-        results = self.gw.chat(reqs, desc="qagen answer-first closed book") if reqs else []
+        fills = [{"question": neutralise_tags(c.question or "")} for c in live]
+        results = self._ask_reader("closed_book", fills, "closed book")
         threshold = self.q.answer_first.roundtrip_f1
         for c, res in zip(live, results, strict=True):
             if not res.ok:
