@@ -26,6 +26,7 @@ from pathlib import Path
 import yaml
 
 from benchmarks._common import ROOT
+from ragcourt.orchestration.stage_graph import CODE_STEP
 
 FOUNDATION = ("ingest", "chunk", "embed")
 
@@ -81,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     shutil.copy(ROOT / "params.yaml", repo / "params.yaml")
     dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
     if not args.all:
-        dvc["stages"] = {k: v for k, v in dvc["stages"].items() if k in FOUNDATION}
+        kept = (CODE_STEP, *FOUNDATION)  # the code step writes the digests the stages track
+        dvc["stages"] = {k: v for k, v in dvc["stages"].items() if k in kept}
     (repo / "dvc.yaml").write_text(yaml.safe_dump(dvc, sort_keys=False))
     for cmd in (
         ("git", "init", "-q"),

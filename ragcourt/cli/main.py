@@ -189,6 +189,9 @@ def run(
     targets = [until] if until else []
     if until:
         selected_stages(until=until)  # validates the stage name
+    from ragcourt.orchestration.code_deps import refresh_code_digests
+
+    refresh_code_digests(root)  # a library outside the project: DVC's code step cannot see it
     code = repro(root, targets, force=force, console=err_console)
     if code != 0:
         raise typer.Exit(code)

@@ -32,6 +32,9 @@ DEFAULT_CORPUS_DIR = "data/corpus"  # params corpus.dir default
 DEFAULT_METRICS_DIR = "data/metrics"  # params llm.metrics_dir default (llm_<stage>.json)
 DEMO_QA_DIR = "data/demo_qa"  # a hand-written QA file for the demo corpus
 CORPUS_NOTE = "data/CORPUS.md"  # where the demo corpus comes from
+#: each stage's code digest, written by the ``code`` step of dvc.yaml (``python -m stages
+#: code``); every DVC stage tracks its own key there as a param (its code dependency)
+CODE_DIGESTS = "data/code/stages.yaml"
 #: the inputs a new project gets (``ragcourt init``): the demo corpus, its note, a QA file and
 #: the human labels folder
 PROJECT_INPUTS = (CORPUS_NOTE, DEFAULT_CORPUS_DIR, DEMO_QA_DIR, DEFAULT_LABELS_DIR)

@@ -2,8 +2,9 @@
 
 Cache key of a stage call = sha256 over (stage, partition kwargs, the values of its params keys,
 the content hash of every declared input file or folder, the source of every ``ragcourt`` module
-its function imports: :func:`ragcourt.orchestration.code_deps.code_paths`). Same
-inputs -> same key -> Prefect returns the stored result and the stage does not run.
+its function imports and its declaration: :func:`ragcourt.orchestration.code_deps.code_digest`,
+the digest DVC tracks too). Same inputs -> same key -> Prefect returns the stored result and
+the stage does not run.
 
 Prefect cannot see whether the files a cached call wrote are still there (someone may have
 deleted ``data/`` or overwritten it with ``dvc checkout``). So after a run the task writes a
@@ -27,9 +28,9 @@ from prefect.context import TaskRunContext
 from prefect.utilities.hashing import hash_objects
 
 from ragcourt.core.errors import ConfigError
-from ragcourt.core.fingerprint import MISSING, file_sha256, object_sha256, path_sha256
+from ragcourt.core.fingerprint import MISSING, object_sha256, path_sha256
 from ragcourt.core.io import write_json
-from ragcourt.orchestration.code_deps import PROJECT_ROOT, code_paths, stage_files
+from ragcourt.orchestration.code_deps import code_digest as stage_code_digest
 from ragcourt.orchestration.params import Params, load_params
 from ragcourt.orchestration.plan import StageCall
 from ragcourt.orchestration.stage_graph import stage_graph
@@ -56,18 +57,12 @@ _code_lock = threading.Lock()  # also serialises ast.parse: CPython 3.11's is no
 
 
 def code_digest(stage: str) -> str:
-    """sha256 over (path, sha256) of :func:`ragcourt.orchestration.code_deps.code_paths` of
-    ``stage``: every ``ragcourt`` file its function imports, transitively, and its own
-    declaration in ``stages/<stage>/`` (memoised)."""
+    """:func:`ragcourt.orchestration.code_deps.code_digest` of ``stage``, memoised for the
+    process (a flow's calls of one stage share it)."""
     with _code_lock:
-        if stage in _code_memo:
-            return _code_memo[stage]
-        files = {f: file_sha256(PROJECT_ROOT / f) for f in code_paths(stage)}
-        own = stage_files(stage)
-        files |= {f"stages/{stage}/{i}": file_sha256(f) for i, f in enumerate(own)}
-        digest = object_sha256(files)
-        _code_memo[stage] = digest
-        return digest
+        if stage not in _code_memo:
+            _code_memo[stage] = stage_code_digest(stage)
+        return _code_memo[stage]
 
 
 def call_key(call: StageCall, workdir: Path, params: Params) -> str:

@@ -7,11 +7,12 @@ functions alike, the built-in modules a registry imports on its first lookup (re
 table schemas :mod:`ragcourt.core.schemas` finds by name). Importing ``ragcourt.a.b`` runs
 ``ragcourt/__init__.py`` and ``ragcourt/a/__init__.py`` too, so those count (and their own
 imports). Package data beside an included module (``reporting/templates``) counts as source.
-The Prefect cache key hashes exactly these files (and the stage's declaration,
-:func:`stage_files`); dvc.yaml lists the stage's folder and the top-level ``ragcourt``
-packages holding them (:func:`code_dirs`: a few folder deps instead of dozens of files), so
-an edit re-runs the stage in both engines, and an edit to a package no stage code imports
-leaves the stage up to date.
+:func:`code_digest` hashes exactly these files and the stage's declaration
+(:func:`stage_files`): the identity of a stage's code in both engines. The Prefect cache key
+holds it; for DVC, ``python -m stages code`` writes every stage's digest into
+:data:`~ragcourt.core.catalog.CODE_DIGESTS` (:func:`write_code_digests`) and each stage tracks
+its own key there as a param. So an edit re-runs exactly the stages whose code it touches, and
+an edit to a file no stage's code imports re-runs none.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import yaml
+
 from ragcourt.core import catalog
 from ragcourt.core.errors import ConfigError
+from ragcourt.core.fingerprint import file_sha256, object_sha256
+from ragcourt.core.io import write_text
 from ragcourt.orchestration.stage_graph import stage_graph, stages_dir
 
 PROJECT_ROOT = catalog.SOURCE_ROOT  # holds ragcourt/
@@ -114,11 +119,19 @@ def _package_data(folder: Path) -> set[Path]:
     return out
 
 
-def module_closure(modules: list[str], root: Path = PROJECT_ROOT) -> list[str]:
+#: the ``ragcourt`` imports of a file, by (file, module): :func:`code_digests` shares one
+#: across every stage, so each file is parsed once
+ImportsMemo = dict[tuple[Path, str], set[str]]
+
+
+def module_closure(
+    modules: list[str], root: Path = PROJECT_ROOT, memo: ImportsMemo | None = None
+) -> list[str]:
     """Sorted paths (relative to ``root``) of ``modules``, their parent packages and every
-    ``ragcourt`` module they import, transitively, plus those packages' data files. Not
-    memoised: callers serialise ``ast.parse`` themselves (CPython 3.11's parser is not
-    thread-safe)."""
+    ``ragcourt`` module they import, transitively, plus those packages' data files. Memoised
+    only in the caller's ``memo``: callers serialise ``ast.parse`` themselves (CPython 3.11's
+    parser is not thread-safe)."""
+    memo = {} if memo is None else memo
     files: set[Path] = set()
     todo = [m for name in modules for m in _with_parents(name)]
     seen: set[str] = set()
@@ -133,7 +146,9 @@ def module_closure(modules: list[str], root: Path = PROJECT_ROOT) -> list[str]:
         files.add(path)
         if name.count(".") == 1:  # a package's table schemas (found by name, not imported)
             todo.append(f"{name}.{TABLES_MODULE}")
-        for imported in _ragcourt_imports(path, name):
+        if (path, name) not in memo:
+            memo[(path, name)] = _ragcourt_imports(path, name)
+        for imported in memo[(path, name)]:
             if imported.endswith(".*"):  # a registry's built-in modules
                 todo.extend(_package_modules(imported[:-2], root))
             else:
@@ -142,11 +157,17 @@ def module_closure(modules: list[str], root: Path = PROJECT_ROOT) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in files | data)
 
 
-def code_paths(stage: str, root: Path = PROJECT_ROOT) -> list[str]:
+def code_paths(
+    stage: str,
+    root: Path = PROJECT_ROOT,
+    memo: ImportsMemo | None = None,
+    project: Path | None = None,
+) -> list[str]:
     """Sorted source files (relative to ``root``) the results of ``stage`` depend on: the
     modules of its function (and volatile data) and everything they import, transitively
-    (:func:`module_closure`). What dvc.yaml lists and the Prefect cache key hashes."""
-    graph = stage_graph()
+    (:func:`module_closure`); ``project`` declares the stage (default: the working
+    directory). What :func:`code_digest` hashes."""
+    graph = stage_graph(project)
     sd = graph.get(stage)
     if sd is None:
         raise ConfigError(f"no stage '{stage}' (stages: {', '.join(graph)})")
@@ -156,7 +177,7 @@ def code_paths(stage: str, root: Path = PROJECT_ROOT) -> list[str]:
     missing = [m for m in library if module_file(m, root) is None]
     if missing:
         raise ConfigError(f"stage '{stage}': no module {missing[0]} under {root}")
-    return module_closure(library, root)
+    return module_closure(library, root, memo)
 
 
 def stage_files(stage: str, root: Path | None = None) -> list[Path]:
@@ -165,17 +186,57 @@ def stage_files(stage: str, root: Path | None = None) -> list[Path]:
     return sorted((stages_dir(root) / stage).rglob("*.py"))
 
 
-#: the package root: it only installs log redaction from ``ragcourt.core`` (a test keeps it
-#: so), so the ``ragcourt/core`` folder every stage depends on covers it for DVC
-PACKAGE_ROOT_FILE = f"{PACKAGE}/__init__.py"
+def code_digest(
+    stage: str,
+    root: Path = PROJECT_ROOT,
+    memo: ImportsMemo | None = None,
+    project: Path | None = None,
+) -> str:
+    """sha256 over (path, sha256) of :func:`code_paths` of ``stage`` (every ``ragcourt`` file
+    its function imports, transitively, under ``root``) and of its own declaration,
+    ``stages/<stage>/*.py`` of the project (:func:`stage_files`; default: the working
+    directory)."""
+    files = {f: file_sha256(root / f) for f in code_paths(stage, root, memo, project)}
+    own = stage_files(stage, project)
+    files |= {f"stages/{stage}/{i}": file_sha256(f) for i, f in enumerate(own)}
+    return object_sha256(files)
 
 
-def code_dirs(stage: str, root: Path = PROJECT_ROOT) -> list[str]:
-    """:func:`code_paths` folded into the top-level ``ragcourt`` packages that hold them
-    (``ragcourt/corpus``): the code deps dvc.yaml lists (:data:`PACKAGE_ROOT_FILE` aside)."""
-    out: set[str] = set()
-    for rel in code_paths(stage, root):
-        parts = rel.split("/")
-        if rel != PACKAGE_ROOT_FILE:
-            out.add("/".join(parts[:2]) if len(parts) > 2 else rel)
-    return sorted(out)
+def code_digests(root: Path = PROJECT_ROOT, project: Path | None = None) -> dict[str, str]:
+    """:func:`code_digest` of every stage of the project (default: the working directory), in
+    run order (each source file parsed once)."""
+    memo: ImportsMemo = {}
+    return {name: code_digest(name, root, memo, project) for name in stage_graph(project)}
+
+
+_DIGESTS_HEADER = """\
+# GENERATED by `python -m stages code` (a dvc.yaml stage): the digest of each stage's code,
+# the ragcourt files its function imports and its stages/<name>/ declaration. Each stage
+# tracks its own key as a DVC param, so an edit re-runs exactly the stages it touches.
+"""
+
+
+def write_code_digests(project: Path | None = None) -> bool:
+    """Write :func:`code_digests` to the project's :data:`~ragcourt.core.catalog.CODE_DIGESTS`
+    (``project``: default the working directory) when they differ from what it holds; True
+    when the file changed."""
+    path = (project or Path.cwd()) / catalog.CODE_DIGESTS
+    text = _DIGESTS_HEADER + yaml.safe_dump(code_digests(project=project), sort_keys=False)
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return False
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text(text, path)
+    return True
+
+
+def refresh_code_digests(project: Path) -> bool:
+    """Where ``project`` does not hold the package source (``ragcourt init``: the library is
+    the installed package, which DVC's ``code`` step does not read), :func:`write_code_digests`
+    before ``dvc repro``, so an upgrade re-runs the stages whose code it changed; True when
+    the file changed. In a checkout the ``code`` step sees the package itself."""
+    if (project / PACKAGE / "__init__.py").is_file():
+        return False
+    return write_code_digests(project)

@@ -3,12 +3,13 @@
 dvc.yaml runs it for each stage. It parses ``--params`` and the stage's own options, then calls
 the function the stage's declaration names (``stages/<name>/``, loaded by
 :func:`~ragcourt.orchestration.stage_graph.load_stage_graph`), the one the Prefect flow calls
-too. A
-stage partitioned by chunking (and embedder) takes ``--chunking`` (``--embedder``) or reads
-its partition from ``$DVC_STAGE`` (:func:`ragcourt.core.entry.dvc_partition`). It runs under
-:func:`ragcourt.core.entry.run_entry`: offline environment, the outputs as one set, a user
-error is one line and exit 2, a failed stage (too many failed model calls) exit 3. Before the
-stage runs, temp files a killed earlier run left beside this call's own outputs are removed.
+too; ``python -m stages code`` writes every stage's code digest instead (dvc.yaml's first
+step). A stage partitioned by chunking (and embedder) takes ``--chunking`` (``--embedder``)
+or reads its partition from ``$DVC_STAGE`` (:func:`ragcourt.core.entry.dvc_partition`). It
+runs under :func:`ragcourt.core.entry.run_entry`: offline environment, the outputs as one set,
+a user error is one line and exit 2, a failed stage (too many failed model calls) exit 3.
+Before the stage runs, temp files a killed earlier run left beside this call's own outputs
+are removed.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ from ragcourt.core.io import sweep_stale_temps
 from ragcourt.orchestration.declared_params import declared_view
 from ragcourt.orchestration.params import DEFAULT_PARAMS_PATH, Params
 from ragcourt.orchestration.stage_def import StageDef
-from ragcourt.orchestration.stage_graph import load_stage_graph
+from ragcourt.orchestration.stage_graph import CODE_STEP, load_stage_graph
 from ragcourt.orchestration.stage_graph import stages_dir as default_stages_dir
 
 log = logging.getLogger("ragcourt.stage_entry")
+
+_CODE_HELP = f"write every stage's code digest ({catalog.CODE_DIGESTS}), DVC's code dependency"
 
 #: partition fields a stage takes as options, and the params dict holding their keys
 PARTITION_KEYS = {"chunking": "chunkings", "embedder": "embedders"}
@@ -42,6 +45,7 @@ def parser(stages: dict[str, StageDef]) -> argparse.ArgumentParser:
         prog="python -m stages", description="Run one stage of the ragcourt pipeline."
     )
     sub = ap.add_subparsers(dest="stage", required=True, metavar="STAGE")
+    sub.add_parser(CODE_STEP, help=_CODE_HELP, description=_CODE_HELP)
     for sd in stages.values():
         one = sub.add_parser(sd.name, help=sd.summary, description=sd.summary)
         one.add_argument("--params", default=str(DEFAULT_PARAMS_PATH), help="params file")
@@ -109,6 +113,11 @@ def main(argv: Sequence[str] | None = None, stages_dir: Path | None = None) -> N
 
     stages = load_stage_graph((stages_dir or default_stages_dir()).resolve())
     args = parser(stages).parse_args(sys.argv[1:] if argv is None else list(argv))
+    if args.stage == CODE_STEP:
+        from ragcourt.orchestration.code_deps import write_code_digests
+
+        write_code_digests()
+        return
     sd = stages[args.stage]
     options = option_kwargs(sd, args)
     params = load_params(args.params)

@@ -28,6 +28,9 @@ from ragcourt.orchestration.project_code import code_root
 from ragcourt.orchestration.stage_def import StageDef
 
 STAGES_DIRNAME = "stages"
+#: dvc.yaml's first step, ``python -m stages code``: it writes every stage's code digest
+#: (:func:`ragcourt.orchestration.code_deps.write_code_digests`); no stage may take the name
+CODE_STEP = "code"
 
 
 def stages_dir(root: Path | None = None) -> Path:
@@ -77,6 +80,8 @@ def _load_graph(folder: Path, signature: tuple[tuple[str, int], ...]) -> dict[st
         raise ConfigError(f"{folder / '__init__.py'}: PIPELINE must be a tuple of stage names")
     graph: dict[str, StageDef] = {}
     for name in order:
+        if name == CODE_STEP:
+            raise ConfigError(f"{folder / '__init__.py'}: '{CODE_STEP}' is reserved, not a stage")
         if not (folder / name / "__init__.py").is_file():
             raise ConfigError(f"{folder / '__init__.py'}: PIPELINE names '{name}', no folder")
         stage = getattr(importlib.import_module(f"{package.__name__}.{name}"), "STAGE", None)

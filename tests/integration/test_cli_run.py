@@ -28,7 +28,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_dvc_engine_counts_and_runs_the_stages_up_to_the_target(project: Path) -> None:
-    assert stage_count(project, ["chunk"]) == 3  # ingest, chunk@c16, chunk@c32
+    assert stage_count(project, ["chunk"]) == 4  # code, ingest, chunk@c16, chunk@c32
     res = runner.invoke(app, ["run", "--until", "chunk"])
     assert res.exit_code == 0, res.output
     assert "running ingest" in res.output and "running chunk@c32" in res.output

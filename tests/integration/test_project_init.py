@@ -26,9 +26,11 @@ def test_init_makes_a_project_that_dvc_repro_runs(tmp_path: Path) -> None:
                 "flows/pipeline.py", "data/corpus", "dvc.yaml", ".git", ".dvc"):  # fmt: skip
         assert (dest / rel).exists(), rel
     stages = yaml.safe_load((dest / "dvc.yaml").read_text())["stages"]
-    assert stages["ingest"]["deps"][0] == "stages/ingest"
-    assert not any(  # the library is the installed package: no ragcourt/ path
-        str(d).startswith("ragcourt/")
+    # the library is the installed package: the code step reads stages/ only, no ragcourt/
+    assert stages["code"]["deps"] == ["stages"]
+    assert {"data/code/stages.yaml": ["ingest"]} in stages["ingest"]["params"]
+    assert not any(
+        str(d).startswith("ragcourt")
         for body in stages.values()
         for d in (body.get("do") or body)["deps"]
     )
@@ -43,6 +45,8 @@ def test_init_makes_a_project_that_dvc_repro_runs(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    digests = yaml.safe_load((dest / "data/code/stages.yaml").read_text())
+    assert set(digests) >= {"ingest", "report"}  # every stage's, from the installed library
     docs = pl.read_parquet(dest / "data/documents.parquet")
     assert docs.height == len(list((dest / "data/corpus").iterdir()))
 

@@ -98,10 +98,11 @@ def test_a_projects_own_stage_is_three_files(
     ]  # fmt: skip
     block = yaml.safe_load((ws / "dvc.yaml").read_text())["stages"]["word_count"]
     assert block["cmd"] == "python -m stages word_count"
-    assert block["params"] == ["stage_params.word_count"]
-    assert block["deps"][:1] == ["stages/word_count"] and block["outs"] == [
-        "data/word_counts.parquet"
-    ]
+    assert block["params"] == [
+        "stage_params.word_count", {"data/code/stages.yaml": ["word_count"]}
+    ]  # fmt: skip
+    assert block["deps"] == ["data/documents.parquet"]
+    assert block["outs"] == ["data/word_counts.parquet"]
 
     proc = _run([sys.executable, "-m", "dvc", "repro", "word_count"], ws)
     assert proc.returncode == 0, proc.stdout + proc.stderr

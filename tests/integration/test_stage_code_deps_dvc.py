@@ -1,7 +1,7 @@
-"""DVC sees exactly a stage's code: in a throwaway git + DVC repo holding the generated
-``judge`` stage (its lock recorded with ``dvc commit``, no model run), editing the shuffled
-control's module leaves ``judge`` up to date; editing a module judging imports, or the stage's own
-folder (``stages/judge``), does not."""
+"""DVC sees exactly a stage's code: in a throwaway git + DVC repo holding the generated ``code``
+step and ``judge`` stage (judge's lock recorded with ``dvc commit``, no model run), editing the
+shuffled control's module re-runs the code step and leaves ``judge`` up to date; editing a module
+judging imports, or the stage's own folder (``stages/judge``), does not."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from ragcourt.orchestration import dvc_yaml
+from ragcourt.orchestration.stage_graph import CODE_STEP
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,12 +62,14 @@ def test_an_edit_outside_judges_imports_leaves_judge_up_to_date(tmp_path: Path) 
         shutil.copytree(ROOT / folder, ws / folder, ignore=skip)
     shutil.copytree(ROOT / "configs", ws / "configs")
     shutil.copy(ROOT / "params.yaml", ws / "params.yaml")
-    judge = yaml.safe_load(dvc_yaml.render(ws))["stages"]["judge"]
-    (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"judge": judge}}, sort_keys=False))
+    stages = yaml.safe_load(dvc_yaml.render(ws))["stages"]
+    kept = {name: stages[name] for name in (CODE_STEP, "judge")}
+    (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": kept}, sort_keys=False))
     for args in (["init", "-q"], ["config", "user.email", "t@example.com"],
                  ["config", "user.name", "t"]):  # fmt: skip
         subprocess.run(["git", *args], cwd=ws, check=True)
     _dvc(ws, "init", "-q")
+    _dvc(ws, "repro", CODE_STEP)
     _touch_all(ws)
     _dvc(ws, "commit", "-f", "judge")
     assert _status(ws) == {}
@@ -75,13 +78,17 @@ def test_an_edit_outside_judges_imports_leaves_judge_up_to_date(tmp_path: Path) 
     assert shuffled, "no module of the shuffled control"
     for f in shuffled:
         f.write_text(f.read_text() + "\n# an edit that cannot change a verdict\n")
+    assert "Running stage 'code'" in _dvc(ws, "repro", CODE_STEP)
     assert _status(ws) == {}
 
     dafe = ws / "ragcourt/judging/dafe.py"
     dafe.write_text(dafe.read_text() + "\n# an edit to the judge's own code\n")
+    _dvc(ws, "repro", CODE_STEP)
     assert "judge" in _status(ws)
 
     _dvc(ws, "commit", "-f", "judge")
+    assert _status(ws) == {}
     declaration = ws / "stages/judge/__init__.py"
     declaration.write_text(declaration.read_text() + "\n# an edit to the stage's declaration\n")
+    _dvc(ws, "repro", CODE_STEP)
     assert "judge" in _status(ws)

@@ -15,6 +15,7 @@ from _report_data import frame
 from integration.test_answer_stage import _write_chunks, _write_qa  # tests/ is on the path
 
 from ragcourt.core.io import read_table, write_parquet
+from ragcourt.orchestration.stage_graph import CODE_STEP
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,8 +54,8 @@ def test_dvc_repro_answer_block_adds_one_system(
     params["controls"]["kinds"] = []  # the systems file's own systems only
     (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    # answer depends on the routes file of the llm_routes stage
-    blocks = {name: stages[name] for name in ("llm_routes", "answer")}
+    # answer depends on the routes file of the llm_routes stage and its code digest
+    blocks = {name: stages[name] for name in (CODE_STEP, "llm_routes", "answer")}
     (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": blocks}))
     _write_chunks()
     write_parquet(_write_qa().head(2), "data/qa/qa.parquet", "qa")

@@ -15,6 +15,7 @@ import yaml
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table
 from ragcourt.orchestration import dvc_yaml
+from ragcourt.orchestration.stage_graph import CODE_STEP
 
 ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = {
@@ -23,7 +24,7 @@ SENTENCES = {
     "railway.txt": "The first railway between Santiago and Valparaiso opened in 1863. "
     "Engineers cut eleven tunnels through the coastal mountains for the line.",
 }
-STAGES = ("ingest", "chunk", "bm25", "embed", "qagen", "retrieval_eval")
+STAGES = (CODE_STEP, "ingest", "chunk", "bm25", "embed", "qagen", "retrieval_eval")
 
 
 def _run(args: list[str], cwd: Path) -> str:

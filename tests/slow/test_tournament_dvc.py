@@ -11,6 +11,7 @@ from integration.test_tournament_stage import STRENGTHS, _workspace  # tests/ is
 
 from ragcourt.core import catalog
 from ragcourt.core.io import read_table
+from ragcourt.orchestration.stage_graph import CODE_STEP
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,8 +27,9 @@ def test_dvc_repro_tournament_block(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, STRENGTHS)
     for d in ("ragcourt", "stages"):  # the block's code deps
         shutil.copytree(ROOT / d, ws / d, ignore=shutil.ignore_patterns("__pycache__"))
-    block = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["tournament"]
-    (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"tournament": block}}))
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    blocks = {name: stages[name] for name in (CODE_STEP, "tournament")}  # its code digest
+    (ws / "dvc.yaml").write_text(yaml.safe_dump({"stages": blocks}))
     routes = ws / catalog.path("llm_routes")  # the llm_routes stage's file: a plain input here
     routes.parent.mkdir(parents=True, exist_ok=True)
     routes.write_text("{}\n")

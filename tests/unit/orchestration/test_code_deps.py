@@ -3,21 +3,26 @@ transitively, lazy imports and a registry's built-in modules included, nothing e
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
+from ragcourt.core.catalog import CODE_DIGESTS
 from ragcourt.core.errors import ConfigError
 from ragcourt.orchestration.code_deps import (
-    PACKAGE_ROOT_FILE,
     _ragcourt_imports,
-    code_dirs,
+    code_digests,
     code_paths,
     module_closure,
+    refresh_code_digests,
+    write_code_digests,
 )
 from ragcourt.orchestration.stage_graph import stage_graph
 
 ROOT = Path(__file__).resolve().parents[3]
+_SKIP = shutil.ignore_patterns("__pycache__")
 
 
 def _shuffled_control_modules() -> list[str]:
@@ -78,22 +83,43 @@ def test_unknown_stage_is_a_one_line_error() -> None:
         code_paths("nope")
 
 
-def test_the_package_root_holds_only_core_imports_so_core_covers_it() -> None:
-    """dvc.yaml leaves ragcourt/__init__.py out of the code deps: it may only import from
-    ragcourt.core (a dep of every stage) and call what it imports, nothing else."""
-    import ast
+def test_a_digest_changes_with_the_code_its_stage_imports_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a copy of the package: an edit to the judge's own module changes judge's digest,
+    not ingest's; an edit to the shuffled control changes answer's, not judge's; the
+    stage's declaration counts too."""
+    shutil.copytree(ROOT / "ragcourt", tmp_path / "ragcourt", ignore=_SKIP)
+    shutil.copytree(ROOT / "stages", tmp_path / "stages", ignore=_SKIP)
+    monkeypatch.chdir(tmp_path)
+    before = code_digests(tmp_path)
+    _append(tmp_path / "ragcourt/judging/dafe.py")
+    after = code_digests(tmp_path)
+    assert after["judge"] != before["judge"] and after["ingest"] == before["ingest"]
+    for f in _shuffled_control_modules():
+        _append(tmp_path / f)
+    again = code_digests(tmp_path)
+    assert again["answer"] != after["answer"] and again["judge"] == after["judge"]
+    _append(tmp_path / "stages/ingest/__init__.py")
+    assert code_digests(tmp_path)["ingest"] != again["ingest"]
 
-    tree = ast.parse((ROOT / PACKAGE_ROOT_FILE).read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            continue  # the docstring
-        if isinstance(node, ast.ImportFrom):
-            assert (node.module or "").startswith("ragcourt.core."), ast.unparse(node)
-            continue
-        assert isinstance(node, ast.Expr) and isinstance(node.value, ast.Call), ast.unparse(node)
-        assert not node.value.args and not node.value.keywords, ast.unparse(node)
-    for stage in stage_graph():
-        assert "ragcourt/core" in code_dirs(stage), stage
+
+def test_written_digests_are_rewritten_only_when_they_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(ROOT / "stages", tmp_path / "stages", ignore=_SKIP)
+    monkeypatch.chdir(tmp_path)
+    assert write_code_digests() is True
+    written = yaml.safe_load((tmp_path / CODE_DIGESTS).read_text())
+    assert written == code_digests()
+    assert write_code_digests() is False
+    _append(tmp_path / "stages/chunk/__init__.py")
+    assert write_code_digests() is True
+    assert yaml.safe_load((tmp_path / CODE_DIGESTS).read_text())["chunk"] != written["chunk"]
+
+
+def _append(path: Path) -> None:
+    path.write_text(path.read_text() + "\n# an edit\n")
 
 
 def test_a_stages_params_and_tables_are_its_own_packages_not_every_stages() -> None:
@@ -105,3 +131,19 @@ def test_a_stages_params_and_tables_are_its_own_packages_not_every_stages() -> N
     for stage in ("ingest", "chunk"):
         assert not any(f.startswith("ragcourt/qagen/") for f in code_paths(stage)), stage
         assert "ragcourt/corpus/tables.py" in code_paths(stage), stage
+
+
+def test_run_refreshes_the_digests_only_where_the_library_is_outside_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ragcourt init`` projects use the installed library, which DVC's code step cannot see:
+    ``ragcourt run`` writes the digests there; a checkout leaves them to the code step."""
+    shutil.copytree(ROOT / "stages", tmp_path / "stages", ignore=_SKIP)
+    monkeypatch.chdir(tmp_path)
+    assert refresh_code_digests(tmp_path) is True
+    assert refresh_code_digests(tmp_path) is False  # unchanged: not rewritten
+    (tmp_path / CODE_DIGESTS).unlink()
+    (tmp_path / "ragcourt").mkdir()
+    (tmp_path / "ragcourt/__init__.py").write_text("")
+    assert refresh_code_digests(tmp_path) is False
+    assert not (tmp_path / CODE_DIGESTS).exists()

@@ -1,6 +1,6 @@
 """dvc.yaml is generated from the stage graph: the committed file is exactly what
-``ragcourt dvc generate`` writes, every stage runs the generic stage entry, code deps are the
-files its function imports, a user's QA file is a dep when params set it."""
+``ragcourt dvc generate`` writes, every stage runs the generic stage entry, its code dependency
+is its key of the code digests, a user's QA file is a dep when params set it."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from pathlib import Path
 
 import yaml
 
+from ragcourt.core.catalog import CODE_DIGESTS
 from ragcourt.orchestration import dvc_yaml
-from ragcourt.orchestration.code_deps import code_dirs, code_paths
-from ragcourt.orchestration.stage_graph import stage_order
+from ragcourt.orchestration.code_deps import code_digests
+from ragcourt.orchestration.stage_graph import CODE_STEP, stage_order
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -23,21 +24,25 @@ def test_committed_dvc_yaml_is_the_generated_one() -> None:
 
 def test_every_stage_runs_the_generic_entry_without_params_in_the_command() -> None:
     stages = yaml.safe_load(dvc_yaml.render(ROOT))["stages"]
-    assert list(stages) == list(stage_order())
+    assert list(stages) == [CODE_STEP, *stage_order()]
     for name, body in stages.items():
         assert (body.get("do") or body)["cmd"] == f"python -m stages {name}", name
 
 
-def test_code_deps_are_the_stage_folder_and_the_packages_its_function_imports() -> None:
+def test_each_stage_tracks_its_own_code_digest_and_no_code_folder() -> None:
+    """A stage's code dependency is its own key of the digests file (the files its function
+    imports), which the ``code`` step writes from stages/ and the package source."""
     stages = yaml.safe_load(dvc_yaml.render(ROOT))["stages"]
-    deps = stages["judge"]["deps"]
-    assert deps[0] == "stages/judge"
-    code = [d for d in deps if d.startswith("ragcourt/")]
-    assert code == code_dirs("judge")
-    assert "ragcourt/judging" in code and "ragcourt/llm" in code and "ragcourt/core" in code
-    # each package folder holds a file the stage really imports
-    assert all(any(f.startswith(d) for f in code_paths("judge")) for d in code)
-    assert not any(d.startswith(("ragcourt/answering", "ragcourt/reporting")) for d in code)
+    code = stages.pop(CODE_STEP)
+    assert code["deps"] == ["stages", "ragcourt"]
+    assert code["outs"] == [{CODE_DIGESTS: {"cache": False}}]
+    for name, body in stages.items():
+        body = body.get("do") or body
+        assert {CODE_DIGESTS: [name]} in body["params"], name
+        assert not any(d.startswith(("ragcourt", "stages")) for d in body.get("deps", [])), name
+    digests = code_digests(ROOT)
+    assert list(digests) == list(stage_order())
+    assert all(len(d) == 64 for d in digests.values())
 
 
 def _qagen_deps(root: Path, **qagen: str | None) -> list[str]:
@@ -67,7 +72,7 @@ def test_no_stage_depends_on_its_own_outputs(tmp_path: Path) -> None:
     for name, body in stages.items():
         body = body.get("do") or body
         outs = [o if isinstance(o, str) else next(iter(o)) for o in body.get("outs", [])]
-        for dep in body["deps"]:
+        for dep in body.get("deps", []):
             assert not any(dep == o or dep.startswith(o + "/") for o in outs), (name, dep)
 
 

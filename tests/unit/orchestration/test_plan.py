@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ragcourt.core.catalog import CODE_DIGESTS
 from ragcourt.core.errors import ConfigError
-from ragcourt.orchestration.code_deps import PACKAGE_ROOT_FILE, code_paths
 from ragcourt.orchestration.params import Params, load_params
 from ragcourt.orchestration.plan import build_plan, plan_for
-from ragcourt.orchestration.stage_graph import selected_stages, stage_graph, stage_order
+from ragcourt.orchestration.stage_graph import CODE_STEP, selected_stages, stage_graph, stage_order
 
 ROOT = Path(__file__).resolve().parents[3]
 SYSTEMS = [("dense-k5", "c256", "minilm"), ("bm25-k5", "c512", None)]
@@ -134,7 +134,8 @@ def _dvc_outs() -> set[str]:
 
 def test_flow_outputs_match_dvc_yaml() -> None:
     """Each file the flow's calls write is a DVC out (or inside one), and each DVC out is
-    written by some call (LLM accounting files excepted: the gateway writes those)."""
+    written by some call (LLM accounting files excepted: the gateway writes those; and the
+    code digests, which only DVC reads)."""
     if not (ROOT / "dvc.yaml").is_file():
         pytest.skip("no dvc.yaml in the repository")
     params = load_params(ROOT / "params.yaml")
@@ -148,26 +149,33 @@ def test_flow_outputs_match_dvc_yaml() -> None:
 
     assert [o for o in sorted(flow_outs) if not covered(o, dvc_outs)] == []
     accounting = {o for o in dvc_outs if o.startswith(params.llm.metrics_dir + "/")}
-    assert [o for o in sorted(dvc_outs - accounting) if not covered(o, flow_outs)] == []
+    dvc_only = accounting | {CODE_DIGESTS}  # the code step's digests: DVC's code dependency
+    assert [o for o in sorted(dvc_outs - dvc_only) if not covered(o, flow_outs)] == []
 
 
-def _dvc_stage_deps() -> list[tuple[str, str, list[str]]]:
-    """``(stage, cmd, dep paths)`` of every resolved DVC stage."""
+def _dvc_stage_deps() -> list[tuple[str, str, list[str], list[tuple[str, str]]]]:
+    """``(stage, cmd, dep paths, (params file, key) pairs)`` of every resolved DVC stage."""
     from dvc.repo import Repo
 
     out = []
     with Repo(str(ROOT)) as repo:
         for stage in repo.index.stages:
             paths = [d.def_path for d in stage.deps if type(d).__name__ != "ParamsDependency"]
-            out.append((stage.addressing, stage.cmd, paths))
+            keys = [
+                (d.def_path, key)
+                for d in stage.deps
+                if type(d).__name__ == "ParamsDependency"
+                for key in d.params
+            ]
+            out.append((stage.addressing, stage.cmd, paths, keys))
     return out
 
 
 def test_dvc_yaml_deps_cover_each_stages_code_and_model_sections() -> None:
-    """Editing any module a stage imports (a dep itself or inside a package folder that is),
-    its declaration, or the model registry file when it resolves models re-runs that stage
-    under DVC, as it does under Prefect (whose key hashes the same
-    :func:`code_files` and the registry file)."""
+    """Editing any module a stage imports, or its declaration, changes its key in the code
+    digests, which the stage tracks as a param, and the ``code`` step that writes them reads
+    the whole package and stages/; the model registry file is a dep where it resolves models.
+    So DVC re-runs it as Prefect does (whose key hashes the same digest and registry file)."""
     if not (ROOT / "dvc.yaml").is_file():
         pytest.skip("no dvc.yaml in the repository")
     params = load_params(ROOT / "params.yaml")
@@ -177,20 +185,15 @@ def test_dvc_yaml_deps_cover_each_stages_code_and_model_sections() -> None:
         if call.models_keys:
             assert params.llm.models_file in call.inputs, call.id
     problems: list[str] = []
-    for name, cmd, deps in _dvc_stage_deps():
+    for name, cmd, deps, params_deps in _dvc_stage_deps():
+        if name == CODE_STEP:
+            assert sorted(deps) == ["ragcourt", "stages"], deps
+            continue
         m = re.fullmatch(r"python -m stages (\w+)", cmd)
         assert m, f"{name}: unexpected cmd {cmd!r}"
         stage = m.group(1)
-        covered = [  # the package root is covered by ragcourt/core (test_code_deps)
-            f
-            for f in code_paths(stage)
-            if f == PACKAGE_ROOT_FILE or any(f == d or f.startswith(d + "/") for d in deps)
-        ]
-        problems.extend(
-            f"{name}: code dep {f} missing" for f in code_paths(stage) if f not in covered
-        )
-        if f"stages/{stage}" not in deps:
-            problems.append(f"{name}: its folder stages/{stage} is not a dep")
+        if (CODE_DIGESTS, stage) not in params_deps:
+            problems.append(f"{name}: its code digest {CODE_DIGESTS}:{stage} is not a param")
         calls = plan.by_stage(stage)
         assert calls, f"{name}: no flow call runs stage {stage}"
         if any(c.models_keys for c in calls) and params.llm.models_file not in deps:
