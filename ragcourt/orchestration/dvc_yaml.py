@@ -244,16 +244,14 @@ _CODE_STEP_DESCRIPTION = (
 
 def _code_step(root: Path) -> dict[str, Any]:
     """The ``code`` step: deps ``stages/`` and, where the package source is part of the
-    project (a checkout), ``ragcourt/``; out the digests file, kept in git (small, and
-    every stage reads it as params)."""
-    deps = [STAGES_DIRNAME]
-    if (root / PACKAGE / "__init__.py").is_file():
-        deps.append(PACKAGE)
-    return {
-        "cmd": f"python -m stages {CODE_STEP}",
-        "deps": deps,
-        "outs": [{catalog.CODE_DIGESTS: {"cache": False}}],
-    }
+    project (a checkout), ``ragcourt/``; out the digests file, kept in git (small, and every
+    stage reads it as params)."""
+    deps = [d for d in (STAGES_DIRNAME, PACKAGE) if (root / d / "__init__.py").is_file()]
+    step: dict[str, Any] = {"cmd": f"python -m stages {CODE_STEP}"}
+    if deps:  # none (no stages/ here): DVC runs the step every time, still correct
+        step["deps"] = deps
+    step["outs"] = [{catalog.CODE_DIGESTS: {"cache": False}}]
+    return step
 
 
 def render(root: Path = PROJECT_ROOT) -> str:
