@@ -232,8 +232,7 @@ def write_code_digests(project: Path | None = None) -> bool:
             return False
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text(text, path)
+    write_text(text, path)  # makes the folder
     return True
 
 
